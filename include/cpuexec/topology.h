@@ -1,0 +1,58 @@
+/* libcpuexec: the process-visible processor topology, read with hwloc.
+ *
+ * "Process-visible" means the processors this process may run on: hwloc's
+ * allowed cpuset (cgroup cpusets, containers) intersected with the process
+ * binding (taskset, MPI rank binding). Stored XML or synthetic topologies
+ * can be loaded with an explicit allowed set and binding, so every machine
+ * shape can be resolved on any machine. */
+#ifndef CPUEXEC_TOPOLOGY_H
+#define CPUEXEC_TOPOLOGY_H
+
+#include <cpuexec/common.h>
+#include <cpuexec/policy.h>
+
+typedef struct cpuexec_topology cpuexec_topology;
+
+/* Inputs that normally come from the running process. NULL or 0 fields
+ * mean "read from the process" for cpuexec_topology_load() and "not
+ * restricted / no quota" for stored topologies. */
+typedef struct cpuexec_topology_options {
+  const char *allowed_cpulist; /* Linux cpulist ("0-3,8"), NULL: everything the topology allows */
+  const char *binding_cpulist; /* the process binding, NULL: not bound */
+  const char *cgroup_root;     /* cgroup v2 mount to read cpu.max from, NULL: /sys/fs/cgroup */
+  const char *proc_self_cgroup;/* file naming the process cgroup ("0::/path"), NULL: /proc/self/cgroup */
+  double cpu_quota;            /* > 0: use this many CPUs as the quota instead of reading cgroup files */
+} cpuexec_topology_options;
+
+CPUEXEC_BEGIN_DECLS
+
+CPUEXEC_EXPORT void cpuexec_topology_options_init(cpuexec_topology_options *options);
+
+/* This process's topology. options may be NULL. */
+CPUEXEC_EXPORT int cpuexec_topology_load(const cpuexec_topology_options *options, cpuexec_topology **out);
+/* A stored hwloc XML topology. */
+CPUEXEC_EXPORT int cpuexec_topology_load_xml(const char *path, const cpuexec_topology_options *options,
+                                             cpuexec_topology **out);
+/* An hwloc synthetic description such as "package:2 core:8 pu:2". */
+CPUEXEC_EXPORT int cpuexec_topology_load_synthetic(const char *description,
+                                                   const cpuexec_topology_options *options,
+                                                   cpuexec_topology **out);
+CPUEXEC_EXPORT void cpuexec_topology_destroy(cpuexec_topology *topology);
+
+/* Counts over the process-visible part of the topology. */
+CPUEXEC_EXPORT uint32_t cpuexec_topology_processor_count(const cpuexec_topology *topology);
+CPUEXEC_EXPORT uint32_t cpuexec_topology_core_count(const cpuexec_topology *topology);
+CPUEXEC_EXPORT uint32_t cpuexec_topology_package_count(const cpuexec_topology *topology);
+/* Number of CPU kinds hwloc reports (0 or 1: kinds unknown or homogeneous). */
+CPUEXEC_EXPORT uint32_t cpuexec_topology_kind_count(const cpuexec_topology *topology);
+/* The cgroup CPU quota in CPUs (cpu.max quota / period), or 0 when unlimited. */
+CPUEXEC_EXPORT double cpuexec_topology_cpu_quota(const cpuexec_topology *topology);
+
+/* Human-readable summary (packages, cores, SMT, kinds, visible processors,
+ * quota) in text or JSON. snprintf-like: returns the full length. */
+CPUEXEC_EXPORT int cpuexec_topology_describe(const cpuexec_topology *topology, cpuexec_format format,
+                                             char *buf, size_t size);
+
+CPUEXEC_END_DECLS
+
+#endif
