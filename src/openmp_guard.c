@@ -17,25 +17,35 @@
 #include "openmp_internal.h"
 #include "thread_state.h"
 
-/* Region begins left before this thread checks the loader again. Starts at 0,
- * so a thread's first region checks; then 32..63, staggered by the variable's
- * address so the participants of one region rarely check together. */
-static __thread uint32_t detect_countdown;
+/* Per thread, written only by its thread.
+ * countdown: region begins left before this thread checks the loader again.
+ * Starts at 0, so a thread's first region checks; then 32..63, staggered by
+ * a process-wide refresh count so the participants of one region rarely
+ * check together. runtimes: what the innermost guard_begin saved, which is what
+ * guard_callback drives. */
+static __thread struct {
+  uint32_t countdown;
+  uint32_t runtimes;
+} guard_tls;
 
 #define RUNTIMES_FOR_EACH(mask, r) \
   for (int r = 0; r < CPUEXEC__OMP_RUNTIMES; r++) \
     if ((mask) & (1U << r))
 
+static _Atomic uint32_t refreshes;
+
 static void refresh_detection(void) {
-  detect_countdown = 32 + (uint32_t)(((uintptr_t)&detect_countdown >> 6) & 31);
+  guard_tls.countdown = 32 + (atomic_fetch_add_explicit(&refreshes, 7, memory_order_relaxed) & 31);
   cpuexec__openmp_detect(false);
 }
 
 void cpuexec__openmp_guard_begin(cpuexec__openmp_saved *saved) {
-  if (__builtin_expect(detect_countdown-- == 0 || cpuexec__openmp_detect_due(), 0))
+  if (__builtin_expect(guard_tls.countdown-- == 0 || cpuexec__openmp_detect_due(), 0))
     refresh_detection();
   uint32_t mask = atomic_load_explicit(&cpuexec__omp_present, memory_order_acquire);
   saved->runtimes = mask;
+  saved->outer_runtimes = guard_tls.runtimes;
+  guard_tls.runtimes = mask;
   if (__builtin_expect(mask == 0, 1))
     return;
   RUNTIMES_FOR_EACH(mask, r) {
@@ -45,8 +55,8 @@ void cpuexec__openmp_guard_begin(cpuexec__openmp_saved *saved) {
   }
 }
 
-void cpuexec__openmp_guard_callback(const cpuexec__openmp_saved *saved) {
-  uint32_t mask = saved->runtimes;
+void cpuexec__openmp_guard_callback(void) {
+  uint32_t mask = guard_tls.runtimes;
   if (__builtin_expect(mask == 0, 1))
     return;
   RUNTIMES_FOR_EACH(mask, r) {
@@ -58,6 +68,7 @@ void cpuexec__openmp_guard_callback(const cpuexec__openmp_saved *saved) {
 
 void cpuexec__openmp_guard_end(const cpuexec__openmp_saved *saved) {
   uint32_t mask = saved->runtimes;
+  guard_tls.runtimes = saved->outer_runtimes;
   if (__builtin_expect(mask == 0, 1))
     return;
   RUNTIMES_FOR_EACH(mask, r) {

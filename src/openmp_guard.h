@@ -15,13 +15,14 @@
  *
  *     cpuexec__openmp_saved saved;
  *     cpuexec__openmp_guard_begin(&saved);      // once, when it joins
- *     for each range: cpuexec__openmp_guard_callback(&saved); fn(ctx, b, e);
+ *     for each range: cpuexec__openmp_guard_callback(); fn(ctx, b, e);
  *     cpuexec__openmp_guard_end(&saved);        // once, when it leaves
  *
  * A nested call that runs inline inside a callback needs no hooks (the
- * enclosing callback is already guarded); calling them is harmless.
- * Contract change (openmp helper): guard_callback takes the saved state, so
- * it drives exactly the runtimes that begin saved and end restores. */
+ * enclosing callback is already guarded); calling them is harmless, and
+ * begin/end pairs nest. guard_callback drives exactly the runtimes the
+ * innermost begin on this thread saved (a thread-local mask), so a runtime
+ * found in the middle of a region is never left changed on the thread. */
 #ifndef CPUEXEC_SRC_OPENMP_GUARD_H
 #define CPUEXEC_SRC_OPENMP_GUARD_H
 
@@ -34,13 +35,14 @@ typedef struct cpuexec__openmp_saved {
   int32_t num_threads[2];       /* per runtime found (libomp, libgomp) */
   int32_t max_active_levels[2];
   uint32_t runtimes;            /* bit r: runtime r was saved (0: none loaded) */
+  uint32_t outer_runtimes;      /* the thread's mask before begin, put back by end */
 } cpuexec__openmp_saved;
 
 /* A participant joins a region: save this thread's settings. */
 void cpuexec__openmp_guard_begin(cpuexec__openmp_saved *saved);
 /* Before each callback: (re)apply one thread, no active levels, in the
  * runtimes begin saved (a callback may have called omp_set_num_threads). */
-void cpuexec__openmp_guard_callback(const cpuexec__openmp_saved *saved);
+void cpuexec__openmp_guard_callback(void);
 /* The participant leaves the region: restore what begin saved. */
 void cpuexec__openmp_guard_end(const cpuexec__openmp_saved *saved);
 
