@@ -454,7 +454,7 @@ CPUEXEC_EXPORT int cpuexec_resolve(const cpuexec_policy *request, const cpuexec_
     goto fail;
 
   uint32_t threads = 1;
-  enum thread_source source;
+  enum thread_source source = FROM_TOPOLOGY;
   if ((rc = choose_threads(req, topology, &d, &threads, &source)) != 0 ||
       (rc = check_capacity(req, topology, source, &d, &threads)) != 0)
     goto fail;

@@ -3,27 +3,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cpulist.h"
 #include "error.h"
 #include "resolved.h"
 #include "strbuf.h"
 #include "topology_internal.h"
 
-/* "0-3,8,10-11" from ascending or unordered ids, in the order given, with
- * consecutive runs collapsed. */
+/* "0-3,8,10-11" (cpulist.h), or "none". */
 static void put_cpulist(cpuexec__strbuf *sb, const int32_t *ids, uint32_t n) {
   if (n == 0) {
     cpuexec__strbuf_printf(sb, "none");
     return;
   }
-  for (uint32_t i = 0; i < n;) {
-    uint32_t j = i;
-    while (j + 1 < n && ids[j + 1] == ids[j] + 1)
-      j++;
-    cpuexec__strbuf_printf(sb, "%s%d", i ? "," : "", (int)ids[i]);
-    if (j > i)
-      cpuexec__strbuf_printf(sb, "%s%d", j == i + 1 ? "," : "-", (int)ids[j]);
-    i = j + 1;
+  size_t len = cpuexec__cpulist_format(ids, n, NULL, 0);
+  char *text = malloc(len + 1);
+  if (text == NULL) {
+    sb->failed = true;
+    return;
   }
+  cpuexec__cpulist_format(ids, n, text, len + 1);
+  cpuexec__strbuf_printf(sb, "%s", text);
+  free(text);
 }
 
 static void put_json_ids(cpuexec__strbuf *sb, const int32_t *ids, uint32_t n) {

@@ -10,6 +10,7 @@
 
 #include <hwloc.h>
 
+#include "cpulist.h"
 #include "error.h"
 
 CPUEXEC_EXPORT void cpuexec_topology_options_init(cpuexec_topology_options *options) {
@@ -25,44 +26,22 @@ static char *dup_printf(const char *format, const char *arg) {
   return s;
 }
 
-/* hwloc_bitmap_list_sscanf() accepts more than a Linux cpulist (and does not
- * always report garbage), so the text is checked here first: decimal ids
- * and ascending ranges separated by commas. */
+/* The most ids an option cpulist may expand to. */
+#define CPULIST_MAX_IDS 65536
+
+/* A Linux cpulist option into an hwloc bitmap (cpulist.h does the parsing). */
 static int parse_cpulist(const char *field, const char *text, hwloc_bitmap_t set) {
-  const char *p = text;
-  if (*p == '\0')
-    return cpuexec__fail(CPUEXEC_EINVAL, "%s: empty cpulist; use ids and ranges such as 0,2,4-7", field);
-  while (*p != '\0') {
-    char *end;
-    if (*p < '0' || *p > '9')
-      goto bad;
-    errno = 0;
-    unsigned long first = strtoul(p, &end, 10), last = first;
-    if (errno != 0 || first >= CPUEXEC_CPU_SET_MAX * 64ul)
-      goto bad;
-    p = end;
-    if (*p == '-') {
-      p++;
-      if (*p < '0' || *p > '9')
-        goto bad;
-      last = strtoul(p, &end, 10);
-      if (errno != 0 || last < first || last >= CPUEXEC_CPU_SET_MAX * 64ul)
-        goto bad;
-      p = end;
-    }
-    hwloc_bitmap_set_range(set, (unsigned)first, (int)last);
-    if (*p == ',') {
-      p++;
-      if (*p == '\0')
-        goto bad;
-    } else if (*p != '\0') {
-      goto bad;
-    }
-  }
-  return 0;
-bad:
-  return cpuexec__fail(CPUEXEC_EINVAL, "%s: \"%s\" is not a cpulist; use ids and ranges such as 0,2,4-7",
-                       field, text);
+  int32_t *ids = malloc(CPULIST_MAX_IDS * sizeof *ids);
+  uint32_t count = 0;
+  if (ids == NULL)
+    return cpuexec__fail(CPUEXEC_ENOMEM, "%s: out of memory", field);
+  int rc = cpuexec__cpulist_parse(field, text, strlen(text), ids, CPULIST_MAX_IDS, &count);
+  if (rc == 0 && count == 0)
+    rc = cpuexec__fail(CPUEXEC_EINVAL, "%s: empty cpulist; use ids and ranges such as 0,2,4-7", field);
+  for (uint32_t i = 0; rc == 0 && i < count; i++)
+    hwloc_bitmap_set(set, (unsigned)ids[i]);
+  free(ids);
+  return rc;
 }
 
 /* hwloc efficiency ranks kinds by performance: the highest value is the
