@@ -272,6 +272,21 @@ static void every_spin_policy_runs_regions(void **state) {
   }
 }
 
+static void an_executor_runs_the_live_default_resolution(void **state) {
+  (void)state;
+  const cpuexec_resolved *r = NULL;
+  assert_int_equal(cpuexec_resolve_default(&r), 0);
+  cpuexec_executor *exec = NULL;
+  assert_int_equal(cpuexec_executor_create(r, &exec), 0);
+  assert_int_equal(cpuexec_executor_effective_threads(exec), cpuexec_resolved_effective_threads(r));
+  assert_int_equal(thread_count(), (int)cpuexec_resolved_effective_threads(r) - 1);
+  _Atomic int64_t n = 0;
+  assert_int_equal(cpuexec_parallel_for(exec, 1000, 1, &n, count_calls, 0), 0);
+  assert_int_equal(n, 1000);
+  cpuexec_executor_destroy(exec);
+  assert_int_equal(thread_count(), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_serial_policy_starts_no_thread),
@@ -286,6 +301,7 @@ int main(void) {
       cmocka_unit_test(a_forked_child_gets_eforked_and_destroys_without_joining),
       cmocka_unit_test(the_lease_slot_is_empty_for_a_direct_executor),
       cmocka_unit_test(every_spin_policy_runs_regions),
+      cmocka_unit_test(an_executor_runs_the_live_default_resolution),
   };
   return cmocka_run_group_tests_name("executor lifecycle", tests, NULL, NULL);
 }
