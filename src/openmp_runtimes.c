@@ -12,6 +12,10 @@
  * valid for the life of the process: slots are written once and never
  * cleared, and the hot path needs no lock or reference count.
  *
+ * The first scan runs in a library constructor, before any region can start,
+ * so the runtimes the program was linked with are guarded from the first
+ * callback on every thread. (It only maps nothing: RTLD_NOLOAD lookups.)
+ *
  * When to look again (the cost is the point): one dl_iterate_phdr() call
  * that stops at the first object reads the loader's load and unload counts
  * (about 25 ns, under the loader's lock); the full scan (a few dlopen and
@@ -155,5 +159,7 @@ uint32_t cpuexec__openmp_detect(bool force) {
   pthread_mutex_unlock(&detect_lock);
   return atomic_load_explicit(&cpuexec__omp_present, memory_order_acquire);
 }
+
+__attribute__((constructor)) static void detect_at_load(void) { cpuexec__openmp_detect(true); }
 
 bool cpuexec__openmp_detect_due(void) { return atomic_load_explicit(&detect_requested, memory_order_relaxed) != 0; }
