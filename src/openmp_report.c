@@ -439,3 +439,29 @@ CPUEXEC_EXPORT int cpuexec_openmp_report_describe(char *buf, size_t size) {
   free(entries);
   return (int)length;
 }
+
+/* CPUEXEC_OPENMP_REPORT=FILE (or "-" for stderr): write the report when the
+ * process exits (cpuexec-info --openmp-report sets it for the program it
+ * runs). Registered at load, so it runs before the runtimes' destructors. */
+static void write_report_at_exit(void) {
+  const char *path = getenv("CPUEXEC_OPENMP_REPORT");
+  if (path == NULL)
+    return;
+  int length = cpuexec_openmp_report_describe(NULL, 0);
+  char *text = length > 0 ? malloc((size_t)length + 1) : NULL;
+  if (text == NULL)
+    return;
+  cpuexec_openmp_report_describe(text, (size_t)length + 1);
+  FILE *out = strcmp(path, "-") == 0 ? stderr : fopen(path, "w");
+  if (out != NULL) {
+    fputs(text, out);
+    if (out != stderr)
+      fclose(out);
+  }
+  free(text);
+}
+
+__attribute__((constructor)) static void report_at_exit_if_asked(void) {
+  if (getenv("CPUEXEC_OPENMP_REPORT") != NULL)
+    atexit(write_report_at_exit);
+}

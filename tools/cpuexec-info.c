@@ -12,6 +12,8 @@
 
 #include <cpuexec.h>
 
+#include "info_openmp.h"
+
 #define EXIT_BAD_INPUT 2
 
 typedef struct info_options {
@@ -33,6 +35,8 @@ static void usage(FILE *out) {
           "                     a directory holds topology.xml and, optionally, a cgroup fixture:\n"
           "                     proc-self-cgroup (\"0::/path\") and cgroup/<path>/cpu.max\n"
           "  --json             one JSON object instead of text\n"
+          "  --openmp-report PROGRAM [ARGS...]\n"
+          "                     run PROGRAM and print the OpenMP regions it ran, per calling function\n"
           "  --help             this text\n"
           "\n"
           "Exit status: 0 success, 2 invalid input (the message names the field), 1 other failure.\n");
@@ -201,6 +205,8 @@ static int run_info(const info_options *o) {
 }
 
 int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "--openmp-report") == 0) /* --openmp-report PROGRAM [ARGS...] */
+    return cpuexec_info_openmp_report(argc - 2, argv + 2);
   info_options o;
   int rc = parse_args(argc, argv, &o);
   if (rc != 0)
