@@ -19,6 +19,7 @@
 #include <cpuexec.h>
 
 #include "executor_test_util.h"
+#include "openmp_tsan.h"
 
 #define THREADS 4
 #define ITEMS 16

@@ -13,6 +13,7 @@
 #include <cpuexec.h>
 
 #include "executor_test_util.h"
+#include "openmp_tsan.h"
 #include "openmp_kernel.h"
 
 static void migrated_kernel_equals_the_openmp_kernel(void **state) {

@@ -21,6 +21,8 @@
 #define SCENARIO TOP_BUILDDIR "/tests/openmp_scenario"
 #define SCENARIO_APP_TOOL TOP_BUILDDIR "/tests/openmp_scenario_apptool"
 #define PROBE TOP_BUILDDIR "/tests/.libs/ompt_probe_tool.so"
+#define SCENARIO_LATE TOP_BUILDDIR "/tests/openmp_scenario_late"
+#define LIBCPUEXEC TOP_BUILDDIR "/.libs/libcpuexec.so"
 
 typedef struct run_output {
   char text[4096];
@@ -28,7 +30,7 @@ typedef struct run_output {
 
 /* Runs program with the NULL-terminated "NAME=VALUE" list added to a clean
  * OpenMP environment; returns its stdout. */
-static void run(const char *program, const char *const *env, run_output *out) {
+static void run_with(const char *program, const char *argument, const char *const *env, run_output *out) {
   int pipefd[2];
   assert_int_equal(pipe(pipefd), 0);
   pid_t pid = fork();
@@ -42,7 +44,7 @@ static void run(const char *program, const char *const *env, run_output *out) {
     unsetenv("APP_TOOL_CHAIN");
     for (const char *const *e = env; *e != NULL; e++)
       putenv((char *)*e);
-    execl(program, program, (char *)NULL);
+    execl(program, program, argument, (char *)NULL);
     _exit(127);
   }
   close(pipefd[1]);
@@ -56,6 +58,10 @@ static void run(const char *program, const char *const *env, run_output *out) {
   assert_int_equal(waitpid(pid, &status, 0), pid);
   assert_true(WIFEXITED(status));
   assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void run(const char *program, const char *const *env, run_output *out) {
+  run_with(program, NULL, env, out);
 }
 
 static long value(const run_output *out, const char *key) {
@@ -118,9 +124,21 @@ static void each_tool_arrangement_keeps_regions_inline_and_says_who_sees_them(vo
   }
 }
 
+static void openmp_started_before_libcpuexec_was_loaded_is_said(void **state) {
+  (void)state;
+  static run_output out;
+  const char *const no_env[] = {NULL};
+  run_with(SCENARIO_LATE, LIBCPUEXEC, no_env, &out);
+  print_message("%s", out.text);
+  assert_int_equal(value(&out, "detection"), CPUEXEC_OPENMP_STARTED_BEFORE);
+  assert_int_equal(value(&out, "live"), 0);
+  assert_non_null(strstr(out.text, "before libcpuexec was loaded"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(each_tool_arrangement_keeps_regions_inline_and_says_who_sees_them),
+      cmocka_unit_test(openmp_started_before_libcpuexec_was_loaded_is_said),
   };
   return cmocka_run_group_tests_name("openmp_tools", tests, NULL, NULL);
 }
