@@ -7,6 +7,7 @@
 #include <cpuexec/interop.h>
 
 #include "openmp_kernels.h"
+#include "openmp_tsan.h"
 
 int main(int argc, char **argv) {
   if (argc < 2)
