@@ -231,7 +231,8 @@ static void explain(cpuexec_openmp_state *out, uint32_t mask) {
     return;
   case CPUEXEC__OMPT_FINALIZED:
     out->detection = CPUEXEC_OPENMP_FINALIZED;
-    out->reason = "libomp finalized the tool (the runtime shut down): later regions are not counted";
+    out->reason = "libomp finalized the tool (its runtime shut down, normally at exit): the counts cover every "
+                  "region before that";
     return;
   default:
     break;
