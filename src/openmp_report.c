@@ -193,15 +193,16 @@ static void explain(cpuexec_openmp_state *out, uint32_t mask) {
     out->reason = "no OpenMP runtime is loaded in this process";
     return;
   }
-  if (!cpuexec__ompt_built) {
-    out->detection = CPUEXEC_OPENMP_DECLINED;
-    out->reason = "libcpuexec was built with --disable-ompt: OpenMP regions are kept inline but not counted";
-    return;
-  }
+  /* libgomp first: without libomp there is nothing to see, tool or not. */
   if (!libomp) {
     out->detection = CPUEXEC_OPENMP_NO_OMPT;
     out->reason = "the OpenMP runtime is libgomp, which has no OMPT: regions in callbacks are kept inline but "
                   "cannot be counted (link OpenMP code with -lomp to see it)";
+    return;
+  }
+  if (!cpuexec__ompt_built) {
+    out->detection = CPUEXEC_OPENMP_DECLINED;
+    out->reason = "libcpuexec was built with --disable-ompt: OpenMP regions are kept inline but not counted";
     return;
   }
   if (state == CPUEXEC__OMPT_NOT_ASKED) {
@@ -369,7 +370,8 @@ CPUEXEC_EXPORT int cpuexec_openmp_report(cpuexec_openmp_report_entry *entries, s
     starts[n++] = start;
   }
   qsort(all, n, sizeof *all, by_regions_descending);
-  memcpy(entries, all, (n < capacity ? n : capacity) * sizeof *all);
+  if (entries != NULL && capacity > 0 && n > 0)
+    memcpy(entries, all, (n < capacity ? n : capacity) * sizeof *all);
   *count = n;
   free(all);
   free(starts);
