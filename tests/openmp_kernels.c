@@ -42,6 +42,13 @@ int kernel_num_threads4(int *team) {
   return ran;
 }
 
+void kernel_empty_region(void) {
+#pragma omp parallel
+  {
+    __asm__ volatile("" ::: "memory");
+  }
+}
+
 void kernel_set_num_threads(int n) { omp_set_num_threads(n); }
 int kernel_get_max_threads(void) { return omp_get_max_threads(); }
 int kernel_get_max_active_levels(void) { return omp_get_max_active_levels(); }

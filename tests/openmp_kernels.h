@@ -14,6 +14,8 @@ int kernel_parallel(int *team);
 double kernel_parallel_for_sum(const double *x, int64_t n, int *team);
 /* #pragma omp parallel num_threads(4): returns how many threads ran it. */
 int kernel_num_threads4(int *team);
+/* An empty #pragma omp parallel: the cost of a region itself (bench). */
+void kernel_empty_region(void);
 /* omp_set_num_threads(n) on the calling thread, as legacy code does. */
 void kernel_set_num_threads(int n);
 int kernel_get_max_threads(void);
