@@ -155,11 +155,16 @@ CPUEXEC_EXPORT int cpuexec_policy_parse(const char *text, cpuexec_policy *policy
     return cpuexec__fail(CPUEXEC_EINVAL, "policy: %s is NULL; pass a text (\"\" for the defaults) and a policy",
                          !text ? "text" : "policy");
   for (const char *c = text; *c; c++)
-    if (*c == ' ' || (*c >= '\t' && *c <= '\r'))
+    if (*c == ' ' || (*c >= '\t' && *c <= '\r')) {
+      /* Quote from the start of the item holding it, so a long text still shows where. */
+      const char *from = c;
+      while (from > text && from[-1] != ',')
+        from--;
       return cpuexec__fail(CPUEXEC_EINVAL,
-                           "policy: whitespace at offset %zu of '%.*s'; the text form is key=value,key=value "
+                           "policy: whitespace at offset %zu (in '%.*s'); the text form is key=value,key=value "
                            "without spaces",
-                           (size_t)(c - text), CPUEXEC__QUOTE_LEN(strlen(text)), text);
+                           (size_t)(c - text), CPUEXEC__QUOTE_LEN(strlen(from)), from);
+    }
 
   /* Parsed into a local copy: *policy changes only when everything is valid. */
   cpuexec_policy p;
@@ -194,6 +199,9 @@ CPUEXEC_EXPORT int cpuexec_policy_parse(const char *text, cpuexec_policy *policy
       size_t key_len = (size_t)(eq - item);
       const char *v = eq + 1;
       size_t n = len - key_len - 1;
+      if (key_len == 0)
+        return cpuexec__fail(CPUEXEC_EINVAL, "policy: '%.*s' has no key; keys are " KEY_LIST,
+                             CPUEXEC__QUOTE_LEN(len), item);
       int key = 0;
       while (key < KEY_COUNT && !token_is(item, key_len, key_names[key]))
         key++;
