@@ -175,7 +175,8 @@ CPUEXEC_EXPORT int cpuexec_policy_parse(const char *text, cpuexec_policy *policy
   bool in_cpu_set = false;
   int rc;
 
-  for (const char *item = text; *text;) {
+  /* Items run from one comma to the next; "" has none. */
+  for (const char *item = *text ? text : NULL; item;) {
     const char *comma = strchr(item, ',');
     size_t len = comma ? (size_t)(comma - item) : strlen(item);
     const char *eq = memchr(item, '=', len);
@@ -242,9 +243,7 @@ CPUEXEC_EXPORT int cpuexec_policy_parse(const char *text, cpuexec_policy *policy
       if (rc != 0)
         return rc;
     }
-    if (!comma)
-      break;
-    item = comma + 1;
+    item = comma ? comma + 1 : NULL;
   }
 
   if (budget && (rc = parse_spin_budget(budget, budget_len, &p)) != 0)
