@@ -288,6 +288,12 @@ static uint32_t placement_order(const cpuexec_policy *req, const cpuexec_topolog
   return n;
 }
 
+static void count_participant(const cpuexec_topology *t, const cpuexec__processor *p, uint32_t *per_core,
+                              cpuexec_resolved *r) {
+  per_core[p->core]++;
+  r->uses_efficiency_cores |= t->kinds_ranked && p->kind_rank > 0;
+}
+
 typedef struct placement {
   int32_t caller;
   bool pin_caller;
@@ -345,18 +351,18 @@ static int place(const cpuexec_policy *req, const cpuexec_topology *t, uint32_t 
           pl->workers[pl->worker_count++] = order[i]->os_index;
   }
 
-  /* SMT and efficiency use, over every placed participant. */
-  if (pl->caller >= 0) {
-    const cpuexec__processor *p = cpuexec__topology_find(t, pl->caller);
-    if (p != NULL) {
-      per_core[p->core]++;
-      r->uses_efficiency_cores |= t->kinds_ranked && p->kind_rank > 0;
-    }
-  }
-  for (uint32_t i = 0; i < pl->worker_count; i++) {
-    const cpuexec__processor *p = cpuexec__topology_find(t, pl->workers[i]);
-    per_core[p->core]++;
-    r->uses_efficiency_cores |= t->kinds_ranked && p->kind_rank > 0;
+  /* SMT and efficiency use, over every participant with a place: the
+   * workers, and the caller on its pinned processor or on the core(s) kept
+   * for it. With affinity none nothing is placed, so both stay false. */
+  if (req->affinity_policy != CPUEXEC_AFFINITY_NONE) {
+    if (pl->pin_caller)
+      count_participant(t, cpuexec__topology_find(t, pl->caller), per_core, r);
+    else
+      for (uint32_t i = 0; i < t->processor_count; i++)
+        if (caller_core[t->processors[i].core] && per_core[t->processors[i].core] == 0)
+          count_participant(t, &t->processors[i], per_core, r);
+    for (uint32_t i = 0; i < pl->worker_count; i++)
+      count_participant(t, cpuexec__topology_find(t, pl->workers[i]), per_core, r);
   }
   for (uint32_t c = 0; c < t->core_count; c++)
     r->uses_smt |= per_core[c] > 1;
