@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpulist.h"
 #include "error.h"
 #include "policy_check.h"
 #include "strbuf.h"
@@ -109,7 +110,7 @@ static int choose_threads(const cpuexec_policy *req, const cpuexec_topology *t, 
       diag(d, "num_threads: 0 with explicit affinity takes the %u processors of cpu_set", req->cpu_set_count);
     } else if ((uint32_t)req->num_threads != req->cpu_set_count) {
       return cpuexec__fail(CPUEXEC_EINVAL,
-                           "num_threads: %d does not match the %u processors of the explicit cpu_set; "
+                           "num_threads: %d does not match the %u processor(s) of the explicit cpu_set; "
                            "give one processor per participant (the caller first) or num_threads=0",
                            req->num_threads, req->cpu_set_count);
     } else {
@@ -212,17 +213,23 @@ static int check_capacity(const cpuexec_policy *req, const cpuexec_topology *t, 
 
 static int check_explicit_set(const cpuexec_policy *req, const cpuexec_topology *t) {
   for (uint32_t i = 0; i < req->cpu_set_count; i++) {
-    if (cpuexec__topology_find(t, req->cpu_set[i]) == NULL) {
-      cpuexec__strbuf sb = {0};
-      for (uint32_t k = 0; k < t->processor_count && k < 64; k++)
-        cpuexec__strbuf_printf(&sb, "%s%d", k ? "," : "", (int)t->processors[k].os_index);
-      if (t->processor_count > 64)
-        cpuexec__strbuf_printf(&sb, ",...");
-      int rc = cpuexec__fail(CPUEXEC_EINVAL, "cpu_set: processor %d is not visible to the process (visible: %s)",
-                             (int)req->cpu_set[i], sb.data != NULL ? sb.data : "");
-      cpuexec__strbuf_free(&sb);
-      return rc;
+    if (cpuexec__topology_find(t, req->cpu_set[i]) != NULL)
+      continue;
+    int32_t *ids = malloc(t->processor_count * sizeof *ids);
+    char *visible = NULL;
+    if (ids != NULL) {
+      for (uint32_t k = 0; k < t->processor_count; k++)
+        ids[k] = t->processors[k].os_index;
+      size_t len = cpuexec__cpulist_format(ids, t->processor_count, NULL, 0);
+      visible = malloc(len + 1);
+      if (visible != NULL)
+        cpuexec__cpulist_format(ids, t->processor_count, visible, len + 1);
     }
+    int rc = cpuexec__fail(CPUEXEC_EINVAL, "cpu_set: processor %d is not visible to the process (visible: %s)",
+                           (int)req->cpu_set[i], visible != NULL ? visible : "?");
+    free(ids);
+    free(visible);
+    return rc;
   }
   return 0;
 }
