@@ -318,17 +318,29 @@ static int place(const cpuexec_policy *req, const cpuexec_topology *t, uint32_t 
   int rc = CPUEXEC_ENOMEM;
   if (bound == NULL || order == NULL || caller_core == NULL || per_core == NULL)
     goto out;
-  uint32_t nbound = req->affinity_policy == CPUEXEC_AFFINITY_EXPLICIT ? 0 : caller_binding(t, bound, t->processor_count);
-  if (nbound == 1)
-    pl->caller = bound[0]->os_index;
-  if (nbound > 0 && req->affinity_policy != CPUEXEC_AFFINITY_NONE) {
-    cpuexec__strbuf sb = {0};
-    for (uint32_t i = 0; i < nbound; i++)
-      cpuexec__strbuf_printf(&sb, "%s%d", i ? "," : "", (int)bound[i]->os_index);
-    diag(d, "caller: already bound to processor%s %s by someone else; it keeps that placement and workers avoid "
-            "its core%s",
-         nbound > 1 ? "s" : "", sb.data != NULL ? sb.data : "", nbound > 1 ? "s" : "");
-    cpuexec__strbuf_free(&sb);
+  bool explicit_set = req->affinity_policy == CPUEXEC_AFFINITY_EXPLICIT;
+  uint32_t nbound = caller_binding(t, bound, t->processor_count);
+  if (nbound > 0) {
+    int32_t *ids = malloc(nbound * sizeof *ids);
+    char list[256] = "?";
+    if (ids != NULL) {
+      for (uint32_t i = 0; i < nbound; i++)
+        ids[i] = bound[i]->os_index;
+      cpuexec__cpulist_format(ids, nbound, list, sizeof list);
+      free(ids);
+    }
+    if (explicit_set)
+      diag(d, "caller: bound to processor(s) %s by someone else; affinity_policy=explicit pins it to %d at each "
+              "dispatch", list, (int)req->cpu_set[0]);
+    else if (req->affinity_policy == CPUEXEC_AFFINITY_NONE)
+      diag(d, "caller: bound to processor(s) %s by someone else; it keeps that placement", list);
+    else
+      diag(d, "caller: bound to processor(s) %s by someone else; it keeps that placement and workers avoid its "
+              "core(s) while others are free", list);
+    if (explicit_set)
+      nbound = 0;
+    else if (nbound == 1)
+      pl->caller = bound[0]->os_index;
   }
 
   if (threads > 1 && req->affinity_policy != CPUEXEC_AFFINITY_NONE) {

@@ -500,8 +500,9 @@ static void a_caller_pinned_by_someone_else_keeps_its_place(void **state) {
     assert_int_equal(n, cases[i].want_count);
     for (uint32_t k = 0; k < n; k++)
       assert_int_equal(w[k], cases[i].want_workers[k]);
-    bool kept = strcmp(cases[i].caller, "0-15") != 0 && cases[i].affinity != EXPLICIT && cases[i].affinity != NONE;
-    assert_int_equal(has_diagnostic(r, "keeps that placement"), kept);
+    bool bound = strcmp(cases[i].caller, "0-15") != 0;
+    assert_int_equal(has_diagnostic(r, "keeps that placement"), bound && cases[i].affinity != EXPLICIT);
+    assert_int_equal(has_diagnostic(r, "explicit pins it to 4"), bound && cases[i].affinity == EXPLICIT);
     /* The caller's own binding is not executor behaviour. */
     assert_null(strstr(cpuexec_resolved_sharing_key(r), "caller=2"));
     cpuexec_resolved_destroy(r);
@@ -857,6 +858,35 @@ static void references_keep_a_resolution_alive(void **state) {
   cpuexec_resolved_destroy(NULL);
 }
 
+static void *resolve_live(void *arg) {
+  cpuexec_policy p = request(0, NONE);
+  cpuexec_resolved *r;
+  char **key = arg;
+  if (cpuexec_resolve(&p, NULL, &r) == 0) {
+    *key = strdup(cpuexec_resolved_sharing_key(r));
+    cpuexec_resolved_destroy(r);
+  }
+  return NULL;
+}
+
+/* This process's topology is loaded once, whichever thread gets there
+ * first; every thread resolves the same thing. */
+static void threads_resolving_at_once_agree(void **state) {
+  (void)state;
+  pthread_t threads[4];
+  char *keys[4] = {NULL};
+  for (int i = 0; i < 4; i++)
+    assert_int_equal(pthread_create(&threads[i], NULL, resolve_live, &keys[i]), 0);
+  for (int i = 0; i < 4; i++)
+    assert_int_equal(pthread_join(threads[i], NULL), 0);
+  for (int i = 0; i < 4; i++) {
+    assert_non_null(keys[i]);
+    assert_string_equal(keys[i], keys[0]);
+  }
+  for (int i = 0; i < 4; i++)
+    free(keys[i]);
+}
+
 /* The only test that touches the process default (it is resolved once). */
 static void default_is_resolved_once_and_displayed_once(void **state) {
   (void)state;
@@ -890,6 +920,8 @@ static void default_is_resolved_once_and_displayed_once(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      /* First: it is the first load of this process's topology. */
+      cmocka_unit_test(threads_resolving_at_once_agree),
       cmocka_unit_test(every_affinity_policy_on_every_machine),
       cmocka_unit_test(explicit_sets_place_caller_first_on_every_machine),
       cmocka_unit_test(every_validation_rule_on_every_machine),
