@@ -4,23 +4,39 @@
  *   threads   explicit request > CPUEXEC_NUM_THREADS > OMP_NUM_THREADS (its
  *             first list element) > the cgroup quota and process CPU set >
  *             the topology (one participant per visible physical core, only
- *             the most performant kind when kinds are known). The quota caps
- *             only the topology default, rounded up: ceil(quota), at least 1
- *             (1.5 CPUs -> 2 participants), because a participant that gets
- *             part of a CPU still finishes its share, while rounding down
- *             would leave part of the quota unused (1.5 -> 1 is serial).
+ *             the most performant visible kind when kinds are known). The
+ *             quota caps only the topology default, rounded up: ceil(quota),
+ *             at least 1 (1.5 CPUs -> 2 participants), because a participant
+ *             that gets part of a CPU still finishes its share, while
+ *             rounding down would leave part of the quota unused (1.5 -> 1
+ *             is serial). With explicit affinity, num_threads 0 is the size
+ *             of cpu_set and the environment is not consulted.
+ *             CPUEXEC_NUM_THREADS is ours: a malformed value is an error, as
+ *             is one a pinning policy cannot place. OMP_NUM_THREADS belongs
+ *             to OpenMP: a malformed value is ignored and one above what a
+ *             pinning policy can place is capped, each with a diagnostic.
+ *   capacity  a pinning policy places at most one participant per visible
+ *             core (physical_cores, performance_cores) or per visible
+ *             processor (physical_then_smt); more is an error. affinity none
+ *             may oversubscribe (a diagnostic says so).
  *   placement none: nothing pinned. physical_cores: the first visible
  *             processor of each core, cores in hwloc order. performance_cores:
- *             the same, most performant kind first. physical_then_smt: every
- *             core's first processor, then every core's second, and so on.
- *             explicit: cpu_set[0] is the caller, the rest the workers.
+ *             the same, most performant kind first (a diagnostic when kinds
+ *             are unknown). physical_then_smt: every core's first processor,
+ *             then every core's second, and so on. explicit: cpu_set[0] is
+ *             the caller (pinned at each dispatch), the rest the workers.
  *             Workers take the order minus the caller's core(s) first, and
  *             the caller's core only when nothing else is left. The caller's
  *             core is the core of its binding when someone else pinned it
- *             (it keeps that placement), else the first core of the order.
- * Every input taken or ignored is a diagnostic; the sharing key holds only
- * behaviour. Output depends only on the request, topology, environment and
- * (for this process's topology) the calling thread's binding. */
+ *             (it keeps that placement; explicit overrides it), else the
+ *             first core of the order, left to the unpinned caller.
+ *   sharing   the key holds behaviour only: threads, the pinned caller,
+ *             worker processors, spin (adaptive includes the visible count
+ *             it compares against), nesting. Serial policies of any affinity
+ *             except explicit share a key: they place nothing.
+ * Every input taken or ignored is a diagnostic. Output depends only on the
+ * request, topology, environment and (for this process's topology) the
+ * calling thread's binding, so the same input gives the same bytes. */
 #include "resolved.h"
 
 #include <errno.h>
