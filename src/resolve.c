@@ -188,8 +188,10 @@ static int choose_threads(const cpuexec_policy *req, const cpuexec_topology *t, 
          t->machine_processors);
   *threads = cores;
   if (t->cpu_quota > 0) {
-    double rounded = ceil(t->cpu_quota);
-    uint32_t cap = rounded < 1 ? 1 : (uint32_t)rounded;
+    /* Compared as doubles first, so a huge quota never overflows the cast. */
+    uint32_t cap = ceil(t->cpu_quota) < *threads ? (uint32_t)ceil(t->cpu_quota) : *threads;
+    if (cap < 1)
+      cap = 1;
     if (cap < *threads) {
       diag(d, "cgroup quota %.3g CPUs (%s) caps the default at %u (rounded up)", t->cpu_quota,
            t->quota_source != NULL ? t->quota_source : "option", cap);

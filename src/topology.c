@@ -3,6 +3,7 @@
 #include "topology_internal.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,7 +174,7 @@ out:
 }
 
 static int fill_options_side(const cpuexec_topology_options *o, cpuexec_topology *t) {
-  if (o->cpu_quota < 0 || o->cpu_quota != o->cpu_quota)
+  if (o->cpu_quota < 0 || !isfinite(o->cpu_quota))
     return cpuexec__fail(CPUEXEC_EINVAL, "cpu_quota: %g is not a CPU count; use 0 for none or a positive number",
                          o->cpu_quota);
   if (o->cpu_quota > 0) {

@@ -65,6 +65,31 @@ static void precedence_request_env_quota_topology(void **state) {
   clear_environment();
 }
 
+/* The quota caps the topology default at ceil(quota), at least 1. */
+static void quota_rounds_up_and_never_below_one(void **state) {
+  (void)state;
+  static const struct {
+    double quota;
+    uint32_t want;
+  } cases[] = {{0.2, 1}, {1.0, 1}, {1.01, 2}, {1.5, 2}, {3.0, 3}, {7.99, 8}, {8.0, 8}, {64, 8}, {1e12, 8}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    cpuexec_topology_options o;
+    cpuexec_topology_options_init(&o);
+    o.cpu_quota = cases[i].quota;
+    cpuexec_topology *t;
+    assert_int_equal(cpuexec_topology_load_xml(TOPOLOGIES "8cores-smt2.xml", &o, &t), 0);
+    cpuexec_policy p = request(0, PHYS);
+    cpuexec_resolved *r;
+    assert_int_equal(cpuexec_resolve(&p, t, &r), 0);
+    if (cpuexec_resolved_effective_threads(r) != cases[i].want)
+      fail_msg("quota %g: %u threads, want %u", cases[i].quota, cpuexec_resolved_effective_threads(r),
+               cases[i].want);
+    assert_true(has_diagnostic(r, "cgroup quota"));
+    cpuexec_resolved_destroy(r);
+    cpuexec_topology_destroy(t);
+  }
+}
+
 /* A NULL request is the process default: CPUEXEC_POLICY. */
 static void null_request_reads_cpuexec_policy(void **state) {
   (void)state;
@@ -263,6 +288,7 @@ int main(void) {
       /* First: it is the first load of this process's topology. */
       cmocka_unit_test(threads_resolving_at_once_agree),
       cmocka_unit_test(precedence_request_env_quota_topology),
+      cmocka_unit_test(quota_rounds_up_and_never_below_one),
       cmocka_unit_test(null_request_reads_cpuexec_policy),
       cmocka_unit_test(sharing_keys_hold_behaviour_only),
       cmocka_unit_test(resolution_is_deterministic),

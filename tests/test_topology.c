@@ -140,6 +140,7 @@ static void bad_options_are_rejected_naming_the_field(void **state) {
       {NULL, "0x3", NULL, 0, CPUEXEC_EINVAL, "binding_cpulist"},
       {NULL, NULL, "1,,2", 0, CPUEXEC_EINVAL, "caller_cpulist"},
       {NULL, NULL, NULL, -1.5, CPUEXEC_EINVAL, "cpu_quota"},
+      {NULL, NULL, NULL, 1.0 / 0.0, CPUEXEC_EINVAL, "cpu_quota"},
       /* Nothing left: allowed and binding do not meet. */
       {"0-3", "8-11", NULL, 0, CPUEXEC_ETOPOLOGY, "8cores-smt2.xml"},
   };
