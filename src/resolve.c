@@ -336,6 +336,7 @@ static int place(const cpuexec_policy *req, const cpuexec_topology *t, uint32_t 
   int rc = CPUEXEC_ENOMEM;
   if (bound == NULL || order == NULL || caller_core == NULL || per_core == NULL)
     goto out;
+  const cpuexec__processor *caller_home = NULL;
   bool explicit_set = req->affinity_policy == CPUEXEC_AFFINITY_EXPLICIT;
   uint32_t nbound = caller_binding(t, bound, t->processor_count);
   if (nbound > 0) {
@@ -386,18 +387,20 @@ static int place(const cpuexec_policy *req, const cpuexec_topology *t, uint32_t 
       for (uint32_t i = 0; i < n && pl->worker_count + 1 < threads; i++)
         if (caller_core[order[i]->core] == (pass == 1))
           pl->workers[pl->worker_count++] = order[i]->os_index;
+    /* The caller runs on one of its cores: the one workers reach last. */
+    for (uint32_t i = 0; i < n; i++)
+      if (caller_core[order[i]->core])
+        caller_home = order[i];
   }
 
   /* SMT and efficiency use, over every participant with a place: the
-   * workers, and the caller on its pinned processor or on the core(s) kept
+   * workers, and the caller on its pinned processor or on the core kept
    * for it. With affinity none nothing is placed, so both stay false. */
   if (req->affinity_policy != CPUEXEC_AFFINITY_NONE) {
     if (pl->pin_caller)
       count_participant(t, cpuexec__topology_find(t, pl->caller), per_core, r);
-    else
-      for (uint32_t i = 0; i < t->processor_count; i++)
-        if (caller_core[t->processors[i].core] && per_core[t->processors[i].core] == 0)
-          count_participant(t, &t->processors[i], per_core, r);
+    else if (caller_home != NULL)
+      count_participant(t, caller_home, per_core, r);
     for (uint32_t i = 0; i < pl->worker_count; i++)
       count_participant(t, cpuexec__topology_find(t, pl->workers[i]), per_core, r);
   }

@@ -380,6 +380,9 @@ static void a_caller_pinned_by_someone_else_keeps_its_place(void **state) {
       {"2", NONE, 4, 2, false, {0}, 0},
       {"0-15", PHYS, 3, -1, false, {2, 4}, 2}, /* bound to everything: not pinned */
       {"2", EXPLICIT, 2, 4, true, {6}, 1},     /* explicit overrides the binding */
+      /* Bound to cores 0-3: workers fill cores 4-7, then cores 0-2; core 3
+       * (reached last) is left to the caller, so no core holds two. */
+      {"0-7", PHYS, 8, -1, false, {8, 10, 12, 14, 0, 2, 4}, 7},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     cpuexec_topology *t = load_machine(machine_named("8cores-smt2.xml"), cases[i].caller);
@@ -399,6 +402,7 @@ static void a_caller_pinned_by_someone_else_keeps_its_place(void **state) {
     for (uint32_t k = 0; k < n; k++)
       assert_int_equal(w[k], cases[i].want_workers[k]);
     bool bound = strcmp(cases[i].caller, "0-15") != 0;
+    assert_false(cpuexec_resolved_uses_smt(r) && cases[i].affinity == PHYS);
     assert_int_equal(has_diagnostic(r, "keeps that placement"), bound && cases[i].affinity != EXPLICIT);
     assert_int_equal(has_diagnostic(r, "explicit pins it to 4"), bound && cases[i].affinity == EXPLICIT);
     /* The caller's own binding is not executor behaviour. */
