@@ -2,7 +2,7 @@
  * thread (outside callbacks), top-level OpenMP regions the thread starts use
  * the executor's effective thread count, and libomp's block time follows
  * its spin policy; both come back when the scope is left. Drives the scope
- * hooks directly (src/openmp_guard.h), as cpuexec_scope_enter/leave do. */
+ * hooks directly (src/openmp_guard.h), then through cpuexec_session_run. */
 #include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -64,6 +64,51 @@ static void top_level_regions_in_a_scope_use_the_executor_threads_then_restore(v
   }
 }
 
+typedef struct session_seen {
+  int team, ran, max_threads, blocktime;
+} session_seen;
+
+static int top_level_openmp(void *arg) {
+  session_seen *seen = arg;
+  seen->max_threads = kernel_get_max_threads();
+  seen->blocktime = get_blocktime();
+  seen->ran = kernel_parallel(&seen->team);
+  return 0;
+}
+
+static void a_session_run_gives_top_level_openmp_its_threads_then_restores(void **state) {
+  (void)state;
+  cpuexec_policy policy;
+  cpuexec_policy_init(&policy);
+  policy.num_threads = 3;
+  policy.affinity_policy = CPUEXEC_AFFINITY_NONE;
+  policy.spin_policy = CPUEXEC_SPIN_FIXED_DURATION;
+  policy.spin_budget = 2000000; /* 2 ms: libomp's block time becomes 2 */
+  cpuexec_session *session = NULL;
+  assert_int_equal(cpuexec_session_create(&policy, &session), 0);
+  uint32_t threads = cpuexec_executor_effective_threads(cpuexec_session_executor(session));
+  kernel_set_num_threads(5);
+  set_blocktime(150);
+  cpuexec_openmp_reset();
+  session_seen seen = {0, 0, 0, 0};
+  assert_int_equal(cpuexec_session_run(session, top_level_openmp, &seen), 0);
+  assert_int_equal(seen.max_threads, (int)threads);
+  assert_int_equal(seen.blocktime, 2);
+  assert_int_equal(seen.team, (int)threads);
+  assert_int_equal(seen.ran, (int)threads);
+  assert_int_equal(kernel_get_max_threads(), 5);
+  assert_int_equal(get_blocktime(), 150);
+  cpuexec_openmp_counters n;
+  cpuexec_openmp_counters_get(&n);
+#if CPUEXEC_WITH_OMPT
+  assert_int_equal(n.toplevel_regions_in_sessions, 1);
+#else
+  assert_int_equal(n.toplevel_regions_in_sessions, 0);
+#endif
+  assert_int_equal(n.toplevel_regions_outside, 0);
+  cpuexec_session_destroy(session);
+}
+
 static int touch(void *arg, int64_t begin, int64_t end) {
   (void)begin, (void)end;
   int32_t *saved = arg;
@@ -92,6 +137,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(top_level_regions_in_a_scope_use_the_executor_threads_then_restore),
       cmocka_unit_test(a_scope_entered_inside_a_callback_leaves_the_guard_alone),
+      cmocka_unit_test(a_session_run_gives_top_level_openmp_its_threads_then_restores),
   };
   return cmocka_run_group_tests_name("openmp_scope", tests, setup, NULL);
 }

@@ -29,6 +29,7 @@ typedef struct info_options {
 static void usage(FILE *out) {
   fprintf(out,
           "usage: cpuexec-info [--policy TEXT] [--topology FILE.xml|DIR] [--json] [--bench] [--help]\n"
+          "       cpuexec-info --openmp-report PROGRAM [ARGS...]\n"
           "\n"
           "Prints the process-visible CPU topology, the OpenMP runtimes present and the\n"
           "resolution of the default policy (CPUEXEC_POLICY, else the defaults).\n"
