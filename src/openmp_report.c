@@ -15,6 +15,7 @@
 #include <cpuexec/interop.h>
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -244,15 +245,19 @@ static void explain(cpuexec_openmp_state *out, uint32_t mask) {
     out->reason = "OMP_TOOL=disabled: libomp starts no tool; regions are kept inline but not counted";
     return;
   }
+  /* Filled once, under the lock, then only read: the reason stays valid. */
+  static pthread_mutex_t other_lock = PTHREAD_MUTEX_INITIALIZER;
   static char other_reason[400];
   const char *owner = other_tool_owner();
   if (owner != NULL) {
     out->detection = CPUEXEC_OPENMP_OTHER_TOOL;
-    /* Written once per answer; concurrent callers write the same text. */
-    snprintf(other_reason, sizeof other_reason,
-             "another OMPT tool took precedence: ompt_start_tool in %s does not chain to libcpuexec's "
-             "(dlsym(RTLD_NEXT, \"ompt_start_tool\")); regions are kept inline but not counted",
-             owner[0] != '\0' ? owner : "the program");
+    pthread_mutex_lock(&other_lock);
+    if (other_reason[0] == '\0')
+      snprintf(other_reason, sizeof other_reason,
+               "another OMPT tool took precedence: ompt_start_tool in %s does not chain to libcpuexec's "
+               "(dlsym(RTLD_NEXT, \"ompt_start_tool\")); regions are kept inline but not counted",
+               owner[0] != '\0' ? owner : "the program");
+    pthread_mutex_unlock(&other_lock);
     out->reason = other_reason;
     return;
   }

@@ -3,7 +3,8 @@
  * status, the counters and, when a probe tool is loaded, what the probe saw,
  * as key=value lines on stdout.
  *
- * Built twice: plain, and with APP_TOOL, where the program defines its own
+ * Built three times: plain; linked with the probe tool after libcpuexec
+ * (found by our dlsym(RTLD_NEXT)); and with APP_TOOL, where the program defines its own
  * ompt_start_tool (which wins over libcpuexec's); with APP_TOOL_CHAIN=1 in
  * the environment it chains to the next one with dlsym(RTLD_NEXT). */
 #include <dlfcn.h>
@@ -54,7 +55,7 @@ int main(void) {
          (int)s.detection, s.live, s.chained_tool, (unsigned long long)n.regions_in_callbacks,
          (unsigned long long)n.regions_inline);
   printf("reason=%s\n", s.reason);
-  const char *probe = getenv("OMP_TOOL_LIBRARIES");
+  const char *probe = getenv("PROBE_PATH") != NULL ? getenv("PROBE_PATH") : getenv("OMP_TOOL_LIBRARIES");
   void *handle = probe != NULL ? dlopen(probe, RTLD_LAZY | RTLD_NOLOAD) : NULL;
   if (handle != NULL) {
     printf("probe_initialized=%d\n", *(volatile int *)dlsym(handle, "probe_initialized"));

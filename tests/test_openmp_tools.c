@@ -20,6 +20,7 @@
 
 #define SCENARIO TOP_BUILDDIR "/tests/openmp_scenario"
 #define SCENARIO_APP_TOOL TOP_BUILDDIR "/tests/openmp_scenario_apptool"
+#define SCENARIO_LINKED_TOOL TOP_BUILDDIR "/tests/openmp_scenario_linkedtool"
 #define PROBE TOP_BUILDDIR "/tests/.libs/ompt_probe_tool.so"
 #define SCENARIO_LATE TOP_BUILDDIR "/tests/openmp_scenario_late"
 #define LIBCPUEXEC TOP_BUILDDIR "/.libs/libcpuexec.so"
@@ -42,6 +43,7 @@ static void run_with(const char *program, const char *argument, const char *cons
     unsetenv("OMP_TOOL_LIBRARIES");
     unsetenv("CPUEXEC_OMPT");
     unsetenv("APP_TOOL_CHAIN");
+    unsetenv("PROBE_PATH");
     for (const char *const *e = env; *e != NULL; e++)
       putenv((char *)*e);
     execl(program, program, argument, (char *)NULL);
@@ -94,6 +96,8 @@ static const tool_case cases[] = {
      {"OMP_TOOL_LIBRARIES=" PROBE, NULL}, CPUEXEC_OPENMP_LIVE, 8, 1, 8, -1},
     {"CPUEXEC_OMPT=off with a probe: the probe takes our place", SCENARIO,
      {"OMP_TOOL_LIBRARIES=" PROBE, "CPUEXEC_OMPT=off", NULL}, CPUEXEC_OPENMP_DECLINED, 0, 0, 8, -1},
+    {"a tool linked after libcpuexec: found with RTLD_NEXT, both see every region", SCENARIO_LINKED_TOOL,
+     {"PROBE_PATH=" PROBE, NULL}, CPUEXEC_OPENMP_LIVE, 8, 1, 8, -1},
     {"the program's own ompt_start_tool, not chaining: another tool took precedence", SCENARIO_APP_TOOL, {NULL},
      CPUEXEC_OPENMP_OTHER_TOOL, 0, 0, -1, 1},
     {"the program's own ompt_start_tool chaining with RTLD_NEXT: live", SCENARIO_APP_TOOL,
