@@ -190,6 +190,7 @@ static void small_work_stays_inline(void **state) {
   (void)state;
   test_executor ex;
   assert_int_equal(test_executor_create(4, &ex), 0);
+  assert_int_equal(cpuexec_executor_enable_counters(ex.exec), 0);
   cpuexec_scope scope;
   assert_int_equal(cpuexec_scope_enter(ex.exec, &scope), 0);
   /* Below min_parallel_size; and too small for two blocks of min_block_size. */
@@ -211,6 +212,10 @@ static void small_work_stays_inline(void **state) {
     assert_one_block_on_caller(&c, cases[i].total);
     test_coverage_free(&c);
   }
+  /* Small work never reaches the executor. */
+  cpuexec_counters counters;
+  assert_int_equal(cpuexec_executor_counters(ex.exec, &counters), 0);
+  assert_int_equal(counters.dispatches + counters.nested_inline + counters.limited_inline, 0);
   /* One more index over each threshold does split. */
   test_coverage c;
   test_coverage_init(&c, 4096);
@@ -299,6 +304,7 @@ static void nested_ranges_do_not_dispatch_again(void **state) {
   test_executor ex;
   assert_int_equal(test_executor_create(4, &ex), 0);
   cpuexec_scope scope;
+  assert_int_equal(cpuexec_executor_enable_counters(ex.exec), 0);
   assert_int_equal(cpuexec_scope_enter(ex.exec, &scope), 0);
   nested_ctx n = {.exec = ex.exec};
   cpuexec_range_schedule_init(&n.schedule);
@@ -313,6 +319,12 @@ static void nested_ranges_do_not_dispatch_again(void **state) {
   assert_int_equal(atomic_load(&n.inner_indices), 4 * 2 * 1000);
   assert_int_equal(atomic_load(&n.inner_elsewhere), 0);
   assert_int_equal(atomic_load(&n.wrong_executor), 0);
+  /* The inner calls never reached the executor, not even to run inline. */
+  cpuexec_counters counters;
+  assert_int_equal(cpuexec_executor_counters(ex.exec, &counters), 0);
+  assert_int_equal(counters.dispatches, 1);
+  assert_int_equal(counters.nested_inline, 0);
+  assert_int_equal(counters.limited_inline, 0);
 
   /* An outer call that chose one block still makes nested calls direct. */
   atomic_store(&n.inner_calls, 0);
@@ -321,6 +333,9 @@ static void nested_ranges_do_not_dispatch_again(void **state) {
   assert_int_equal(cpuexec_execute_ranges(10, &serial_outer, &n, outer_block), 0);
   assert_int_equal(atomic_load(&n.inner_calls), 2);
   assert_int_equal(atomic_load(&n.inner_elsewhere), 0);
+  assert_int_equal(cpuexec_executor_counters(ex.exec, &counters), 0);
+  assert_int_equal(counters.dispatches, 1);
+  assert_int_equal(counters.nested_inline + counters.limited_inline, 0);
   assert_int_equal(cpuexec_scope_leave(&scope), 0);
   test_executor_destroy(&ex);
 }
