@@ -93,6 +93,12 @@ static void synthetic_descriptions_load_like_xml(void **state) {
   assert_int_equal(cpuexec_topology_processor_count(t), 12);
   assert_int_equal(cpuexec_topology_smt_width(t), 2);
   cpuexec_topology_destroy(t);
+  /* Without core objects every processor counts as its own core. */
+  assert_int_equal(cpuexec_topology_load_synthetic("package:2 pu:3", NULL, &t), 0);
+  assert_int_equal(cpuexec_topology_package_count(t), 2);
+  assert_int_equal(cpuexec_topology_core_count(t), 6);
+  assert_int_equal(cpuexec_topology_smt_width(t), 1);
+  cpuexec_topology_destroy(t);
 }
 
 /* The allowed set and the binding intersect; a core keeps only the
