@@ -12,6 +12,8 @@
 
 #include <cpuexec.h>
 
+#include "info_bench.h"
+
 #define EXIT_BAD_INPUT 2
 
 typedef struct info_options {
@@ -19,11 +21,12 @@ typedef struct info_options {
   const char *topology; /* --topology FILE.xml or fixture DIR, NULL: this machine */
   bool json;
   bool help;
+  bool bench; /* --bench: dispatch overhead next to OpenMP, and counters */
 } info_options;
 
 static void usage(FILE *out) {
   fprintf(out,
-          "usage: cpuexec-info [--policy TEXT] [--topology FILE.xml|DIR] [--json] [--help]\n"
+          "usage: cpuexec-info [--policy TEXT] [--topology FILE.xml|DIR] [--json] [--bench] [--help]\n"
           "\n"
           "Prints the process-visible CPU topology, the OpenMP runtimes present and the\n"
           "resolution of the default policy (CPUEXEC_POLICY, else the defaults).\n"
@@ -33,6 +36,8 @@ static void usage(FILE *out) {
           "                     a directory holds topology.xml and, optionally, a cgroup fixture:\n"
           "                     proc-self-cgroup (\"0::/path\") and cgroup/<path>/cpu.max\n"
           "  --json             one JSON object instead of text\n"
+          "  --bench            time the default executor's dispatch next to the OpenMP runtimes\n"
+          "                     installed (a few seconds), then show its counters for a short run\n"
           "  --help             this text\n"
           "\n"
           "Exit status: 0 success, 2 invalid input (the message names the field), 1 other failure.\n");
@@ -45,6 +50,8 @@ static int parse_args(int argc, char **argv, info_options *o) {
     const char *a = argv[i];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       o->help = true;
+    } else if (strcmp(a, "--bench") == 0) {
+      o->bench = true;
     } else if (strcmp(a, "--json") == 0) {
       o->json = true;
     } else if (strcmp(a, "--policy") == 0 || strcmp(a, "--topology") == 0) {
@@ -209,5 +216,7 @@ int main(int argc, char **argv) {
     usage(stdout);
     return 0;
   }
+  if (o.bench)
+    return info_bench_run(stdout);
   return run_info(&o);
 }
