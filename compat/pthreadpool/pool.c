@@ -54,7 +54,17 @@ CPUEXEC__PP_EXPORT pthreadpool_t pthreadpool_create(size_t threads_count) {
       goto fail;
     if (threads_count > 0)
       policy.num_threads = threads_count > INT32_MAX ? INT32_MAX : (int32_t)threads_count;
-    if (cpuexec_resolve(&policy, NULL, &own) != 0)
+    int resolved_rc = cpuexec_resolve(&policy, NULL, &own);
+    /* pthreadpool starts the threads it is asked for, unpinned. When only
+     * the default placement refuses the count (more threads than physical
+     * cores), do the same rather than fail; a placement the user chose in
+     * CPUEXEC_POLICY is kept, and its failure is reported. */
+    if (resolved_rc != 0 && threads_count > 0 && getenv("CPUEXEC_POLICY") == NULL &&
+        policy.affinity_policy != CPUEXEC_AFFINITY_NONE) {
+      policy.affinity_policy = CPUEXEC_AFFINITY_NONE;
+      resolved_rc = cpuexec_resolve(&policy, NULL, &own);
+    }
+    if (resolved_rc != 0)
       goto fail;
     resolved = own;
   }
