@@ -4,6 +4,10 @@
 # processes in alternating order for ROUNDS rounds (default 7), on THREADS
 # threads (default 2). Prints each backend's median ns per call and the
 # ratio cpuexec / pthreadpool (below 1: libcpuexec is faster).
+# CPUEXEC_POLICY reaches the libcpuexec side: pthreadpool's workers spin
+# about a million pause instructions before sleeping, libcpuexec's default
+# (adaptive) about 100 us; spin_policy=fixed_duration,spin_budget=20ms
+# compares the two with similar spinning.
 # usage: run_pthreadpool_shapes.sh BENCH_DIR
 dir=${1:-bench}
 rounds=${ROUNDS:-7}
@@ -27,6 +31,7 @@ while [ "$r" -le "$rounds" ]; do
   r=$((r + 1))
 done
 echo "pthreadpool shapes: $threads threads, $rounds alternating rounds, median ns per call (1024 items)"
+echo "libcpuexec policy: ${CPUEXEC_POLICY:-the default (CPUEXEC_POLICY unset)}"
 awk -v ours="$tmp/bench_pthreadpool_shapes_cpuexec.txt" -v theirs="$tmp/bench_pthreadpool_shapes_pthreadpool.txt" '
 function median(list,   n, a, i, j, t) {
   n = split(list, a, " ")
