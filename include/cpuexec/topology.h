@@ -22,6 +22,11 @@ typedef struct cpuexec_topology_options {
   const char *cgroup_root;     /* cgroup v2 mount to read cpu.max from, NULL: /sys/fs/cgroup */
   const char *proc_self_cgroup;/* file naming the process cgroup ("0::/path"), NULL: /proc/self/cgroup */
   double cpu_quota;            /* > 0: use this many CPUs as the quota instead of reading cgroup files */
+  /* Stored topologies: the calling thread's binding when resolving against
+   * them (a caller pinned by someone else keeps its placement), NULL: the
+   * caller is not pinned. Ignored by cpuexec_topology_load(), which reads
+   * the calling thread's binding at each cpuexec_resolve(). */
+  const char *caller_cpulist;
 } cpuexec_topology_options;
 
 CPUEXEC_BEGIN_DECLS
@@ -47,6 +52,14 @@ CPUEXEC_EXPORT uint32_t cpuexec_topology_package_count(const cpuexec_topology *t
 CPUEXEC_EXPORT uint32_t cpuexec_topology_kind_count(const cpuexec_topology *topology);
 /* The cgroup CPU quota in CPUs (cpu.max quota / period), or 0 when unlimited. */
 CPUEXEC_EXPORT double cpuexec_topology_cpu_quota(const cpuexec_topology *topology);
+/* Most visible logical processors on one physical core (1: no SMT in use). */
+CPUEXEC_EXPORT uint32_t cpuexec_topology_smt_width(const cpuexec_topology *topology);
+/* Visible physical cores of the most performant kind (every visible core
+ * when kinds are unknown or homogeneous). */
+CPUEXEC_EXPORT uint32_t cpuexec_topology_performance_core_count(const cpuexec_topology *topology);
+/* The OS index of visible processor i (0 <= i < processor_count), in
+ * hwloc's logical order, or -1 when i is out of range. */
+CPUEXEC_EXPORT int32_t cpuexec_topology_processor_id(const cpuexec_topology *topology, uint32_t i);
 
 /* Human-readable summary (packages, cores, SMT, kinds, visible processors,
  * quota) in text or JSON. snprintf-like: returns the full length. */
