@@ -1,0 +1,229 @@
+/* Running one parallel region: cpuexec_parallel_for and what each
+ * participant does inside it.
+ *
+ * Work distribution. The index space is cut into chunks of `grain` indices
+ * (the last one shorter). Participant p owns a contiguous block of chunks
+ * (its static share, for locality): it runs the first chunk of its block
+ * unconditionally, so every admitted participant runs a range, then claims
+ * the rest of its block half of what remains at a time, then steals from the
+ * other blocks the same way, in ring order. A claim is one relaxed
+ * fetch_add on the block's cursor; a participant reads a cursor before
+ * adding to it, so an exhausted block costs a load, not a write. */
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+
+#include "error.h"
+#include "executor_internal.h"
+#include "openmp_guard.h"
+#include "thread_state.h"
+
+/* The caller's processor as last pinned by an explicit policy (-1: never),
+ * so a dispatch re-pins only when the thread is not already there. */
+static __thread int32_t pinned_caller_processor = -1;
+
+static inline int64_t chunk_start(const cpuexec__region *r, int64_t chunk) {
+  return chunk >= r->chunks ? r->total : chunk * r->grain;
+}
+
+/* Claims about half of what remains in b: [*lo, *hi) in chunks. */
+static inline bool claim(cpuexec__block *b, int64_t *lo, int64_t *hi) {
+  int64_t next = atomic_load_explicit(&b->next, memory_order_relaxed);
+  if (next >= b->end) return false;
+  int64_t take = (b->end - next + 1) / 2;
+  int64_t got = atomic_fetch_add_explicit(&b->next, take, memory_order_relaxed);
+  if (got >= b->end) return false;
+  *lo = got;
+  *hi = got + take < b->end ? got + take : b->end;
+  return true;
+}
+
+/* Runs chunks [lo, hi) unless the region already failed; false to stop. */
+static inline bool run_chunks(struct cpuexec_executor *exec, const cpuexec__region *r, int64_t lo, int64_t hi) {
+  if (atomic_load_explicit(&exec->error, memory_order_relaxed) != 0) return false;
+  cpuexec__openmp_guard_callback();
+  int rc = r->fn(r->ctx, chunk_start(r, lo), chunk_start(r, hi));
+  if (rc != 0) {
+    int expected = 0;
+    atomic_compare_exchange_strong_explicit(&exec->error, &expected, rc, memory_order_relaxed,
+                                            memory_order_relaxed);
+    return false;
+  }
+  return true;
+}
+
+static void run_share(struct cpuexec_executor *exec, const cpuexec__region *r, uint32_t index) {
+  cpuexec__block *own = &exec->blocks[index];
+  int64_t lo = own->first, hi = lo + 1, clo, chi;
+  bool pending = claim(own, &clo, &chi);
+  if (pending && clo == hi) {
+    hi = chi;
+    pending = false;
+  }
+  if (!run_chunks(exec, r, lo, hi)) return;
+  if (pending && !run_chunks(exec, r, clo, chi)) return;
+  while (claim(own, &clo, &chi))
+    if (!run_chunks(exec, r, clo, chi)) return;
+  for (uint32_t k = 1; k < r->participants; k++) {
+    uint32_t victim = index + k;
+    if (victim >= r->participants) victim -= r->participants;
+    while (claim(&exec->blocks[victim], &clo, &chi))
+      if (!run_chunks(exec, r, clo, chi)) return;
+  }
+}
+
+void cpuexec__region_participate(struct cpuexec_executor *exec, uint32_t index) {
+  const cpuexec__region *r = &exec->region;
+  cpuexec__thread_state saved = cpuexec__tls;
+  cpuexec__tls.installed = exec;
+  cpuexec__tls.callback_depth = saved.callback_depth + 1;
+  cpuexec__tls.participant_index = index;
+  cpuexec__tls.participant_count = r->participants;
+  cpuexec__openmp_saved omp;
+  cpuexec__openmp_guard_begin(&omp);
+  run_share(exec, r, index);
+  cpuexec__openmp_guard_end(&omp);
+  cpuexec__tls = saved;
+}
+
+void cpuexec__region_leave(struct cpuexec_executor *exec) {
+  /* Read before leaving: once remaining reaches zero the dispatcher may
+   * publish the next region over this one. */
+  uint32_t seq = exec->region.seq;
+  if (atomic_fetch_sub_explicit(&exec->remaining, 1, memory_order_seq_cst) == 1)
+    cpuexec__store_and_wake(&exec->done, seq, &exec->caller_parked);
+}
+
+/* The serial loop on the calling thread, as one participant of one. */
+static int run_inline(struct cpuexec_executor *exec, int64_t total, void *ctx, cpuexec_range_fn fn) {
+  cpuexec__thread_state saved = cpuexec__tls;
+  if (exec) cpuexec__tls.installed = exec;
+  cpuexec__tls.callback_depth = saved.callback_depth + 1;
+  cpuexec__tls.participant_index = 0;
+  cpuexec__tls.participant_count = 1;
+  cpuexec__openmp_saved omp;
+  cpuexec__openmp_guard_begin(&omp);
+  cpuexec__openmp_guard_callback();
+  int rc = fn(ctx, 0, total);
+  cpuexec__openmp_guard_end(&omp);
+  cpuexec__tls = saved;
+  return rc;
+}
+
+static inline void notify(const cpuexec__observer *obs, const struct cpuexec_executor *exec, uint32_t requested,
+                          uint32_t admitted, int64_t total, int64_t grain, bool ran_inline) {
+  cpuexec_dispatch_event ev = {
+      .executor_id = exec->id,
+      .effective_threads = exec->threads,
+      .requested_participants = requested,
+      .admitted_participants = admitted,
+      .total = total,
+      .grain = grain,
+      .ran_inline = ran_inline,
+  };
+  obs->fn(obs->user, &ev);
+}
+
+static int pin_caller(const struct cpuexec_executor *exec) {
+  int32_t cpu = exec->caller_processor;
+  if (pinned_caller_processor == cpu) return 0;
+  size_t size = CPU_ALLOC_SIZE((size_t)cpu + 1);
+  cpu_set_t *set = CPU_ALLOC((size_t)cpu + 1);
+  if (!set) return cpuexec__fail(CPUEXEC_ENOMEM, "caller affinity: no memory for a cpu set of processor %d", cpu);
+  CPU_ZERO_S(size, set);
+  CPU_SET_S((size_t)cpu, size, set);
+  int rc = pthread_setaffinity_np(pthread_self(), size, set);
+  CPU_FREE(set);
+  if (rc != 0)
+    return cpuexec__fail(CPUEXEC_EAFFINITY,
+                         "caller affinity: processor %d could not be applied to the calling thread (%s); "
+                         "the process CPU set may have changed since the policy was resolved",
+                         cpu, strerror(rc));
+  pinned_caller_processor = cpu;
+  return 0;
+}
+
+/* Splits `chunks` into `participants` contiguous blocks. */
+static void publish_blocks(struct cpuexec_executor *exec, int64_t chunks, uint32_t participants) {
+  int64_t q = chunks / participants, rem = chunks % participants, begin = 0;
+  for (uint32_t p = 0; p < participants; p++) {
+    int64_t len = q + (p < rem ? 1 : 0);
+    cpuexec__block *b = &exec->blocks[p];
+    b->first = begin;
+    b->end = begin + len;
+    atomic_store_explicit(&b->next, begin + 1, memory_order_relaxed);
+    begin += len;
+  }
+}
+
+CPUEXEC_EXPORT int cpuexec_parallel_for(cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
+                                        cpuexec_range_fn fn, uint32_t max_participants) {
+  if (exec && exec->fork_generation != atomic_load_explicit(&cpuexec__fork_generation, memory_order_relaxed))
+    return cpuexec__fail(CPUEXEC_EFORKED,
+                         "executor %llu: created by the parent process before fork(); create a new one in the child",
+                         (unsigned long long)exec->id);
+  if (grain < 1)
+    return cpuexec__fail(CPUEXEC_EINVAL, "grain: %lld is below 1; use at least 1 index per range",
+                         (long long)grain);
+  if (!fn) return cpuexec__fail(CPUEXEC_EINVAL, "fn: NULL; a range callback is required");
+  if (total <= 0) return 0;
+  if (!exec) return run_inline(NULL, total, ctx, fn);
+
+  cpuexec__counters_block *counters = cpuexec__counters_of(exec);
+  const cpuexec__observer *obs = atomic_load_explicit(&cpuexec__dispatch_observer, memory_order_acquire);
+  if (cpuexec__tls.callback_depth > 0) {
+    CPUEXEC__COUNT(counters, nested_inline, 1);
+    if (obs) notify(obs, exec, max_participants, 1, total, grain, true);
+    return run_inline(exec, total, ctx, fn);
+  }
+  int64_t chunks = total / grain + (total % grain != 0);
+  uint32_t participants = exec->threads;
+  if (max_participants != 0 && max_participants < participants) participants = max_participants;
+  if (chunks < (int64_t)participants) participants = (uint32_t)chunks;
+  if (exec->pin_caller) {
+    int rc = pin_caller(exec);
+    if (rc != 0) return rc;
+  }
+  if (participants == 1) {
+    CPUEXEC__COUNT(counters, limited_inline, 1);
+    if (obs) notify(obs, exec, max_participants, 1, total, grain, true);
+    return run_inline(exec, total, ctx, fn);
+  }
+  if (obs) notify(obs, exec, max_participants, participants, total, grain, false);
+  CPUEXEC__COUNT(counters, dispatches, 1);
+
+  pthread_mutex_lock(&exec->dispatch_lock);
+  cpuexec__region *r = &exec->region;
+  uint32_t seq = r->seq + 1;
+  r->fn = fn;
+  r->ctx = ctx;
+  r->total = total;
+  r->grain = grain;
+  r->chunks = chunks;
+  r->participants = participants;
+  r->seq = seq;
+  publish_blocks(exec, chunks, participants);
+  atomic_store_explicit(&exec->error, 0, memory_order_relaxed);
+  atomic_store_explicit(&exec->remaining, participants - 1, memory_order_relaxed);
+  uint64_t wakes = 0;
+  for (uint32_t k = 1; k < participants; k++) {
+    cpuexec__worker *w = &exec->workers[k - 1];
+    uint32_t epoch = atomic_load_explicit(&w->epoch, memory_order_relaxed) + 1;
+    wakes += cpuexec__store_and_wake(&w->epoch, epoch, &w->parked);
+  }
+  cpuexec__region_participate(exec, 0);
+  if (atomic_load_explicit(&exec->done, memory_order_acquire) != seq) {
+    bool slept;
+    cpuexec__wait_while_equal(&exec->done, seq - 1, &exec->caller_parked, &exec->spin, &slept);
+    counters = cpuexec__counters_of(exec);
+    CPUEXEC__COUNT(counters, caller_waits, 1);
+    if (slept)
+      CPUEXEC__COUNT(counters, parks, 1);
+    else
+      CPUEXEC__COUNT(counters, spins_found_work, 1);
+  }
+  CPUEXEC__COUNT(counters, wakeups, wakes);
+  int rc = atomic_load_explicit(&exec->error, memory_order_relaxed);
+  pthread_mutex_unlock(&exec->dispatch_lock);
+  return rc;
+}
