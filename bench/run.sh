@@ -26,6 +26,7 @@
 #   BENCH_SMOKE=1   each program once with tiny counts: checks results, no table
 #   BENCH_GRAIN=1   hands every backend a chunk of 1 instead of one block per participant
 #   BENCH_PARTICIPANTS=N  participants per backend (default 2)
+#   BENCH_STRACE=0  skips the syscall count
 #   BENCH_KEEP=1    keeps the raw outputs (results, per-program logs) and says where
 #
 # Extending. To add a measurement, write a program that accepts
@@ -136,7 +137,9 @@ done
 
 # System calls of the hot loop (backends only).
 strace_note=
-if command -v strace >/dev/null 2>&1; then
+if [ "${BENCH_STRACE:-1}" = 0 ]; then
+  strace_note="syscall count skipped (BENCH_STRACE=0)"
+elif command -v strace >/dev/null 2>&1; then
   while IFS="$(printf '\t')" read -r name prog kind; do
     [ "$kind" = backend ] || continue
     n1=$(strace -f -c -o "$work/st1" "$prog" --mode=hot --calls=1000 </dev/null >/dev/null 2>&1 &&
