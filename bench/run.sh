@@ -11,9 +11,9 @@
 # statistics taken over the pool. Before the rounds, one program calibrates
 # the EPCC delay (~0.1 us) and every program then runs that exact length.
 # After the rounds, the hot dispatch loop of every backend runs under
-# `strace -f -c` twice, with 1000 and 11000 calls; the difference of the
-# two syscall totals is the count per 10000 calls (start-up and exit cancel
-# out). OMP_*, KMP_* and GOMP_* variables are removed so the OpenMP
+# `strace -f -c` twice, with 500 and 5500 calls; twice the difference of
+# the two syscall totals is the count per 10000 calls (start-up and exit
+# cancel out). OMP_*, KMP_* and GOMP_* variables are removed so the OpenMP
 # runtimes run their defaults; CPUEXEC_POLICY is honoured.
 #
 # Environment (the Makefile sets the first four):
@@ -23,6 +23,9 @@
 #   BENCH_TARGETS   the targets file (bench/targets.txt)
 #   BENCH_TABLE     where to save a copy of the table
 #   BENCH_QUICK=1   2 rounds, fewer samples (about 30 s); BENCH_ROUNDS=N sets the rounds
+#   BENCH_BUDGET=S  no new round starts after S seconds of rounds (default 150, quick 20),
+#                   once 2 rounds (quick: 1) are done: a loaded machine gets fewer rounds
+#                   rather than a run of many minutes; the table says how many ran
 #   BENCH_SMOKE=1   each program once with tiny counts: checks results, no table
 #   BENCH_GRAIN=1   hands every backend a chunk of 1 instead of one block per participant
 #   BENCH_PARTICIPANTS=N  participants per backend (default 2)
@@ -45,9 +48,9 @@ programs=${BENCH_PROGRAMS:-}
 targets=${BENCH_TARGETS:-}
 table_copy=${BENCH_TABLE:-}
 if [ -n "${BENCH_QUICK:-}" ] && [ "${BENCH_QUICK}" != 0 ]; then
-  rounds=${BENCH_ROUNDS:-2}; quick=--quick
+  rounds=${BENCH_ROUNDS:-2}; quick=--quick; budget=${BENCH_BUDGET:-20}; min_rounds=1
 else
-  rounds=${BENCH_ROUNDS:-7}; quick=
+  rounds=${BENCH_ROUNDS:-7}; quick=; budget=${BENCH_BUDGET:-150}; min_rounds=2
 fi
 smoke=${BENCH_SMOKE:-}
 [ "$smoke" = 0 ] && smoke=
@@ -124,8 +127,13 @@ fi
 
 load_before=$(cut -d ' ' -f 1-3 /proc/loadavg 2>/dev/null || echo '?')
 started=$(date +%s)
+budget_note=
 r=0
 while [ "$r" -lt "$rounds" ]; do
+  if [ "$r" -ge "$min_rounds" ] && [ $(($(date +%s) - started)) -ge "$budget" ]; then
+    budget_note=" (time budget of ${budget}s reached after $r of $rounds)"
+    break
+  fi
   # Rotate the order by one every round.
   k=$((r % count))
   { tail -n +$((k + 1)) "$work/run.list"; head -n "$k" "$work/run.list"; } >"$work/order"
@@ -142,12 +150,12 @@ if [ "${BENCH_STRACE:-1}" = 0 ]; then
 elif command -v strace >/dev/null 2>&1; then
   while IFS="$(printf '\t')" read -r name prog kind; do
     [ "$kind" = backend ] || continue
-    n1=$(strace -f -c -o "$work/st1" "$prog" --mode=hot --calls=1000 </dev/null >/dev/null 2>&1 &&
+    n1=$(strace -f -c -o "$work/st1" "$prog" --mode=hot --calls=500 </dev/null >/dev/null 2>&1 &&
       awk '$NF == "total" { print $4 }' "$work/st1")
-    n2=$(strace -f -c -o "$work/st2" "$prog" --mode=hot --calls=11000 </dev/null >/dev/null 2>&1 &&
+    n2=$(strace -f -c -o "$work/st2" "$prog" --mode=hot --calls=5500 </dev/null >/dev/null 2>&1 &&
       awk '$NF == "total" { print $4 }' "$work/st2")
     if [ -n "$n1" ] && [ -n "$n2" ]; then
-      echo "M $name syscalls_hot per10k $((n2 - n1))" >>"$work/results"
+      echo "M $name syscalls_hot per10k $((2 * (n2 - n1)))" >>"$work/results"
     else
       strace_note="strace could not trace $name (ptrace not permitted?); no syscall count"
     fi
@@ -163,10 +171,11 @@ order=$(for b in $backends; do printf '%s ' "${b%%=*}"; done)
 {
   echo "libcpuexec bench: $(uname -m), $(getconf _NPROCESSORS_ONLN 2>/dev/null || echo '?') CPUs," \
     "participants ${BENCH_PARTICIPANTS:-2}, chunk ${BENCH_GRAIN:+1}${BENCH_GRAIN:-ceil(n/participants)}," \
-    "$rounds interleaved rounds in ${elapsed}s, EPCC delay $delay_len iterations = $delay_ns ns"
+    "$r interleaved rounds$budget_note in ${elapsed}s, EPCC delay $delay_len iterations = $delay_ns ns"
   echo "load average before: $load_before, after: $load_after"
   [ -n "$missing" ] && echo "not available (configure did not find them):$missing"
   [ -n "$strace_note" ] && echo "$strace_note"
+  sed -n 's/^# libcpuexec policy: /libcpuexec policy: /p' "$work/log" 2>/dev/null | head -n 1
   awk '!seen[$3]++ { print $3 }' "$work/results" >"$work/metrics"
   sort -k3,3 -k2,2 -k5,5g "$work/results" |
     awk -v order="$order" -v targets="${targets:-/dev/null}" -v metrics="$work/metrics" '
@@ -258,7 +267,7 @@ lat_gapX: one call of `participants` iterations of the tiny body (us), X = no ga
   or a 1 ms / 10 ms clock_nanosleep before each call; every call a sample, p99 over the pooled rounds.
 idle_burn: CPU time of the process minus the caller's own, during 1 s of sleep right after a burst
   of 1000 calls (ms per idle second). axpy_S: y += a*x over S floats, 12 bytes per element (GB/s).
-syscalls_hot: system calls per 10000 back-to-back calls (strace -f -c of 11000 calls minus 1000 calls).
+syscalls_hot: system calls per 10000 back-to-back calls (strace -f -c: 5500 calls minus 500 calls, x2).
 min/max: over the rounds (pooled samples for lat_*). cpuexec/x: libcpuexec median / this backend's.
 EOF
 } >"$work/table"

@@ -56,6 +56,11 @@ check "best peer chosen for axpy (11 GB/s), MISS" "^ +libgomp +11\.000 .* 0\.91 
 check "extra program's metric in the table" "^extra_metric +ns +libcpuexec +7\.000"
 check "no p99 for per-round values" "^epcc_n2 +us +libcpuexec +0\.200 +0\.200 +0\.200 +- "
 
+# The time budget: no new round once it is spent, but never fewer than 2.
+BENCH_BACKENDS="libcpuexec=$dir/libcpuexec" BENCH_ROUNDS=5 BENCH_BUDGET=0 BENCH_STRACE=0 sh "$runner" \
+  >"$dir/table" 2>"$dir/err"
+check "time budget stops the rounds after the minimum" "2 interleaved rounds \(time budget of 0s reached after 2 of 5\)"
+
 # A program that fails (a wrong checksum) fails the run.
 printf '#!/bin/sh\n[ "$1" = --mode=round ] && { echo "FAIL libcpuexec: index 3 has 0, expected 1"; exit 1; }\nexit 0\n' \
   >"$dir/broken"
