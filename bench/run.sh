@@ -19,7 +19,10 @@
 # Environment (the Makefile sets the first four):
 #   BENCH_BACKENDS  "name=program ..." for the side-by-side backends; an empty
 #                   program means configure did not find that peer
-#   BENCH_PROGRAMS  every bench program; those not in BENCH_BACKENDS are extras
+#   BENCH_PROGRAMS  every bench program (bench_programs)
+#   BENCH_TABLE_PROGRAMS  extra programs speaking the protocol below: they run in
+#                   every round and their rows join the table; the other
+#                   BENCH_PROGRAMS run once, without arguments, after the table
 #   BENCH_TARGETS   the targets file (bench/targets.txt)
 #   BENCH_TABLE     where to save a copy of the table
 #   BENCH_QUICK=1   2 rounds, fewer samples (about 30 s); BENCH_ROUNDS=N sets the rounds
@@ -29,22 +32,25 @@
 #   BENCH_SMOKE=1   each program once with tiny counts: checks results, no table
 #   BENCH_GRAIN=1   hands every backend a chunk of 1 instead of one block per participant
 #   BENCH_PARTICIPANTS=N  participants per backend (default 2)
-#   BENCH_STRACE=0  skips the syscall count
+#   BENCH_STRACE=0  skips the syscall count; BENCH_OTHERS=0 skips the programs run once
 #   BENCH_KEEP=1    keeps the raw outputs (results, per-program logs) and says where
 #
-# Extending. To add a measurement, write a program that accepts
+# Extending. To add rows to the table, write a program that accepts
 # --mode=round|smoke, --delay-len=N and --quick (it may ignore the last two),
 # prints "M <backend> <metric> <unit> <value>" lines (backend "libcpuexec" for
 # ours, the peer's name for a peer, so ratios line up) and exits non-zero on a
-# wrong result; add it in its area's fragment with `bench_programs +=
-# bench/bench_x` (built by `make bench` only) and it runs in every round. To
-# judge it, add a line to bench/targets.txt. Rows appear in the order metrics
-# are first printed.
+# wrong result; in its area's fragment add it to both `bench_programs` and
+# `bench_table_programs`, and it runs in every round. To judge it, add a line
+# to bench/targets.txt. Rows appear in the order metrics are first printed.
+# A program only in bench_programs runs once after the table, without
+# arguments, and its output is shown as it is.
 set -u
 LC_ALL=C; export LC_ALL
+tab=$(printf '\t')
 
 backends=${BENCH_BACKENDS:?set BENCH_BACKENDS (make bench sets it)}
 programs=${BENCH_PROGRAMS:-}
+table_programs=${BENCH_TABLE_PROGRAMS:-}
 targets=${BENCH_TARGETS:-}
 table_copy=${BENCH_TABLE:-}
 if [ -n "${BENCH_QUICK:-}" ] && [ "${BENCH_QUICK}" != 0 ]; then
@@ -82,9 +88,14 @@ for b in $backends; do
     missing="$missing $name"
   fi
 done
-for p in $programs; do
+others=
+for p in $table_programs $programs; do
   case " $backends " in *"=$p "*) continue ;; esac
-  printf '%s\t%s\textra\n' "$(basename "$p")" "$p" >>"$work/run.list"
+  grep -q "$tab$p$tab" "$work/run.list" && continue
+  case " $table_programs " in
+    *" $p "*) printf '%s\t%s\textra\n' "$(basename "$p")" "$p" >>"$work/run.list" ;;
+    *) others="$others $p" ;;
+  esac
 done
 count=$(wc -l <"$work/run.list")
 [ "$count" -gt 0 ] || { echo "bench: no program to run" >&2; exit 1; }
@@ -109,7 +120,7 @@ run() {
 
 : >"$work/results"
 if [ -n "$smoke" ]; then
-  while IFS="$(printf '\t')" read -r name prog kind; do
+  while IFS=$tab read -r name prog kind; do
     run "$name" "$prog" --mode=smoke && echo "bench-smoke: $name ok"
   done <"$work/run.list"
   [ -n "$missing" ] && echo "bench-smoke: not available:$missing"
@@ -137,7 +148,7 @@ while [ "$r" -lt "$rounds" ]; do
   # Rotate the order by one every round.
   k=$((r % count))
   { tail -n +$((k + 1)) "$work/run.list"; head -n "$k" "$work/run.list"; } >"$work/order"
-  while IFS="$(printf '\t')" read -r name prog kind; do
+  while IFS=$tab read -r name prog kind; do
     run "$name" "$prog" --mode=round --delay-len="$delay_len" $quick
   done <"$work/order"
   r=$((r + 1))
@@ -148,7 +159,7 @@ strace_note=
 if [ "${BENCH_STRACE:-1}" = 0 ]; then
   strace_note="syscall count skipped (BENCH_STRACE=0)"
 elif command -v strace >/dev/null 2>&1; then
-  while IFS="$(printf '\t')" read -r name prog kind; do
+  while IFS=$tab read -r name prog kind; do
     [ "$kind" = backend ] || continue
     n1=$(strace -f -c -o "$work/st1" "$prog" --mode=hot --calls=500 </dev/null >/dev/null 2>&1 &&
       awk '$NF == "total" { print $4 }' "$work/st1")
@@ -273,6 +284,18 @@ EOF
 } >"$work/table"
 cat "$work/table"
 if [ -n "$table_copy" ]; then cp "$work/table" "$table_copy" 2>/dev/null || true; fi
+
+# The other bench programs: once each, without arguments, output as it is.
+if [ "${BENCH_OTHERS:-1}" != 0 ]; then
+  for p in $others; do
+    echo
+    echo "== $(basename "$p") (run once, without arguments)"
+    if ! $limit "$p" </dev/null; then
+      failures=$((failures + 1))
+      echo "bench: $p failed" >&2
+    fi
+  done
+fi
 if [ "$failures" -ne 0 ]; then
   echo "bench: $failures program run(s) failed; their results are missing from the table" >&2
   exit 1

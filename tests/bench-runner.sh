@@ -38,9 +38,12 @@ cat >"$dir/extra" <<'SCRIPT'
 exit 0
 SCRIPT
 chmod +x "$dir/extra"
+printf '#!/bin/sh\necho "other program ran with $# arguments"\n' >"$dir/other"
+chmod +x "$dir/other"
 
 backends="libcpuexec=$dir/libcpuexec libomp= libgomp=$dir/libgomp pthreadpool=$dir/pthreadpool tbb="
-BENCH_BACKENDS=$backends BENCH_PROGRAMS="$dir/libcpuexec $dir/extra" BENCH_TARGETS=$srcdir/bench/targets.txt \
+BENCH_BACKENDS=$backends BENCH_PROGRAMS="$dir/libcpuexec $dir/extra $dir/other" \
+  BENCH_TABLE_PROGRAMS="$dir/extra" BENCH_TARGETS=$srcdir/bench/targets.txt \
   BENCH_ROUNDS=3 BENCH_STRACE=0 sh "$runner" >"$dir/table" 2>"$dir/err"
 rc=$?
 cat "$dir/table"
@@ -54,6 +57,9 @@ check "epcc MISS against libgomp (0.2 > 0.5 x 0.35)" "^ +libgomp +0\.350 .* 0\.5
 check "absolute bound on libcpuexec" "^idle_burn +ms/s +libcpuexec +1\.500 .* <= 2 +PASS"
 check "best peer chosen for axpy (11 GB/s), MISS" "^ +libgomp +11\.000 .* 0\.91 +cpuexec >= 0\.97x best +MISS"
 check "extra program's metric in the table" "^extra_metric +ns +libcpuexec +7\.000"
+check "other programs run once, without arguments, after the table" "^other program ran with 0 arguments"
+[ "$(grep -c "other program ran" "$dir/table")" -eq 1 ] && echo "ok - other program ran exactly once" ||
+  { echo "not ok - other program ran $(grep -c "other program ran" "$dir/table") times"; failed=1; }
 check "no p99 for per-round values" "^epcc_n2 +us +libcpuexec +0\.200 +0\.200 +0\.200 +- "
 
 # The time budget: no new round once it is spent, but never fewer than 2.
