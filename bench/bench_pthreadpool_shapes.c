@@ -1,11 +1,14 @@
 /* Dispatch time of every pthreadpool shape, 1D to 6D with their tile
- * variants. The same source is built twice: against libcpuexec's
- * pthreadpool.h (libcpuexec-pthreadpool) and against Debian's pthreadpool
- * (-lpthreadpool). bench/run_pthreadpool_shapes.sh alternates the two
- * processes and compares medians.
+ * variants, as rows of `make bench`'s table (bench/run.sh protocol). The
+ * same source is built twice: against libcpuexec's pthreadpool.h
+ * (libcpuexec-pthreadpool, rows "libcpuexec") and against Debian's
+ * (-lpthreadpool, rows "pthreadpool"); the runner runs each in its own
+ * process, in rotating order every round, and reports medians and ratios.
  *
- * usage: bench_pthreadpool_shapes [threads (2)] [milliseconds per shape (40)]
- * prints: "backend <name>" then one line per shape: "<shape> <ns per call> <items per call>" */
+ * usage: bench_pthreadpool_shapes [--mode=round|smoke] [--quick] [--delay-len=N (ignored)]
+ * prints "M <backend> pp_<shape> ns <ns per call>", several samples per
+ * shape; BENCH_PARTICIPANTS sets the threads (default 2). Exits 1 when an
+ * item was skipped or repeated. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,20 +17,18 @@
 #include <pthreadpool.h>
 
 #ifdef CPUEXEC_PTHREADPOOL_COMPAT
-#define BACKEND "cpuexec"
+#define BACKEND "libcpuexec"
 #else
 #define BACKEND "pthreadpool"
 #endif
 
-/* The body every shape runs: one store per item of a grid that holds 1024
- * items, addressed from the item's coordinates. */
+/* The body every shape runs: the call adds its item count (1, or the tile's
+ * area) to the slot of its first item. Calls own distinct slots, so the
+ * body is race-free, and after K calls the slots sum to K * ITEMS. */
 #define ITEMS 1024
 static float out[ITEMS];
 
-static inline void touch(size_t linear, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    out[(linear + i) & (ITEMS - 1)] += 1.0f;
-}
+static inline void touch(size_t linear, size_t n) { out[linear] += (float)n; }
 
 static void t1d(void *c, size_t i) { (void)c; touch(i, 1); }
 static void t1d_t1(void *c, size_t i, size_t ti) { (void)c; touch(i, ti); }
@@ -63,18 +64,18 @@ static void t5d_t2(void *c, size_t i, size_t j, size_t k, size_t l, size_t m, si
 }
 static void t6d(void *c, size_t i, size_t j, size_t k, size_t l, size_t m, size_t n) {
   (void)c;
-  touch(((((i * 4 + j) * 4 + k) * 4 + l) * 4 + m) * 2 + n, 1);
+  touch(((((i * 4 + j) * 4 + k) * 4 + l) * 2 + m) * 2 + n, 1);
 }
 static void t6d_t1(void *c, size_t i, size_t j, size_t k, size_t l, size_t m, size_t n, size_t tn) {
   (void)c;
-  touch(((((i * 4 + j) * 4 + k) * 4 + l) * 4 + m) * 2 + n, tn);
+  touch(((((i * 4 + j) * 4 + k) * 4 + l) * 2 + m) * 2 + n, tn);
 }
 static void t6d_t2(void *c, size_t i, size_t j, size_t k, size_t l, size_t m, size_t n, size_t tm, size_t tn) {
   (void)c;
-  touch(((((i * 4 + j) * 4 + k) * 4 + l) * 4 + m) * 2 + n, tm * tn);
+  touch(((((i * 4 + j) * 4 + k) * 4 + l) * 2 + m) * 2 + n, tm * tn);
 }
 
-/* Each shape: 1024 items; tiled shapes split them into 256 tiles. */
+/* Each shape: 1024 items; tiled shapes split them into 256 tiles (6d_tile_1d: 512). */
 static void run_shape(pthreadpool_t p, int s) {
   switch (s) {
   case 0: pthreadpool_parallelize_1d(p, t1d, NULL, 1024, 0); break;
@@ -91,9 +92,9 @@ static void run_shape(pthreadpool_t p, int s) {
   case 11: pthreadpool_parallelize_5d(p, t5d, NULL, 4, 4, 4, 4, 4, 0); break;
   case 12: pthreadpool_parallelize_5d_tile_1d(p, t5d_t1, NULL, 4, 4, 4, 4, 4, 4, 0); break;
   case 13: pthreadpool_parallelize_5d_tile_2d(p, t5d_t2, NULL, 4, 4, 4, 4, 4, 2, 2, 0); break;
-  case 14: pthreadpool_parallelize_6d(p, t6d, NULL, 4, 4, 4, 4, 4, 2, 0); break;
-  case 15: pthreadpool_parallelize_6d_tile_1d(p, t6d_t1, NULL, 4, 4, 4, 4, 4, 2, 2, 0); break;
-  case 16: pthreadpool_parallelize_6d_tile_2d(p, t6d_t2, NULL, 4, 4, 4, 4, 4, 2, 2, 2, 0); break;
+  case 14: pthreadpool_parallelize_6d(p, t6d, NULL, 4, 4, 4, 4, 2, 2, 0); break;
+  case 15: pthreadpool_parallelize_6d_tile_1d(p, t6d_t1, NULL, 4, 4, 4, 4, 2, 2, 2, 0); break;
+  case 16: pthreadpool_parallelize_6d_tile_2d(p, t6d_t2, NULL, 4, 4, 4, 4, 2, 2, 2, 2, 0); break;
   }
 }
 
@@ -110,39 +111,70 @@ static double now_ns(void) {
   return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-static int compare_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
+/* Sums the slots and clears them; ok when the sum is calls * ITEMS. */
+static int check_and_clear(double calls) {
+  double sum = 0;
+  for (size_t i = 0; i < ITEMS; i++) {
+    sum += out[i];
+    out[i] = 0;
+  }
+  return sum == calls * ITEMS;
 }
 
 int main(int argc, char **argv) {
-  size_t threads = argc > 1 ? strtoul(argv[1], NULL, 10) : 2;
-  double budget_ns = (argc > 2 ? atof(argv[2]) : 40.0) * 1e6;
+  const char *mode = "round";
+  int quick = 0;
+  for (int a = 1; a < argc; a++) {
+    if (strncmp(argv[a], "--mode=", 7) == 0)
+      mode = argv[a] + 7;
+    else if (strcmp(argv[a], "--quick") == 0)
+      quick = 1;
+    else if (strncmp(argv[a], "--delay-len=", 12) != 0) {
+      fprintf(stderr, "usage: %s [--mode=round|smoke] [--quick] [--delay-len=N]\n", argv[0]);
+      return 2;
+    }
+  }
+  int smoke = strcmp(mode, "smoke") == 0;
+  if (!smoke && strcmp(mode, "round") != 0) {
+    fprintf(stderr, "%s: --mode=%s is not supported (round, smoke)\n", argv[0], mode);
+    return 2;
+  }
+  const char *env = getenv("BENCH_PARTICIPANTS");
+  size_t threads = env && *env ? strtoul(env, NULL, 10) : 2;
   pthreadpool_t pool = pthreadpool_create(threads);
-  if (pool == NULL) {
-    fprintf(stderr, "pthreadpool_create(%zu) failed\n", threads);
+  if (pool == NULL || pthreadpool_get_threads_count(pool) != threads) {
+    printf("FAIL %s: no pool of %zu threads\n", BACKEND, threads);
     return 1;
   }
-  printf("backend %s threads %zu\n", BACKEND, pthreadpool_get_threads_count(pool));
+  printf("# %s pthreadpool shapes: %zu threads, %d items a call\n", BACKEND, threads, ITEMS);
+  /* Per shape: a warm-up sizes a block of calls to ~budget / blocks; each
+   * block is one sample. Smoke: a few calls, results checked only. */
+  const double budget_ns = smoke ? 0 : (quick ? 8e6 : 30e6);
+  const int blocks = smoke ? 1 : (quick ? 3 : 5);
+  int failed = 0;
   for (int s = 0; s < SHAPES; s++) {
-    /* Warm up (workers started and spinning), then size a block of calls
-     * to ~1/9 of the budget and keep the median of 9 blocks. */
-    double start = now_ns();
-    long calls = 0;
-    while (now_ns() - start < budget_ns / 9 || calls < 10) {
+    double start = now_ns(), calls = 0;
+    while (now_ns() - start < budget_ns / blocks || calls < 3) {
       run_shape(pool, s);
       calls++;
     }
-    double block[9];
-    for (int b = 0; b < 9; b++) {
+    long block_calls = (long)calls;
+    for (int b = 0; b < blocks; b++) {
       double t0 = now_ns();
-      for (long c = 0; c < calls; c++)
+      for (long c = 0; c < block_calls; c++)
         run_shape(pool, s);
-      block[b] = (now_ns() - t0) / (double)calls;
+      double per_call = (now_ns() - t0) / (double)block_calls;
+      calls += (double)block_calls;
+      if (!smoke)
+        printf("M %s pp_%s ns %.0f\n", BACKEND, shape_names[s], per_call);
     }
-    qsort(block, 9, sizeof block[0], compare_double);
-    printf("%s %.0f %d\n", shape_names[s], block[4], ITEMS);
+    if (!check_and_clear(calls)) {
+      printf("FAIL %s: pp_%s did not call every item exactly once\n", BACKEND, shape_names[s]);
+      failed = 1;
+    }
   }
   pthreadpool_destroy(pool);
-  return out[0] < 0.0f; /* keeps the body observable */
+  if (smoke && !failed)
+    printf("# %s pthreadpool shapes: smoke ok\n", BACKEND);
+  return failed;
 }
