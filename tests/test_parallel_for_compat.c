@@ -54,7 +54,7 @@ static unsigned popcount(unsigned v) { return (unsigned)__builtin_popcount(v); }
 
 static void standalone_calls_share_one_process_wide_pool(void **state) {
   (void)state;
-  int baseline = wait_task_count(task_count());
+  int baseline = task_baseline();
   assert_int_equal(cpuexec_registry_live_pools(cpuexec_registry_default()), 0);
   assert_null(cpuexec_current());
   for (int round = 0; round < 5; round++) {
@@ -179,6 +179,26 @@ static void nested_calls_run_inline_on_the_calling_thread(void **state) {
 
 /* ---- fork ---------------------------------------------------------------- */
 
+static int serial_session_body(void *arg) { return ParallelFor(TOTAL, 16, arg, cover); }
+
+/* What the child checks without starting a thread (see task_count.h): the
+ * inherited pool is forgotten and a serial session's kernel runs. */
+static int child_checks_without_threads(void) {
+  if (cpuexec_registry_live_pools(cpuexec_registry_default()) != 0) return 30;
+  cpuexec_policy serial;
+  cpuexec_policy_init(&serial);
+  serial.num_threads = 1;
+  serial.affinity_policy = CPUEXEC_AFFINITY_NONE;
+  cpuexec_session *s = NULL;
+  if (cpuexec_session_create(&serial, &s) != 0) return 31;
+  coverage *c = calloc(1, sizeof *c);
+  if (!c) return 32;
+  if (cpuexec_session_run(s, serial_session_body, c) != 0 || coverage_errors(c) != 0) return 33;
+  free(c);
+  cpuexec_session_destroy(s);
+  return 0;
+}
+
 static int child_uses_a_fresh_pool(void) {
   /* Nothing may be printed: the rebuild is silent. stderr goes to a file
    * the child checks at the end. */
@@ -188,14 +208,18 @@ static int child_uses_a_fresh_pool(void) {
   unlink(path);
   fflush(stderr);
   if (dup2(fd, 2) < 0) return 21;
-  if (ParallelForThreadCount() != PROCESS_THREADS) return 22;
-  coverage *c = calloc(1, sizeof *c);
-  if (!c) return 23;
-  if (ParallelFor(TOTAL, 16, c, cover) != 0) return 24;
-  if (coverage_errors(c) != 0) return 25;
-  if (popcount(atomic_load(&c->participants)) != PROCESS_THREADS) return 26;
-  free(c);
-  if (cpuexec_registry_live_pools(cpuexec_registry_default()) != 1) return 27;
+  int rc = child_checks_without_threads();
+  if (rc != 0) return rc;
+  if (TEST_CHILD_MAY_START_THREADS) {
+    if (ParallelForThreadCount() != PROCESS_THREADS) return 22;
+    coverage *c = calloc(1, sizeof *c);
+    if (!c) return 23;
+    if (ParallelFor(TOTAL, 16, c, cover) != 0) return 24;
+    if (coverage_errors(c) != 0) return 25;
+    if (popcount(atomic_load(&c->participants)) != PROCESS_THREADS) return 26;
+    free(c);
+    if (cpuexec_registry_live_pools(cpuexec_registry_default()) != 1) return 27;
+  }
   fflush(stderr);
   if (lseek(fd, 0, SEEK_END) != 0) return 28;
   return 0;

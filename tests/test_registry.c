@@ -188,7 +188,7 @@ static void serial_policies_take_no_capacity_and_start_no_thread(void **state) {
   cpuexec_resolved *r2 = resolve_threads(2), *r1 = resolve_threads(1);
   cpuexec_executor *e2 = NULL, *s1 = NULL, *s2 = NULL;
   assert_int_equal(cpuexec_registry_acquire(reg, r2, &e2), 0);
-  int before = wait_task_count(task_count());
+  int before = task_baseline();
   assert_int_equal(cpuexec_registry_acquire(reg, r1, &s1), 0); /* capacity 1 is full, serial still fits */
   assert_int_equal(cpuexec_registry_acquire(reg, r1, &s2), 0);
   assert_int_equal(task_count(), before);
@@ -210,7 +210,7 @@ static void serial_policies_take_no_capacity_and_start_no_thread(void **state) {
 static void releasing_the_last_lease_stops_the_threads(void **state) {
   (void)state;
   cpuexec_registry *reg = make_registry(8, 0);
-  int baseline = wait_task_count(task_count());
+  int baseline = task_baseline();
   cpuexec_resolved *r = resolve_threads(3);
   cpuexec_executor *e1 = NULL, *e2 = NULL;
   assert_int_equal(cpuexec_registry_acquire(reg, r, &e1), 0);
@@ -230,7 +230,7 @@ static void idle_retention_keeps_the_pool_then_stops_it(void **state) {
   (void)state;
   const uint64_t retention_ms = 300;
   cpuexec_registry *reg = make_registry(8, retention_ms * 1000000u);
-  int baseline = wait_task_count(task_count());
+  int baseline = task_baseline();
   cpuexec_resolved *r = resolve_threads(3);
   cpuexec_executor *e = NULL;
   assert_int_equal(cpuexec_registry_acquire(reg, r, &e), 0);
@@ -257,7 +257,7 @@ static void idle_retention_keeps_the_pool_then_stops_it(void **state) {
 static void a_full_registry_evicts_an_idle_retained_pool(void **state) {
   (void)state;
   cpuexec_registry *reg = make_registry(1, 60ull * 1000000000u);
-  int baseline = wait_task_count(task_count());
+  int baseline = task_baseline();
   cpuexec_resolved *r2 = resolve_threads(2), *r3 = resolve_threads(3);
   cpuexec_executor *e2 = NULL, *e3 = NULL, *busy = NULL;
   assert_int_equal(cpuexec_registry_acquire(reg, r2, &e2), 0);
@@ -277,7 +277,7 @@ static void a_full_registry_evicts_an_idle_retained_pool(void **state) {
 
 static void releasing_an_unshared_executor_destroys_it(void **state) {
   (void)state;
-  int baseline = wait_task_count(task_count());
+  int baseline = task_baseline();
   cpuexec_resolved *r = resolve_threads(3);
   cpuexec_executor *e = NULL;
   assert_int_equal(cpuexec_executor_create(r, &e), 0);
@@ -367,7 +367,7 @@ static void *stress_main(void *arg) {
 }
 
 static void run_stress(uint32_t capacity, uint64_t retention_ns) {
-  int baseline = wait_task_count(task_count());
+  int baseline = task_baseline();
   stress s;
   memset(&s, 0, sizeof s);
   s.reg = make_registry(capacity, retention_ns);
@@ -417,13 +417,19 @@ static int registry_child(void) {
   atomic_llong sum = 0;
   if (cpuexec_parallel_for(fork_inherited, 100, 1, &sum, count_range, 0) != CPUEXEC_EFORKED) return 11;
   if (sum != 0) return 12;
+  /* A compatible acquire makes a fresh pool, not the inherited one (serial
+   * where the child may not start threads: see task_count.h). */
+  cpuexec_resolved *serial = TEST_CHILD_MAY_START_THREADS ? NULL : resolve_threads(1);
+  const cpuexec_resolved *wanted = serial ? serial : fork_resolved;
   cpuexec_executor *fresh = NULL;
-  if (cpuexec_registry_acquire(cpuexec_registry_default(), fork_resolved, &fresh) != 0) return 13;
+  if (cpuexec_registry_acquire(cpuexec_registry_default(), wanted, &fresh) != 0) return 13;
   if (fresh == fork_inherited || cpuexec_executor_id(fresh) == cpuexec_executor_id(fork_inherited)) return 14;
   if (cpuexec_parallel_for(fresh, 1000, 1, &sum, count_range, 0) != 0 || sum != 1000) return 15;
+  if (cpuexec_registry_live_pools(cpuexec_registry_default()) != (serial ? 0u : 1u)) return 16;
   cpuexec_executor_release(fork_inherited); /* frees memory only */
   cpuexec_executor_release(fresh);
-  if (cpuexec_registry_live_pools(cpuexec_registry_default()) != 0) return 16;
+  if (cpuexec_registry_live_pools(cpuexec_registry_default()) != 0) return 17;
+  if (serial) cpuexec_resolved_destroy(serial);
   return 0;
 }
 

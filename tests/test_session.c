@@ -117,7 +117,7 @@ static int serial_body(void *arg) {
 
 static void a_serial_session_runs_every_range_inline(void **state) {
   (void)state;
-  int baseline = wait_task_count(task_count());
+  int baseline = task_baseline();
   cpuexec_session *s = session_with(1);
   assert_int_equal(task_count(), baseline);
   serial_probe p;
@@ -154,7 +154,7 @@ static int create_nested(void *arg) {
  * its own lease: the pool outlives the outer session. */
 static void a_nested_session_keeps_the_enclosing_executor(void **state) {
   (void)state;
-  int baseline = wait_task_count(task_count());
+  int baseline = task_baseline();
   cpuexec_session *outer = session_with(3);
   cpuexec_executor *exec = cpuexec_session_executor(outer);
   nested_probe p = {NULL, NULL, -1};
@@ -298,7 +298,7 @@ static void a_scope_cannot_be_left_from_another_thread(void **state) {
 
 static void bad_arguments_are_reported_and_start_nothing(void **state) {
   (void)state;
-  int baseline = wait_task_count(task_count());
+  int baseline = task_baseline();
   cpuexec_policy p;
   cpuexec_policy_init(&p);
   p.num_threads = -3;
