@@ -520,8 +520,11 @@ typedef struct session_case {
 
 static int session_body(void *p) {
   const session_case *c = p;
+  uint32_t live = cpuexec_registry_live_pools(cpuexec_registry_default());
   pthreadpool_t pool = pthreadpool_create(c->create_threads);
   assert_non_null(pool);
+  /* The pool leases the session's own pool: no second set of workers. */
+  assert_int_equal(cpuexec_registry_live_pools(cpuexec_registry_default()), live);
   assert_int_equal(pthreadpool_get_threads_count(pool), c->want_threads);
   observed o = {.caller = pthread_self()};
   pthreadpool_parallelize_1d(pool, observe_item, &o, 20000, 0);
