@@ -19,6 +19,8 @@
 #include <cpuexec.h>
 #include <pthreadpool.h>
 
+#include "task_count.h"
+
 #if defined(__x86_64__) || (defined(__i386__) && defined(__SSE__))
 #include <xmmintrin.h>
 #define HAVE_MXCSR 1
@@ -423,6 +425,27 @@ static void create_and_destroy_many_pools(void **state) {
     }
 }
 
+/* The caller is a participant: a pool of n starts n - 1 workers, a pool of
+ * one starts none, and pools with equal policies share their workers,
+ * which stop when the last pool is destroyed. */
+static void pools_start_threads_only_for_workers_and_share_them(void **state) {
+  (void)state;
+  int base = task_baseline();
+  pthreadpool_t one = pthreadpool_create(1);
+  assert_non_null(one);
+  assert_int_equal(wait_task_count(base), base);
+  pthreadpool_t a = pthreadpool_create(2), b = pthreadpool_create(2);
+  assert_non_null(a);
+  assert_non_null(b);
+  assert_int_equal(wait_task_count(base + 1), base + 1);
+  pthreadpool_destroy(a);
+  test_sleep_ms(50);
+  assert_int_equal(task_count(), base + 1);
+  pthreadpool_destroy(b);
+  assert_int_equal(wait_task_count(base), base);
+  pthreadpool_destroy(one);
+}
+
 static void thread_counts_are_the_participants_a_call_uses(void **state) {
   (void)state;
   pthreadpool_t pool = pthreadpool_create(2);
@@ -684,6 +707,7 @@ static void the_yield_flag_is_accepted(void **state) {
 static void a_pool_keeps_working_in_a_forked_child(void **state) {
   (void)state;
   pthreadpool_t pool = pthreadpool_create(2);
+  assert_non_null(pool);
   grid warm;
   grid_init(&warm, 1, Z(1000), NULL, 2);
   pthreadpool_parallelize_1d(pool, cb_1d, &warm, 1000, 0);
@@ -697,6 +721,19 @@ static void a_pool_keeps_working_in_a_forked_child(void **state) {
     int bad = atomic_load(&g.calls) != 1000;
     for (size_t e = 0; e < 1000; e++)
       bad |= atomic_load(&g.hits[e]) != 1;
+    /* The inherited pool is released without touching the parent's
+     * threads; a pool created in the child runs on threads of its own
+     * (not under ThreadSanitizer: see task_count.h). */
+    pthreadpool_destroy(pool);
+    if (!TEST_CHILD_MAY_START_THREADS)
+      _exit(bad);
+    pthreadpool_t fresh = pthreadpool_create(2);
+    grid h;
+    grid_init(&h, 1, Z(1000), NULL, 2);
+    pthreadpool_parallelize_1d_with_thread(fresh, cb_1d_thread, &h, 1000, 0);
+    bad |= (fresh == NULL || pthreadpool_get_threads_count(fresh) != 2) << 1;
+    bad |= (atomic_load(&h.calls) != 1000 || atomic_load(&h.bad_threads) != 0) << 2;
+    pthreadpool_destroy(fresh);
     _exit(bad);
   }
   int status = 0;
@@ -719,6 +756,7 @@ int main(void) {
   const struct CMUnitTest pool_tests[] = {
       cmocka_unit_test(a_null_pool_has_one_thread_and_runs_on_the_caller),
       cmocka_unit_test(create_and_destroy_many_pools),
+      cmocka_unit_test(pools_start_threads_only_for_workers_and_share_them),
       cmocka_unit_test(thread_counts_are_the_participants_a_call_uses),
       cmocka_unit_test(contention_many_concurrent_increments_all_count),
       cmocka_unit_test(calls_from_several_threads_on_one_pool_all_complete),
