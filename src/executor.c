@@ -26,10 +26,12 @@ static void *worker_main(void *arg) {
     if (slot->participants == 0) break;
     cpuexec__counters_block *counters = cpuexec__counters_of(exec);
     if (counters) {
-      atomic_fetch_add_explicit(slept ? &counters->parks : &counters->spins_found_work, 1, memory_order_relaxed);
+      atomic_fetch_add_explicit(slept ? &counters->workers.parks : &counters->workers.spins_found_work, 1,
+                                memory_order_relaxed);
       uint64_t start = cpuexec__now_ns();
       cpuexec__region_participate(exec, w->index);
-      atomic_fetch_add_explicit(&counters->worker_active_ns, cpuexec__now_ns() - start, memory_order_relaxed);
+      atomic_fetch_add_explicit(&counters->workers.worker_active_ns, cpuexec__now_ns() - start,
+                                memory_order_relaxed);
     } else {
       cpuexec__region_participate(exec, w->index);
     }

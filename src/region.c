@@ -241,7 +241,7 @@ CPUEXEC_EXPORT int cpuexec_parallel_for(cpuexec_executor *exec, int64_t total, i
     else
       CPUEXEC__COUNT(counters, spins_found_work, 1);
   }
-  CPUEXEC__COUNT(counters, wakeups, wakes);
+  if (wakes) CPUEXEC__COUNT(counters, wakeups, wakes);
   int rc = atomic_load_explicit(&exec->error, memory_order_relaxed);
   if (rc != 0) atomic_store_explicit(&exec->error, 0, memory_order_relaxed);
   pthread_mutex_unlock(&exec->dispatch_lock);
