@@ -222,6 +222,11 @@ CPUEXEC_EXPORT int cpuexec_parallel_for(cpuexec_executor *exec, int64_t total, i
   CPUEXEC__COUNT(counters, dispatches, 1);
 
   pthread_mutex_lock(&exec->dispatch_lock);
+  if (exec->spin.adaptive) {
+    int32_t cpu = sched_getcpu();
+    if (atomic_load_explicit(&exec->caller_cpu, memory_order_relaxed) != cpu)
+      atomic_store_explicit(&exec->caller_cpu, cpu, memory_order_relaxed);
+  }
   uint32_t target = exec->finish_target += participants - 1;
   publish_slots(exec, total, grain, ctx, fn, participants, target);
   uint64_t wakes = 0;
@@ -233,7 +238,8 @@ CPUEXEC_EXPORT int cpuexec_parallel_for(cpuexec_executor *exec, int64_t total, i
   cpuexec__region_participate(exec, 0);
   if (atomic_load_explicit(&exec->finished, memory_order_acquire) != target) {
     bool slept;
-    cpuexec__wait_until_equal(&exec->finished, target, &exec->caller_parked, &exec->spin, &slept);
+    cpuexec__wait_until_equal(&exec->finished, target, &exec->caller_parked, &exec->spin, &exec->first_worker_cpu,
+                              &slept);
     counters = cpuexec__counters_of(exec);
     CPUEXEC__COUNT(counters, caller_waits, 1);
     if (slept)
