@@ -24,11 +24,6 @@ static void *worker_main(void *arg) {
     bool slept;
     seen = cpuexec__wait_while_equal(&slot->epoch, seen, &slot->parked, &exec->spin, &exec->caller_cpu, &slept);
     if (slot->participants == 0) break;
-    if (w->index == 1 && exec->spin.adaptive) {
-      int32_t cpu = sched_getcpu();
-      if (atomic_load_explicit(&exec->first_worker_cpu, memory_order_relaxed) != cpu)
-        atomic_store_explicit(&exec->first_worker_cpu, cpu, memory_order_relaxed);
-    }
     cpuexec__counters_block *counters = cpuexec__counters_of(exec);
     if (counters) {
       atomic_fetch_add_explicit(slept ? &counters->workers.parks : &counters->workers.spins_found_work, 1,
@@ -157,7 +152,6 @@ CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpu
   bool pinned = resolved->worker_processors != NULL && resolved->worker_processor_count >= threads - 1;
   atomic_init(&exec->caller_cpu, -1);
   atomic_init(&exec->first_worker_cpu, pinned && threads > 1 ? resolved->worker_processors[0] : -1);
-  /* Unpinned, worker 1 publishes where it runs each time it wakes. */
   for (uint32_t k = 1; k < threads; k++) {
     int32_t cpu = pinned ? resolved->worker_processors[k - 1] : -1;
     int rc = start_worker(exec, k, cpu);

@@ -90,10 +90,8 @@ struct cpuexec_executor {
 
   alignas(CPUEXEC__LINE) _Atomic int error;
   /* Adaptive policy (see cpuexec__spin): the processor the last dispatch
-   * ran on, and the one worker 1 last woke up on (-1: not known yet); each
-   * written by its one thread only when it changes, so the line stays
-   * shared. The caller watches worker 1 only: the pair that matters on the
-   * small machines where the two land on one processor. */
+   * ran on, written by the dispatcher only when it changes so the line
+   * stays shared; and worker 1's pinned processor (-1: not pinned). */
   _Atomic int32_t caller_cpu;
   _Atomic int32_t first_worker_cpu;
   alignas(CPUEXEC__LINE) _Atomic uint32_t finished;
