@@ -155,11 +155,16 @@ CPUEXEC_EXPORT int cpuexec_policy_parse(const char *text, cpuexec_policy *policy
     return cpuexec__fail(CPUEXEC_EINVAL, "policy: %s is NULL; pass a text (\"\" for the defaults) and a policy",
                          !text ? "text" : "policy");
   for (const char *c = text; *c; c++)
-    if (*c == ' ' || (*c >= '\t' && *c <= '\r'))
+    if (*c == ' ' || (*c >= '\t' && *c <= '\r')) {
+      /* Quote from the start of the item holding it, so a long text still shows where. */
+      const char *from = c;
+      while (from > text && from[-1] != ',')
+        from--;
       return cpuexec__fail(CPUEXEC_EINVAL,
-                           "policy: whitespace at offset %zu of '%.*s'; the text form is key=value,key=value "
+                           "policy: whitespace at offset %zu (in '%.*s'); the text form is key=value,key=value "
                            "without spaces",
-                           (size_t)(c - text), CPUEXEC__QUOTE_LEN(strlen(text)), text);
+                           (size_t)(c - text), CPUEXEC__QUOTE_LEN(strlen(from)), from);
+    }
 
   /* Parsed into a local copy: *policy changes only when everything is valid. */
   cpuexec_policy p;
@@ -170,7 +175,8 @@ CPUEXEC_EXPORT int cpuexec_policy_parse(const char *text, cpuexec_policy *policy
   bool in_cpu_set = false;
   int rc;
 
-  for (const char *item = text; *text;) {
+  /* Items run from one comma to the next; "" has none. */
+  for (const char *item = *text ? text : NULL; item;) {
     const char *comma = strchr(item, ',');
     size_t len = comma ? (size_t)(comma - item) : strlen(item);
     const char *eq = memchr(item, '=', len);
@@ -194,6 +200,9 @@ CPUEXEC_EXPORT int cpuexec_policy_parse(const char *text, cpuexec_policy *policy
       size_t key_len = (size_t)(eq - item);
       const char *v = eq + 1;
       size_t n = len - key_len - 1;
+      if (key_len == 0)
+        return cpuexec__fail(CPUEXEC_EINVAL, "policy: '%.*s' has no key; keys are " KEY_LIST,
+                             CPUEXEC__QUOTE_LEN(len), item);
       int key = 0;
       while (key < KEY_COUNT && !token_is(item, key_len, key_names[key]))
         key++;
@@ -234,9 +243,7 @@ CPUEXEC_EXPORT int cpuexec_policy_parse(const char *text, cpuexec_policy *policy
       if (rc != 0)
         return rc;
     }
-    if (!comma)
-      break;
-    item = comma + 1;
+    item = comma ? comma + 1 : NULL;
   }
 
   if (budget && (rc = parse_spin_budget(budget, budget_len, &p)) != 0)

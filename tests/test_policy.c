@@ -111,7 +111,7 @@ static const struct {
     {"num_threads", "policy:", "'num_threads' is not key=value"},
     {"4", "policy:", "'4' is not key=value"},
     {"num_threads=4,5", "policy:", "'5' is not key=value"},
-    {"=4", "policy:", "unknown key ''"},
+    {"=4", "policy:", "'=4' has no key"},
     {"threads=4", "policy:", "unknown key 'threads'"},
     {"NUM_THREADS=4", "policy:", "unknown key 'NUM_THREADS'"},
     {"num_threads=4,", "policy:", "empty item"},
@@ -119,6 +119,7 @@ static const struct {
     {"num_threads=4,,spin_policy=adaptive", "policy:", "empty item"},
     {"num_threads= 4", "policy:", "whitespace at offset 12"},
     {"num_threads=4\n", "policy:", "whitespace"},
+    {"num_threads=4,spin_policy=adaptive,affinity_policy=\tnone", "policy:", "whitespace at offset 51 (in 'affinity_policy=\tnone')"},
     {" num_threads=4", "policy:", "whitespace at offset 0"},
     {"num_threads=4,num_threads=4", "num_threads:", "given twice"},
     {"cpu_set=1,cpu_set=2,affinity_policy=explicit", "cpu_set:", "given twice"},
@@ -378,7 +379,7 @@ static void random_valid_policies_round_trip_through_text(void **state) {
 static void equal_compares_every_field_and_only_the_listed_ids(void **state) {
   (void)state;
   cpuexec_policy a, b;
-  cpuexec_policy_parse("num_threads=3,affinity_policy=explicit,cpu_set=1,2,3", &a);
+  assert_int_equal(cpuexec_policy_parse("num_threads=3,affinity_policy=explicit,cpu_set=1,2,3", &a), 0);
   b = a;
   b.cpu_set[3] = 99; /* past cpu_set_count */
   assert_true(cpuexec_policy_equal(&a, &b));

@@ -66,12 +66,29 @@ CPUEXEC_EXPORT void cpuexec_policy_init(cpuexec_policy *policy);
  * without '=' continues the list before it), allow_nested_parallelism
  * (true|false). Strict: decimal only, no repeated or unknown keys, no
  * trailing garbage, no overflow. An empty text gives the defaults.
+ * The details, chosen so a typo never becomes a different policy:
+ * - keys in any order; no whitespace anywhere; names are lower case;
+ * - numbers are digits without sign or leading zeros; num_threads fits int32;
+ * - spin_budget is a plain count with fixed_iterations ("1000"), a duration
+ *   with fixed_duration ("50us"), and absent or 0 otherwise; it is checked
+ *   against spin_policy after the whole text is read;
+ * - cpu_set keeps its order (the first id is the caller's); ranges ascend;
+ *   no id twice; at most CPUEXEC_CPU_SET_MAX ids; no stride form ("0-7:2");
+ *   "cpu_set=" is the empty list, the only empty value accepted;
+ * - the rules that need no topology are applied here as in cpuexec_resolve():
+ *   num_threads >= 0, a fixed spin needs a budget > 0, adaptive and
+ *   park_immediately take none, cpu_set if and only if affinity is explicit.
  * On failure *policy is unchanged and cpuexec_last_error() names the key. */
 CPUEXEC_EXPORT int cpuexec_policy_parse(const char *text, cpuexec_policy *policy);
 
-/* Writes the policy in the grammar above, every key present, so that
- * parse(format(p)) == p. Returns the length of the full text (like
- * snprintf), or a negative error; writes at most size bytes including NUL. */
+/* Writes the policy in the grammar above, every key present in a fixed
+ * order (num_threads, spin_policy, spin_budget, affinity_policy,
+ * allow_nested_parallelism, cpu_set last since its value holds commas);
+ * durations in the largest exact unit (50000 ns is "50us"), cpu_set with
+ * ascending runs as ranges. parse(format(p)) == p for every p that meets
+ * the rules above; other policies are still written, for messages. Returns the length of the full text (like
+ * snprintf), or CPUEXEC_EINVAL for an enum out of range or a cpu_set_count
+ * above CPUEXEC_CPU_SET_MAX; writes at most size bytes including NUL. */
 CPUEXEC_EXPORT int cpuexec_policy_format(const cpuexec_policy *policy, char *buf, size_t size);
 
 /* True when the two requests are field-for-field equal (cpu_set entries
@@ -79,8 +96,9 @@ CPUEXEC_EXPORT int cpuexec_policy_format(const cpuexec_policy *policy, char *buf
 CPUEXEC_EXPORT bool cpuexec_policy_equal(const cpuexec_policy *a, const cpuexec_policy *b);
 
 /* The process default request: CPUEXEC_POLICY from the environment parsed
- * with the grammar above, else cpuexec_policy_init(). A malformed
- * CPUEXEC_POLICY is an error naming the variable. */
+ * with the grammar above (unset or empty: cpuexec_policy_init()). A
+ * malformed CPUEXEC_POLICY is an error whose message starts
+ * "CPUEXEC_POLICY: " and then names the key; *policy is then unchanged. */
 CPUEXEC_EXPORT int cpuexec_policy_from_environment(cpuexec_policy *policy);
 
 /* Enum names as they appear in the text form ("adaptive", "physical_cores"),
