@@ -30,7 +30,13 @@
  * it, then runs its region with every participant. Measured on 2 cores, two
  * callers of 100 us regions: waiting 44 us per region, running the second
  * one inline on its caller 62 us; for regions of a few hundred ns the two are
- * within noise (1.0 vs 0.9-1.2 us), so waiting it is. */
+ * within noise (1.0 vs 0.9-1.2 us), so waiting it is.
+ *
+ * Placement: workers run where the resolved policy pins them. A caller the
+ * policy does not place, found at dispatch on the processor of a pinned
+ * worker it admits, is moved off it (its CPU set is narrowed and restored
+ * at once, so the set is unchanged; only its current processor moves):
+ * otherwise the two would take turns on one processor. */
 #ifndef CPUEXEC_EXECUTOR_H
 #define CPUEXEC_EXECUTOR_H
 
