@@ -40,7 +40,7 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
-static cpuexec__spin_plan spin_plan(const cpuexec_resolved *resolved, uint32_t threads) {
+cpuexec__spin_plan cpuexec__spin_plan_of(const cpuexec_resolved *resolved, uint32_t threads) {
   cpuexec__spin_plan plan = {CPUEXEC__SPIN_NONE, 0, 0, false};
   const cpuexec_resolved_spin *spin = &resolved->spin;
   switch (spin->policy) {
@@ -144,7 +144,7 @@ CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpu
   exec->resolved = cpuexec__resolved_retain(resolved);
   exec->id = atomic_fetch_add_explicit(&next_executor_id, 1, memory_order_relaxed);
   exec->fork_generation = atomic_load_explicit(&cpuexec__fork_generation, memory_order_relaxed);
-  exec->spin = spin_plan(resolved, threads);
+  exec->spin = cpuexec__spin_plan_of(resolved, threads);
   exec->caller_processor = resolved->caller_processor;
   exec->pin_caller = resolved->pin_caller && resolved->caller_processor >= 0;
   pthread_mutex_init(&exec->dispatch_lock, NULL);

@@ -106,6 +106,10 @@ void cpuexec__fork_generation_init(void);
  * pthread_create had returned EAGAIN. */
 extern _Atomic int cpuexec__test_fail_thread_create_at;
 
+/* How waiting threads of an executor of `threads` participants spin for
+ * resolved (executor.c). */
+cpuexec__spin_plan cpuexec__spin_plan_of(const cpuexec_resolved *resolved, uint32_t threads);
+
 /* Runs participant `index` of the published region (region.c). */
 void cpuexec__region_participate(struct cpuexec_executor *exec, uint32_t index);
 /* Worker `index`'s finishing step: the last one out wakes a parked caller. */

@@ -307,6 +307,35 @@ static void the_lease_slot_is_empty_for_a_direct_executor(void **state) {
   cpuexec_executor_destroy(exec);
 }
 
+static void spin_policies_resolve_to_the_waits_they_promise(void **state) {
+  (void)state;
+  static const struct {
+    cpuexec_spin_policy spin;
+    uint64_t budget;
+    uint32_t threads; /* on 2 visible processors */
+    cpuexec__spin_mode mode;
+    uint64_t iterations, ns;
+    bool adaptive;
+  } rows[] = {
+      {CPUEXEC_SPIN_PARK_IMMEDIATELY, 0, 2, CPUEXEC__SPIN_NONE, 0, 0, false},
+      {CPUEXEC_SPIN_FIXED_ITERATIONS, 5000, 2, CPUEXEC__SPIN_ITERATIONS, 5000, 0, false},
+      {CPUEXEC_SPIN_FIXED_ITERATIONS, 5000, 8, CPUEXEC__SPIN_ITERATIONS, 5000, 0, false}, /* exactly as asked */
+      {CPUEXEC_SPIN_FIXED_DURATION, 30000, 2, CPUEXEC__SPIN_DURATION, 0, 30000, false},
+      {CPUEXEC_SPIN_FIXED_DURATION, 30000, 8, CPUEXEC__SPIN_DURATION, 0, 30000, false},
+      {CPUEXEC_SPIN_ADAPTIVE, 0, 2, CPUEXEC__SPIN_DURATION, 0, CPUEXEC__ADAPTIVE_SPIN_NS, true},
+      {CPUEXEC_SPIN_ADAPTIVE, 0, 3, CPUEXEC__SPIN_NONE, 0, 0, false}, /* oversubscribed: parks at once */
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    cpuexec_resolved *r = test_resolved_spin(rows[i].threads, rows[i].spin, rows[i].budget);
+    cpuexec__spin_plan plan = cpuexec__spin_plan_of(r, rows[i].threads);
+    assert_int_equal(plan.mode, rows[i].mode);
+    assert_int_equal(plan.iterations, rows[i].iterations);
+    if (plan.mode == CPUEXEC__SPIN_DURATION) assert_int_equal(plan.ns, rows[i].ns);
+    assert_int_equal(plan.adaptive, rows[i].adaptive);
+    cpuexec_resolved_destroy(r);
+  }
+}
+
 static void every_spin_policy_runs_regions(void **state) {
   (void)state;
   static const struct {
@@ -354,6 +383,7 @@ int main(void) {
       cmocka_unit_test(a_forked_child_gets_eforked_and_destroys_without_joining),
       cmocka_unit_test(a_free_caller_steps_off_its_workers_processor_keeping_its_cpu_set),
       cmocka_unit_test(the_lease_slot_is_empty_for_a_direct_executor),
+      cmocka_unit_test(spin_policies_resolve_to_the_waits_they_promise),
       cmocka_unit_test(every_spin_policy_runs_regions),
       cmocka_unit_test(an_executor_runs_the_live_default_resolution),
   };
