@@ -89,6 +89,11 @@ struct cpuexec_executor {
   uint32_t finish_target;                               /* under dispatch_lock */
 
   alignas(CPUEXEC__LINE) _Atomic int error;
+  /* Adaptive policy (see cpuexec__spin): the processor the last dispatch
+   * ran on, written by the dispatcher only when it changes so the line
+   * stays shared; and worker 1's pinned processor (-1: not pinned). */
+  _Atomic int32_t caller_cpu;
+  _Atomic int32_t first_worker_cpu;
   alignas(CPUEXEC__LINE) _Atomic uint32_t finished;
   _Atomic uint32_t caller_parked; /* set while the caller sleeps on finished */
 };
@@ -100,6 +105,10 @@ void cpuexec__fork_generation_init(void);
 /* Test hook: when k > 0, creating worker k (1-based) fails as if
  * pthread_create had returned EAGAIN. */
 extern _Atomic int cpuexec__test_fail_thread_create_at;
+
+/* How waiting threads of an executor of `threads` participants spin for
+ * resolved (executor.c). */
+cpuexec__spin_plan cpuexec__spin_plan_of(const cpuexec_resolved *resolved, uint32_t threads);
 
 /* Runs participant `index` of the published region (region.c). */
 void cpuexec__region_participate(struct cpuexec_executor *exec, uint32_t index);

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <cmocka.h>
 
+#include "executor_internal.h"
 #include "executor_test_util.h"
 
 typedef struct sum_ctx {
@@ -95,8 +96,29 @@ static void eight_threads_dispatching_into_one_executor_all_complete(void **stat
   concurrent_callers(8, 8, 300);
 }
 
+static void a_dispatch_admits_only_its_participants_and_makes_no_wake_call_to_spinners(void **state) {
+  (void)state;
+  /* Spinning far longer than the test: a worker never parks, so no
+   * dispatch may make a wake call. */
+  cpuexec_executor *exec = test_executor_spin(3, CPUEXEC_SPIN_FIXED_DURATION, 20ull * 1000 * 1000 * 1000);
+  assert_int_equal(cpuexec_executor_enable_counters(exec), 0);
+  sum_ctx s = {0};
+  for (int i = 0; i < 2000; i++) assert_int_equal(cpuexec_parallel_for(exec, 100, 1, &s, add_indices, 2), 0);
+  assert_int_equal(atomic_load(&s.sum), 2000 * (99 * 100 / 2));
+  cpuexec_counters c;
+  cpuexec_executor_counters(exec, &c);
+  assert_int_equal(c.dispatches, 2000);
+  assert_int_equal(c.wakeups, 0);
+  assert_int_equal(c.parks, 0);
+  /* Worker 2 was never admitted: its epoch never moved. */
+  assert_int_equal(atomic_load(&exec->slots[1].epoch), 2000);
+  assert_int_equal(atomic_load(&exec->slots[2].epoch), 0);
+  cpuexec_executor_destroy(exec);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(a_dispatch_admits_only_its_participants_and_makes_no_wake_call_to_spinners),
       cmocka_unit_test(many_back_to_back_dispatches_while_parking),
       cmocka_unit_test(many_back_to_back_dispatches_while_spinning),
       cmocka_unit_test(two_threads_dispatching_into_one_executor_both_complete),
