@@ -4,23 +4,39 @@
  *   threads   explicit request > CPUEXEC_NUM_THREADS > OMP_NUM_THREADS (its
  *             first list element) > the cgroup quota and process CPU set >
  *             the topology (one participant per visible physical core, only
- *             the most performant kind when kinds are known). The quota caps
- *             only the topology default, rounded up: ceil(quota), at least 1
- *             (1.5 CPUs -> 2 participants), because a participant that gets
- *             part of a CPU still finishes its share, while rounding down
- *             would leave part of the quota unused (1.5 -> 1 is serial).
+ *             the most performant visible kind when kinds are known). The
+ *             quota caps only the topology default, rounded up: ceil(quota),
+ *             at least 1 (1.5 CPUs -> 2 participants), because a participant
+ *             that gets part of a CPU still finishes its share, while
+ *             rounding down would leave part of the quota unused (1.5 -> 1
+ *             is serial). With explicit affinity, num_threads 0 is the size
+ *             of cpu_set and the environment is not consulted.
+ *             CPUEXEC_NUM_THREADS is ours: a malformed value is an error, as
+ *             is one a pinning policy cannot place. OMP_NUM_THREADS belongs
+ *             to OpenMP: a malformed value is ignored and one above what a
+ *             pinning policy can place is capped, each with a diagnostic.
+ *   capacity  a pinning policy places at most one participant per visible
+ *             core (physical_cores, performance_cores) or per visible
+ *             processor (physical_then_smt); more is an error. affinity none
+ *             may oversubscribe (a diagnostic says so).
  *   placement none: nothing pinned. physical_cores: the first visible
  *             processor of each core, cores in hwloc order. performance_cores:
- *             the same, most performant kind first. physical_then_smt: every
- *             core's first processor, then every core's second, and so on.
- *             explicit: cpu_set[0] is the caller, the rest the workers.
+ *             the same, most performant kind first (a diagnostic when kinds
+ *             are unknown). physical_then_smt: every core's first processor,
+ *             then every core's second, and so on. explicit: cpu_set[0] is
+ *             the caller (pinned at each dispatch), the rest the workers.
  *             Workers take the order minus the caller's core(s) first, and
  *             the caller's core only when nothing else is left. The caller's
  *             core is the core of its binding when someone else pinned it
- *             (it keeps that placement), else the first core of the order.
- * Every input taken or ignored is a diagnostic; the sharing key holds only
- * behaviour. Output depends only on the request, topology, environment and
- * (for this process's topology) the calling thread's binding. */
+ *             (it keeps that placement; explicit overrides it), else the
+ *             first core of the order, left to the unpinned caller.
+ *   sharing   the key holds behaviour only: threads, the pinned caller,
+ *             worker processors, spin (adaptive includes the visible count
+ *             it compares against), nesting. Serial policies of any affinity
+ *             except explicit share a key: they place nothing.
+ * Every input taken or ignored is a diagnostic. Output depends only on the
+ * request, topology, environment and (for this process's topology) the
+ * calling thread's binding, so the same input gives the same bytes. */
 #include "resolved.h"
 
 #include <errno.h>
@@ -32,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpulist.h"
 #include "error.h"
 #include "policy_check.h"
 #include "strbuf.h"
@@ -109,7 +126,7 @@ static int choose_threads(const cpuexec_policy *req, const cpuexec_topology *t, 
       diag(d, "num_threads: 0 with explicit affinity takes the %u processors of cpu_set", req->cpu_set_count);
     } else if ((uint32_t)req->num_threads != req->cpu_set_count) {
       return cpuexec__fail(CPUEXEC_EINVAL,
-                           "num_threads: %d does not match the %u processors of the explicit cpu_set; "
+                           "num_threads: %d does not match the %u processor(s) of the explicit cpu_set; "
                            "give one processor per participant (the caller first) or num_threads=0",
                            req->num_threads, req->cpu_set_count);
     } else {
@@ -171,8 +188,10 @@ static int choose_threads(const cpuexec_policy *req, const cpuexec_topology *t, 
          t->machine_processors);
   *threads = cores;
   if (t->cpu_quota > 0) {
-    double rounded = ceil(t->cpu_quota);
-    uint32_t cap = rounded < 1 ? 1 : (uint32_t)rounded;
+    /* Compared as doubles first, so a huge quota never overflows the cast. */
+    uint32_t cap = ceil(t->cpu_quota) < *threads ? (uint32_t)ceil(t->cpu_quota) : *threads;
+    if (cap < 1)
+      cap = 1;
     if (cap < *threads) {
       diag(d, "cgroup quota %.3g CPUs (%s) caps the default at %u (rounded up)", t->cpu_quota,
            t->quota_source != NULL ? t->quota_source : "option", cap);
@@ -212,17 +231,23 @@ static int check_capacity(const cpuexec_policy *req, const cpuexec_topology *t, 
 
 static int check_explicit_set(const cpuexec_policy *req, const cpuexec_topology *t) {
   for (uint32_t i = 0; i < req->cpu_set_count; i++) {
-    if (cpuexec__topology_find(t, req->cpu_set[i]) == NULL) {
-      cpuexec__strbuf sb = {0};
-      for (uint32_t k = 0; k < t->processor_count && k < 64; k++)
-        cpuexec__strbuf_printf(&sb, "%s%d", k ? "," : "", (int)t->processors[k].os_index);
-      if (t->processor_count > 64)
-        cpuexec__strbuf_printf(&sb, ",...");
-      int rc = cpuexec__fail(CPUEXEC_EINVAL, "cpu_set: processor %d is not visible to the process (visible: %s)",
-                             (int)req->cpu_set[i], sb.data != NULL ? sb.data : "");
-      cpuexec__strbuf_free(&sb);
-      return rc;
+    if (cpuexec__topology_find(t, req->cpu_set[i]) != NULL)
+      continue;
+    int32_t *ids = malloc(t->processor_count * sizeof *ids);
+    char *visible = NULL;
+    if (ids != NULL) {
+      for (uint32_t k = 0; k < t->processor_count; k++)
+        ids[k] = t->processors[k].os_index;
+      size_t len = cpuexec__cpulist_format(ids, t->processor_count, NULL, 0);
+      visible = malloc(len + 1);
+      if (visible != NULL)
+        cpuexec__cpulist_format(ids, t->processor_count, visible, len + 1);
     }
+    int rc = cpuexec__fail(CPUEXEC_EINVAL, "cpu_set: processor %d is not visible to the process (visible: %s)",
+                           (int)req->cpu_set[i], visible != NULL ? visible : "?");
+    free(ids);
+    free(visible);
+    return rc;
   }
   return 0;
 }
@@ -288,6 +313,12 @@ static uint32_t placement_order(const cpuexec_policy *req, const cpuexec_topolog
   return n;
 }
 
+static void count_participant(const cpuexec_topology *t, const cpuexec__processor *p, uint32_t *per_core,
+                              cpuexec_resolved *r) {
+  per_core[p->core]++;
+  r->uses_efficiency_cores |= t->kinds_ranked && p->kind_rank > 0;
+}
+
 typedef struct placement {
   int32_t caller;
   bool pin_caller;
@@ -305,17 +336,30 @@ static int place(const cpuexec_policy *req, const cpuexec_topology *t, uint32_t 
   int rc = CPUEXEC_ENOMEM;
   if (bound == NULL || order == NULL || caller_core == NULL || per_core == NULL)
     goto out;
-  uint32_t nbound = req->affinity_policy == CPUEXEC_AFFINITY_EXPLICIT ? 0 : caller_binding(t, bound, t->processor_count);
-  if (nbound == 1)
-    pl->caller = bound[0]->os_index;
-  if (nbound > 0 && req->affinity_policy != CPUEXEC_AFFINITY_NONE) {
-    cpuexec__strbuf sb = {0};
-    for (uint32_t i = 0; i < nbound; i++)
-      cpuexec__strbuf_printf(&sb, "%s%d", i ? "," : "", (int)bound[i]->os_index);
-    diag(d, "caller: already bound to processor%s %s by someone else; it keeps that placement and workers avoid "
-            "its core%s",
-         nbound > 1 ? "s" : "", sb.data != NULL ? sb.data : "", nbound > 1 ? "s" : "");
-    cpuexec__strbuf_free(&sb);
+  const cpuexec__processor *caller_home = NULL;
+  bool explicit_set = req->affinity_policy == CPUEXEC_AFFINITY_EXPLICIT;
+  uint32_t nbound = caller_binding(t, bound, t->processor_count);
+  if (nbound > 0) {
+    int32_t *ids = malloc(nbound * sizeof *ids);
+    char list[256] = "?";
+    if (ids != NULL) {
+      for (uint32_t i = 0; i < nbound; i++)
+        ids[i] = bound[i]->os_index;
+      cpuexec__cpulist_format(ids, nbound, list, sizeof list);
+      free(ids);
+    }
+    if (explicit_set)
+      diag(d, "caller: bound to processor(s) %s by someone else; affinity_policy=explicit pins it to %d at each "
+              "dispatch", list, (int)req->cpu_set[0]);
+    else if (req->affinity_policy == CPUEXEC_AFFINITY_NONE)
+      diag(d, "caller: bound to processor(s) %s by someone else; it keeps that placement", list);
+    else
+      diag(d, "caller: bound to processor(s) %s by someone else; it keeps that placement and workers avoid its "
+              "core(s) while others are free", list);
+    if (explicit_set)
+      nbound = 0;
+    else if (nbound == 1)
+      pl->caller = bound[0]->os_index;
   }
 
   if (threads > 1 && req->affinity_policy != CPUEXEC_AFFINITY_NONE) {
@@ -343,20 +387,22 @@ static int place(const cpuexec_policy *req, const cpuexec_topology *t, uint32_t 
       for (uint32_t i = 0; i < n && pl->worker_count + 1 < threads; i++)
         if (caller_core[order[i]->core] == (pass == 1))
           pl->workers[pl->worker_count++] = order[i]->os_index;
+    /* The caller runs on one of its cores: the one workers reach last. */
+    for (uint32_t i = 0; i < n; i++)
+      if (caller_core[order[i]->core])
+        caller_home = order[i];
   }
 
-  /* SMT and efficiency use, over every placed participant. */
-  if (pl->caller >= 0) {
-    const cpuexec__processor *p = cpuexec__topology_find(t, pl->caller);
-    if (p != NULL) {
-      per_core[p->core]++;
-      r->uses_efficiency_cores |= t->kinds_ranked && p->kind_rank > 0;
-    }
-  }
-  for (uint32_t i = 0; i < pl->worker_count; i++) {
-    const cpuexec__processor *p = cpuexec__topology_find(t, pl->workers[i]);
-    per_core[p->core]++;
-    r->uses_efficiency_cores |= t->kinds_ranked && p->kind_rank > 0;
+  /* SMT and efficiency use, over every participant with a place: the
+   * workers, and the caller on its pinned processor or on the core kept
+   * for it. With affinity none nothing is placed, so both stay false. */
+  if (req->affinity_policy != CPUEXEC_AFFINITY_NONE) {
+    if (pl->pin_caller)
+      count_participant(t, cpuexec__topology_find(t, pl->caller), per_core, r);
+    else if (caller_home != NULL)
+      count_participant(t, caller_home, per_core, r);
+    for (uint32_t i = 0; i < pl->worker_count; i++)
+      count_participant(t, cpuexec__topology_find(t, pl->workers[i]), per_core, r);
   }
   for (uint32_t c = 0; c < t->core_count; c++)
     r->uses_smt |= per_core[c] > 1;

@@ -111,8 +111,11 @@ static void describe_resolved(cpuexec__strbuf *sb, const cpuexec_resolved *r, cp
   }
   cpuexec__strbuf_printf(sb, "request:               ");
   describe_request_text(sb, &r->request);
-  cpuexec__strbuf_printf(sb, "\neffective threads:     %u (the caller and %u worker%s)\n", r->effective_threads,
-                         r->effective_threads - 1, r->effective_threads == 2 ? "" : "s");
+  if (r->effective_threads == 1)
+    cpuexec__strbuf_printf(sb, "\neffective threads:     1 (serial: the caller alone)\n");
+  else
+    cpuexec__strbuf_printf(sb, "\neffective threads:     %u (the caller and %u worker%s)\n", r->effective_threads,
+                           r->effective_threads - 1, r->effective_threads == 2 ? "" : "s");
   if (r->pin_caller)
     cpuexec__strbuf_printf(sb, "caller processor:      %d (pinned at each dispatch)\n", (int)r->caller_processor);
   else if (r->caller_processor >= 0)

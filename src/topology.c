@@ -3,6 +3,7 @@
 #include "topology_internal.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,7 +117,9 @@ static int extract(hwloc_topology_t topo, const cpuexec_topology_options *o, cpu
   int npkg = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE);
   int nkinds = hwloc_cpukinds_get_nr(topo, 0);
   int rank_of_kind[64];
-  t->machine_processors = (uint32_t)(npu > 0 ? npu : 0);
+  /* The complete set counts processors the process may not use too. */
+  int complete = hwloc_bitmap_weight(hwloc_topology_get_complete_cpuset(topo));
+  t->machine_processors = (uint32_t)(complete > npu ? complete : npu > 0 ? npu : 0);
   t->kind_count = (uint32_t)(nkinds > 0 ? nkinds : 0);
   t->kinds_ranked = rank_kinds(topo, nkinds, rank_of_kind);
   t->processors = calloc((size_t)hwloc_bitmap_weight(visible), sizeof *t->processors);
@@ -171,7 +174,7 @@ out:
 }
 
 static int fill_options_side(const cpuexec_topology_options *o, cpuexec_topology *t) {
-  if (o->cpu_quota < 0 || o->cpu_quota != o->cpu_quota)
+  if (o->cpu_quota < 0 || !isfinite(o->cpu_quota))
     return cpuexec__fail(CPUEXEC_EINVAL, "cpu_quota: %g is not a CPU count; use 0 for none or a positive number",
                          o->cpu_quota);
   if (o->cpu_quota > 0) {

@@ -93,6 +93,12 @@ static void synthetic_descriptions_load_like_xml(void **state) {
   assert_int_equal(cpuexec_topology_processor_count(t), 12);
   assert_int_equal(cpuexec_topology_smt_width(t), 2);
   cpuexec_topology_destroy(t);
+  /* Without core objects every processor counts as its own core. */
+  assert_int_equal(cpuexec_topology_load_synthetic("package:2 pu:3", NULL, &t), 0);
+  assert_int_equal(cpuexec_topology_package_count(t), 2);
+  assert_int_equal(cpuexec_topology_core_count(t), 6);
+  assert_int_equal(cpuexec_topology_smt_width(t), 1);
+  cpuexec_topology_destroy(t);
 }
 
 /* The allowed set and the binding intersect; a core keeps only the
@@ -134,6 +140,7 @@ static void bad_options_are_rejected_naming_the_field(void **state) {
       {NULL, "0x3", NULL, 0, CPUEXEC_EINVAL, "binding_cpulist"},
       {NULL, NULL, "1,,2", 0, CPUEXEC_EINVAL, "caller_cpulist"},
       {NULL, NULL, NULL, -1.5, CPUEXEC_EINVAL, "cpu_quota"},
+      {NULL, NULL, NULL, 1.0 / 0.0, CPUEXEC_EINVAL, "cpu_quota"},
       /* Nothing left: allowed and binding do not meet. */
       {"0-3", "8-11", NULL, 0, CPUEXEC_ETOPOLOGY, "8cores-smt2.xml"},
   };

@@ -14,6 +14,11 @@ typedef struct cpuexec_registry_options {
   uint32_t capacity;           /* live incompatible pools; default 8 */
   uint64_t idle_retention_ns;  /* keep an unleased pool this long; default 0: stop at once */
 } cpuexec_registry_options;
+/* Idle retention needs no timer thread: a retained pool is reused by a
+ * compatible acquire, evicted when an incompatible acquire needs its
+ * capacity, and stopped by the first call on the registry (acquire,
+ * release, live_pools, destroy) after its retention has passed. Until then
+ * its workers stay parked; expired pools never count against capacity. */
 
 CPUEXEC_BEGIN_DECLS
 

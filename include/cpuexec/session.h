@@ -24,7 +24,10 @@ typedef struct cpuexec_scope {
 CPUEXEC_BEGIN_DECLS
 
 /* policy NULL: the executor installed on this thread if any (a nested
- * session keeps the enclosing executor), else the process default. */
+ * session keeps the enclosing executor), else the process default. A
+ * session holds its own lease, so a nested session may outlive the one that
+ * installed its executor; an unshared executor (cpuexec_executor_create) is
+ * borrowed instead, and must outlive the session. */
 CPUEXEC_EXPORT int cpuexec_session_create(const cpuexec_policy *policy, cpuexec_session **out);
 CPUEXEC_EXPORT void cpuexec_session_destroy(cpuexec_session *session);
 CPUEXEC_EXPORT cpuexec_executor *cpuexec_session_executor(const cpuexec_session *session);
