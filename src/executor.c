@@ -18,11 +18,12 @@ static _Atomic uint64_t next_executor_id = 1;
 static void *worker_main(void *arg) {
   cpuexec__worker *w = arg;
   struct cpuexec_executor *exec = w->exec;
+  cpuexec__slot *slot = &exec->slots[w->index];
   uint32_t seen = 0;
   for (;;) {
     bool slept;
-    seen = cpuexec__wait_while_equal(&w->epoch, seen, &w->parked, &exec->spin, &slept);
-    if (exec->region.shutdown) break;
+    seen = cpuexec__wait_while_equal(&slot->epoch, seen, &slot->parked, &exec->spin, &slept);
+    if (slot->participants == 0) break;
     cpuexec__counters_block *counters = cpuexec__counters_of(exec);
     if (counters) {
       atomic_fetch_add_explicit(slept ? &counters->parks : &counters->spins_found_work, 1, memory_order_relaxed);
@@ -32,7 +33,7 @@ static void *worker_main(void *arg) {
     } else {
       cpuexec__region_participate(exec, w->index);
     }
-    cpuexec__region_leave(exec);
+    cpuexec__region_leave(exec, w->index);
   }
   return NULL;
 }
@@ -69,10 +70,10 @@ static cpuexec__spin_plan spin_plan(const cpuexec_resolved *resolved, uint32_t t
 
 /* Stops and joins workers[0, started): they are all idle (no region runs). */
 static void stop_workers(struct cpuexec_executor *exec, uint32_t started) {
-  exec->region.shutdown = true;
-  for (uint32_t k = 0; k < started; k++) {
-    cpuexec__worker *w = &exec->workers[k];
-    cpuexec__store_and_wake(&w->epoch, atomic_load_explicit(&w->epoch, memory_order_relaxed) + 1, &w->parked);
+  for (uint32_t k = 1; k <= started; k++) {
+    cpuexec__slot *s = &exec->slots[k];
+    s->participants = 0;
+    cpuexec__store_and_wake(&s->epoch, atomic_load_explicit(&s->epoch, memory_order_relaxed) + 1, &s->parked);
   }
   for (uint32_t k = 0; k < started; k++) pthread_join(exec->workers[k].thread, NULL);
 }
@@ -107,7 +108,7 @@ static int start_worker(struct cpuexec_executor *exec, uint32_t k, int32_t cpu) 
 
 static void free_executor(struct cpuexec_executor *exec) {
   free(exec->workers);
-  free(exec->blocks);
+  free(exec->slots);
   free(atomic_load_explicit(&exec->counters, memory_order_relaxed));
   if (exec->resolved) cpuexec_resolved_destroy((cpuexec_resolved *)exec->resolved);
   free(exec);
@@ -131,9 +132,9 @@ CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpu
   if (!exec) return cpuexec__fail(CPUEXEC_ENOMEM, "executor: no memory for %u threads", threads);
   exec->threads = threads;
   exec->worker_count = threads - 1;
-  exec->workers = alloc_lines(threads - 1, sizeof(cpuexec__worker));
-  exec->blocks = alloc_lines(threads, sizeof(cpuexec__block));
-  if (!exec->workers || !exec->blocks) {
+  exec->workers = calloc(threads, sizeof(cpuexec__worker));
+  exec->slots = alloc_lines(threads, sizeof(cpuexec__slot));
+  if (!exec->workers || !exec->slots) {
     free_executor(exec);
     return cpuexec__fail(CPUEXEC_ENOMEM, "executor: no memory for %u threads", threads);
   }

@@ -20,29 +20,47 @@
 
 /* The caller's processor as last pinned by an explicit policy (-1: never),
  * so a dispatch re-pins only when the thread is not already there. */
-static __thread int32_t pinned_caller_processor = -1;
+static __thread int32_t pinned_caller_processor __attribute__((tls_model("initial-exec"))) = -1;
 
-static inline int64_t chunk_start(const cpuexec__region *r, int64_t chunk) {
-  return chunk >= r->chunks ? r->total : chunk * r->grain;
+/* The partition of a region's chunks into participant blocks: block p is
+ * [first(p), first(p) + size(p)), the first rem blocks one chunk longer. */
+typedef struct partition {
+  int64_t chunks, q, rem;
+} partition;
+
+static inline partition partition_of(int64_t total, int64_t grain, uint32_t participants) {
+  partition pt;
+  pt.chunks = total / grain + (total % grain != 0);
+  pt.q = pt.chunks / participants;
+  pt.rem = pt.chunks % participants;
+  return pt;
 }
 
-/* Claims about half of what remains in b: [*lo, *hi) in chunks. */
-static inline bool claim(cpuexec__block *b, int64_t *lo, int64_t *hi) {
-  int64_t next = atomic_load_explicit(&b->next, memory_order_relaxed);
-  if (next >= b->end) return false;
-  int64_t take = (b->end - next + 1) / 2;
-  int64_t got = atomic_fetch_add_explicit(&b->next, take, memory_order_relaxed);
-  if (got >= b->end) return false;
+static inline int64_t block_first(const partition *pt, uint32_t p) {
+  return (int64_t)p * pt->q + ((int64_t)p < pt->rem ? (int64_t)p : pt->rem);
+}
+
+static inline int64_t block_size(const partition *pt, uint32_t p) { return pt->q + ((int64_t)p < pt->rem); }
+
+/* Claims about half of what remains in s: chunks [*lo, *hi). */
+static inline bool claim(cpuexec__slot *s, int64_t *lo, int64_t *hi) {
+  int64_t next = atomic_load_explicit(&s->next, memory_order_relaxed);
+  if (next >= s->end) return false;
+  int64_t take = (s->end - next + 1) / 2;
+  int64_t got = atomic_fetch_add_explicit(&s->next, take, memory_order_relaxed);
+  if (got >= s->end) return false;
   *lo = got;
-  *hi = got + take < b->end ? got + take : b->end;
+  *hi = got + take < s->end ? got + take : s->end;
   return true;
 }
 
 /* Runs chunks [lo, hi) unless the region already failed; false to stop. */
-static inline bool run_chunks(struct cpuexec_executor *exec, const cpuexec__region *r, int64_t lo, int64_t hi) {
+static inline bool run_chunks(struct cpuexec_executor *exec, const cpuexec__slot *own, const partition *pt,
+                              int64_t lo, int64_t hi) {
   if (atomic_load_explicit(&exec->error, memory_order_relaxed) != 0) return false;
   cpuexec__openmp_guard_callback();
-  int rc = r->fn(r->ctx, chunk_start(r, lo), chunk_start(r, hi));
+  int64_t end = hi >= pt->chunks ? own->total : hi * own->grain;
+  int rc = own->fn(own->ctx, lo * own->grain, end);
   if (rc != 0) {
     int expected = 0;
     atomic_compare_exchange_strong_explicit(&exec->error, &expected, rc, memory_order_relaxed,
@@ -52,46 +70,51 @@ static inline bool run_chunks(struct cpuexec_executor *exec, const cpuexec__regi
   return true;
 }
 
-static void run_share(struct cpuexec_executor *exec, const cpuexec__region *r, uint32_t index) {
-  cpuexec__block *own = &exec->blocks[index];
-  int64_t lo = own->first, hi = lo + 1, clo, chi;
+static void run_share(struct cpuexec_executor *exec, uint32_t index) {
+  cpuexec__slot *own = &exec->slots[index];
+  uint32_t participants = own->participants;
+  partition pt = partition_of(own->total, own->grain, participants);
+  int64_t lo = block_first(&pt, index), hi = lo + 1, clo, chi;
   bool pending = claim(own, &clo, &chi);
   if (pending && clo == hi) {
     hi = chi;
     pending = false;
   }
-  if (!run_chunks(exec, r, lo, hi)) return;
-  if (pending && !run_chunks(exec, r, clo, chi)) return;
+  if (!run_chunks(exec, own, &pt, lo, hi)) return;
+  if (pending && !run_chunks(exec, own, &pt, clo, chi)) return;
   while (claim(own, &clo, &chi))
-    if (!run_chunks(exec, r, clo, chi)) return;
-  for (uint32_t k = 1; k < r->participants; k++) {
+    if (!run_chunks(exec, own, &pt, clo, chi)) return;
+  for (uint32_t k = 1; k < participants; k++) {
     uint32_t victim = index + k;
-    if (victim >= r->participants) victim -= r->participants;
-    while (claim(&exec->blocks[victim], &clo, &chi))
-      if (!run_chunks(exec, r, clo, chi)) return;
+    if (victim >= participants) victim -= participants;
+    /* A block of one chunk holds only its owner's reserved chunk: skip it
+     * without touching its line. */
+    if (block_size(&pt, victim) <= 1) continue;
+    while (claim(&exec->slots[victim], &clo, &chi))
+      if (!run_chunks(exec, own, &pt, clo, chi)) return;
   }
 }
 
 void cpuexec__region_participate(struct cpuexec_executor *exec, uint32_t index) {
-  const cpuexec__region *r = &exec->region;
   cpuexec__thread_state saved = cpuexec__tls;
   cpuexec__tls.installed = exec;
   cpuexec__tls.callback_depth = saved.callback_depth + 1;
   cpuexec__tls.participant_index = index;
-  cpuexec__tls.participant_count = r->participants;
+  cpuexec__tls.participant_count = exec->slots[index].participants;
   cpuexec__openmp_saved omp;
   cpuexec__openmp_guard_begin(&omp);
-  run_share(exec, r, index);
+  run_share(exec, index);
   cpuexec__openmp_guard_end(&omp);
   cpuexec__tls = saved;
 }
 
-void cpuexec__region_leave(struct cpuexec_executor *exec) {
-  /* Read before leaving: once remaining reaches zero the dispatcher may
-   * publish the next region over this one. */
-  uint32_t seq = exec->region.seq;
-  if (atomic_fetch_sub_explicit(&exec->remaining, 1, memory_order_seq_cst) == 1)
-    cpuexec__store_and_wake(&exec->done, seq, &exec->caller_parked);
+void cpuexec__region_leave(struct cpuexec_executor *exec, uint32_t index) {
+  /* Read before adding: once the count is complete the dispatcher may
+   * write the next region over this slot. */
+  uint32_t target = exec->slots[index].finish_target;
+  if (atomic_fetch_add_explicit(&exec->finished, 1, memory_order_seq_cst) + 1 == target &&
+      atomic_load_explicit(&exec->caller_parked, memory_order_seq_cst))
+    cpuexec__futex_wake_all(&exec->finished);
 }
 
 /* The serial loop on the calling thread, as one participant of one. */
@@ -143,16 +166,22 @@ static int pin_caller(const struct cpuexec_executor *exec) {
   return 0;
 }
 
-/* Splits `chunks` into `participants` contiguous blocks. */
-static void publish_blocks(struct cpuexec_executor *exec, int64_t chunks, uint32_t participants) {
-  int64_t q = chunks / participants, rem = chunks % participants, begin = 0;
+/* Writes every participant's slot: all of them before any epoch moves, so
+ * a worker that acquires its epoch sees every block it may steal from. */
+static void publish_slots(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
+                          cpuexec_range_fn fn, uint32_t participants, uint32_t target) {
+  partition pt = partition_of(total, grain, participants);
   for (uint32_t p = 0; p < participants; p++) {
-    int64_t len = q + (p < rem ? 1 : 0);
-    cpuexec__block *b = &exec->blocks[p];
-    b->first = begin;
-    b->end = begin + len;
-    atomic_store_explicit(&b->next, begin + 1, memory_order_relaxed);
-    begin += len;
+    cpuexec__slot *s = &exec->slots[p];
+    int64_t first = block_first(&pt, p);
+    s->fn = fn;
+    s->ctx = ctx;
+    s->total = total;
+    s->grain = grain;
+    atomic_store_explicit(&s->next, first + 1, memory_order_relaxed);
+    s->end = first + block_size(&pt, p);
+    s->participants = participants;
+    s->finish_target = target;
   }
 }
 
@@ -193,28 +222,18 @@ CPUEXEC_EXPORT int cpuexec_parallel_for(cpuexec_executor *exec, int64_t total, i
   CPUEXEC__COUNT(counters, dispatches, 1);
 
   pthread_mutex_lock(&exec->dispatch_lock);
-  cpuexec__region *r = &exec->region;
-  uint32_t seq = r->seq + 1;
-  r->fn = fn;
-  r->ctx = ctx;
-  r->total = total;
-  r->grain = grain;
-  r->chunks = chunks;
-  r->participants = participants;
-  r->seq = seq;
-  publish_blocks(exec, chunks, participants);
-  atomic_store_explicit(&exec->error, 0, memory_order_relaxed);
-  atomic_store_explicit(&exec->remaining, participants - 1, memory_order_relaxed);
+  uint32_t target = exec->finish_target += participants - 1;
+  publish_slots(exec, total, grain, ctx, fn, participants, target);
   uint64_t wakes = 0;
   for (uint32_t k = 1; k < participants; k++) {
-    cpuexec__worker *w = &exec->workers[k - 1];
-    uint32_t epoch = atomic_load_explicit(&w->epoch, memory_order_relaxed) + 1;
-    wakes += cpuexec__store_and_wake(&w->epoch, epoch, &w->parked);
+    cpuexec__slot *s = &exec->slots[k];
+    wakes += cpuexec__store_and_wake(&s->epoch, atomic_load_explicit(&s->epoch, memory_order_relaxed) + 1,
+                                     &s->parked);
   }
   cpuexec__region_participate(exec, 0);
-  if (atomic_load_explicit(&exec->done, memory_order_acquire) != seq) {
+  if (atomic_load_explicit(&exec->finished, memory_order_acquire) != target) {
     bool slept;
-    cpuexec__wait_while_equal(&exec->done, seq - 1, &exec->caller_parked, &exec->spin, &slept);
+    cpuexec__wait_until_equal(&exec->finished, target, &exec->caller_parked, &exec->spin, &slept);
     counters = cpuexec__counters_of(exec);
     CPUEXEC__COUNT(counters, caller_waits, 1);
     if (slept)
@@ -224,6 +243,7 @@ CPUEXEC_EXPORT int cpuexec_parallel_for(cpuexec_executor *exec, int64_t total, i
   }
   CPUEXEC__COUNT(counters, wakeups, wakes);
   int rc = atomic_load_explicit(&exec->error, memory_order_relaxed);
+  if (rc != 0) atomic_store_explicit(&exec->error, 0, memory_order_relaxed);
   pthread_mutex_unlock(&exec->dispatch_lock);
   return rc;
 }

@@ -22,6 +22,10 @@ typedef struct cpuexec__thread_state {
   uint32_t participant_count;
 } cpuexec__thread_state;
 
-extern __thread cpuexec__thread_state cpuexec__tls;
+/* initial-exec: every dispatch reads this on every participant; the default
+ * model for a shared library would make each access a __tls_get_addr call.
+ * The block is 20 bytes, well inside glibc's static TLS reserve, so the
+ * library can still be dlopen()ed. */
+extern __thread cpuexec__thread_state cpuexec__tls __attribute__((tls_model("initial-exec")));
 
 #endif

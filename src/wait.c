@@ -32,7 +32,7 @@ void cpuexec__futex_wake_all(_Atomic uint32_t *word) {
 uint32_t cpuexec__wait_while_equal(_Atomic uint32_t *word, uint32_t seen, _Atomic uint32_t *parked,
                                    const cpuexec__spin_plan *plan, bool *slept) {
   *slept = false;
-  if (cpuexec__spin_while_equal(word, seen, plan)) return atomic_load_explicit(word, memory_order_acquire);
+  if (cpuexec__spin(word, seen, true, plan)) return atomic_load_explicit(word, memory_order_acquire);
   uint32_t now;
   atomic_store_explicit(parked, 1, memory_order_seq_cst);
   while ((now = atomic_load_explicit(word, memory_order_seq_cst)) == seen) {
@@ -42,4 +42,19 @@ uint32_t cpuexec__wait_while_equal(_Atomic uint32_t *word, uint32_t seen, _Atomi
   /* A stale 1 seen by the next waker only costs it one spurious wake. */
   atomic_store_explicit(parked, 0, memory_order_relaxed);
   return now;
+}
+
+void cpuexec__wait_until_equal(_Atomic uint32_t *word, uint32_t target, _Atomic uint32_t *parked,
+                               const cpuexec__spin_plan *plan, bool *slept) {
+  *slept = false;
+  if (cpuexec__spin(word, target, false, plan)) return;
+  uint32_t now;
+  atomic_store_explicit(parked, 1, memory_order_seq_cst);
+  /* The word moves once per finishing worker; only the last one wakes us,
+   * and a futex_wait on a value that moved meanwhile returns at once. */
+  while ((now = atomic_load_explicit(word, memory_order_seq_cst)) != target) {
+    *slept = true;
+    cpuexec__futex_wait(word, now);
+  }
+  atomic_store_explicit(parked, 0, memory_order_relaxed);
 }

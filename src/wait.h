@@ -32,6 +32,13 @@ typedef struct cpuexec__spin_plan {
   uint64_t ns;
 } cpuexec__spin_plan;
 
+/* Measured and rejected (2-CPU VM, busy): stopping the spin early when the
+ * waiter shares a processor with the thread it waits for. Parking there
+ * made the futex wake place the caller back on the worker's processor
+ * (wake-affine), so the two stayed together and every region cost a
+ * park/wake round trip (2.4-4 us instead of 0.3 us); a plain bounded spin
+ * lets the load balancer move the caller away. */
+
 /* A clock read (vDSO, ~20 ns) every 32 pauses (~1-4 us) keeps the spin
  * length accurate to a few microseconds without reading the clock on every
  * iteration. */
@@ -58,21 +65,25 @@ static inline uint64_t cpuexec__now_ns(void) {
 void cpuexec__futex_wait(_Atomic uint32_t *word, uint32_t expected);
 void cpuexec__futex_wake_all(_Atomic uint32_t *word);
 
-/* Spins per plan while *word == seen. Returns true when the word changed
+/* Spins per plan while the wait lasts: while *word == value when
+ * while_equal, else while *word != value. Returns true when the wait ended
  * during the spin (no park needed). */
-static inline bool cpuexec__spin_while_equal(_Atomic uint32_t *word, uint32_t seen,
-                                             const cpuexec__spin_plan *plan) {
+static inline bool cpuexec__spin(_Atomic uint32_t *word, uint32_t value, bool while_equal,
+                                 const cpuexec__spin_plan *plan) {
+#define CPUEXEC__WAITING() ((atomic_load_explicit(word, memory_order_acquire) == value) == while_equal)
   switch (plan->mode) {
   case CPUEXEC__SPIN_ITERATIONS:
     for (uint64_t i = 0; i < plan->iterations; i++) {
-      if (atomic_load_explicit(word, memory_order_acquire) != seen) return true;
+      if (!CPUEXEC__WAITING()) return true;
       cpuexec__cpu_relax();
     }
     break;
   case CPUEXEC__SPIN_DURATION: {
     uint64_t deadline = 0;
-    for (uint32_t i = 0;; i++) {
-      if (atomic_load_explicit(word, memory_order_acquire) != seen) return true;
+    for (uint32_t i = 1;; i++) {
+      if (!CPUEXEC__WAITING()) return true;
+      /* The first read comes after CLOCK_EVERY pauses: a short wait never
+       * reads the clock (the spin is then longer by that much, ~1-4 us). */
       if (i % CPUEXEC__SPIN_CLOCK_EVERY == 0) {
         uint64_t now = cpuexec__now_ns();
         if (deadline == 0)
@@ -87,15 +98,22 @@ static inline bool cpuexec__spin_while_equal(_Atomic uint32_t *word, uint32_t se
   case CPUEXEC__SPIN_NONE:
     break;
   }
-  return atomic_load_explicit(word, memory_order_acquire) != seen;
+  return !CPUEXEC__WAITING();
+#undef CPUEXEC__WAITING
 }
 
-/* Waits until *word != seen: spins per plan, then parks announcing it in
- * *parked. Returns the new value (acquire); *slept says whether the wait
- * went to the kernel (the caller counts it, reading the counters pointer
- * after the wait so a wait that spans enabling them is still counted). */
+/* Waits until *word != seen (workers waiting for their epoch): spins per
+ * plan, then parks announcing it in *parked. Returns the new value
+ * (acquire); *slept says whether the wait went to the kernel (the caller
+ * counts it, reading the counters pointer after the wait so a wait that
+ * spans turning counters on is still counted). */
 uint32_t cpuexec__wait_while_equal(_Atomic uint32_t *word, uint32_t seen, _Atomic uint32_t *parked,
                                    const cpuexec__spin_plan *plan, bool *slept);
+
+/* Waits until *word == target (the caller waiting for the count of
+ * finished workers), the same way. */
+void cpuexec__wait_until_equal(_Atomic uint32_t *word, uint32_t target, _Atomic uint32_t *parked,
+                               const cpuexec__spin_plan *plan, bool *slept);
 
 /* Publishes *word = value and wakes its waiter if (and only if) it parked.
  * Returns true when a wake system call was made. */
