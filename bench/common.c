@@ -173,6 +173,15 @@ static void clear_hits(void) {
   for (int64_t i = 0; i < MAX_ITERATIONS; i++) hits[i * HIT_STRIDE] = 0;
 }
 
+static void *xcalloc(size_t count, size_t size) {
+  void *p = calloc(count, size);
+  if (p == NULL) {
+    printf("FAIL %s: out of memory\n", bench_backend_name);
+    exit(1);
+  }
+  return p;
+}
+
 static void emit(const char *metric, const char *unit, double value) {
   printf("M %s %s %s %.6g\n", bench_backend_name, metric, unit, value);
 }
@@ -195,8 +204,8 @@ static void run_epcc(const scale *s) {
     if (reps < 2) reps = 2;
     if (reps > 100000) reps = 100000;
     int warm = reps / 8 < 2 ? 2 : (reps / 8 > 50 ? 50 : reps / 8);
-    double *ref = calloc((size_t)s->epcc_samples, sizeof *ref);
-    double *test = calloc((size_t)s->epcc_samples, sizeof *test);
+    double *ref = xcalloc((size_t)s->epcc_samples, sizeof *ref);
+    double *test = xcalloc((size_t)s->epcc_samples, sizeof *test);
     clear_hits();
     for (int j = 0; j < s->epcc_samples; j++) {
       t0 = now_ns();
@@ -229,7 +238,7 @@ static void run_latency(const scale *s) {
   clear_hits();
   int most = 0;
   for (int g = 0; g < 4; g++) most = s->lat_samples[g] > most ? s->lat_samples[g] : most;
-  double *samples = calloc((size_t)most, sizeof *samples);
+  double *samples = xcalloc((size_t)most, sizeof *samples);
   for (int g = 0; g < 4; g++) {
     uint32_t calls = 0;
     for (int w = 0; w < 20; w++, calls++) bench_backend_for(n, chunk_for(n), body_delay, &ctx);
@@ -284,7 +293,7 @@ static void run_axpy(const scale *s) {
     int64_t n = sizes[k];
     memset(y, 0, (size_t)n * sizeof(float));
     bench_backend_for(n, chunk_for(n), body_axpy, &ctx); /* warm-up */
-    double *gbs = calloc((size_t)s->axpy_samples[k], sizeof *gbs);
+    double *gbs = xcalloc((size_t)s->axpy_samples[k], sizeof *gbs);
     for (int j = 0; j < s->axpy_samples[k]; j++) {
       double t0 = now_ns();
       for (int r = 0; r < s->axpy_calls[k]; r++) bench_backend_for(n, chunk_for(n), body_axpy, &ctx);
