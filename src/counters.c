@@ -39,10 +39,13 @@ CPUEXEC_EXPORT void cpuexec_set_dispatch_observer(cpuexec_dispatch_observer obse
 CPUEXEC_EXPORT int cpuexec_executor_enable_counters(cpuexec_executor *exec) {
   if (!exec) return cpuexec__fail(CPUEXEC_EINVAL, "exec: NULL; counters belong to an executor");
   if (cpuexec__counters_of(exec)) return 0;
-  cpuexec__counters_block *block = calloc(1, sizeof *block);
+  cpuexec__counters_block *block = aligned_alloc(_Alignof(cpuexec__counters_block), sizeof *block);
   if (!block) return cpuexec__fail(CPUEXEC_ENOMEM, "counters: no memory for the counter block");
-  for (size_t i = 0; i < sizeof *block / sizeof(_Atomic uint64_t); i++)
-    atomic_init(&((_Atomic uint64_t *)block)[i], 0);
+  _Atomic uint64_t *fields = (_Atomic uint64_t *)&block->callers;
+  for (size_t i = 0; i < sizeof block->callers / sizeof *fields; i++) {
+    atomic_init(&fields[i], 0);
+    atomic_init(&((_Atomic uint64_t *)&block->workers)[i], 0);
+  }
   cpuexec__counters_block *expected = NULL;
   if (!atomic_compare_exchange_strong_explicit(&exec->counters, &expected, block, memory_order_acq_rel,
                                                memory_order_acquire))
@@ -55,7 +58,9 @@ CPUEXEC_EXPORT int cpuexec_executor_counters(const cpuexec_executor *exec, cpuex
   memset(out, 0, sizeof *out);
   cpuexec__counters_block *c = cpuexec__counters_of(exec);
   if (!c) return 0;
-#define CPUEXEC__READ(field) out->field = atomic_load_explicit(&c->field, memory_order_relaxed)
+#define CPUEXEC__READ(field)                                           \
+  out->field = atomic_load_explicit(&c->callers.field, memory_order_relaxed) + \
+               atomic_load_explicit(&c->workers.field, memory_order_relaxed)
   CPUEXEC__READ(dispatches);
   CPUEXEC__READ(nested_inline);
   CPUEXEC__READ(limited_inline);

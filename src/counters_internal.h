@@ -11,7 +11,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-typedef struct cpuexec__counters_block {
+typedef struct cpuexec__counter_set {
   _Atomic uint64_t dispatches;
   _Atomic uint64_t nested_inline;
   _Atomic uint64_t limited_inline;
@@ -20,11 +20,19 @@ typedef struct cpuexec__counters_block {
   _Atomic uint64_t wakeups;
   _Atomic uint64_t caller_waits;
   _Atomic uint64_t worker_active_ns;
+} cpuexec__counter_set;
+
+/* Dispatching threads count in `callers`, workers in `workers`: two lines,
+ * so counting does not add a line transfer to every region. A snapshot is
+ * the sum of the two. */
+typedef struct cpuexec__counters_block {
+  _Alignas(128) cpuexec__counter_set callers;
+  _Alignas(128) cpuexec__counter_set workers;
 } cpuexec__counters_block;
 
-#define CPUEXEC__COUNT(block, field, n)                                      \
-  do {                                                                       \
-    if (block) atomic_fetch_add_explicit(&(block)->field, (n), memory_order_relaxed); \
+#define CPUEXEC__COUNT(block, field, n)                                                       \
+  do {                                                                                        \
+    if (block) atomic_fetch_add_explicit(&(block)->callers.field, (n), memory_order_relaxed); \
   } while (0)
 
 #endif

@@ -22,14 +22,16 @@ static void *worker_main(void *arg) {
   uint32_t seen = 0;
   for (;;) {
     bool slept;
-    seen = cpuexec__wait_while_equal(&slot->epoch, seen, &slot->parked, &exec->spin, &slept);
+    seen = cpuexec__wait_while_equal(&slot->epoch, seen, &slot->parked, &exec->spin, &exec->caller_cpu, &slept);
     if (slot->participants == 0) break;
     cpuexec__counters_block *counters = cpuexec__counters_of(exec);
     if (counters) {
-      atomic_fetch_add_explicit(slept ? &counters->parks : &counters->spins_found_work, 1, memory_order_relaxed);
+      atomic_fetch_add_explicit(slept ? &counters->workers.parks : &counters->workers.spins_found_work, 1,
+                                memory_order_relaxed);
       uint64_t start = cpuexec__now_ns();
       cpuexec__region_participate(exec, w->index);
-      atomic_fetch_add_explicit(&counters->worker_active_ns, cpuexec__now_ns() - start, memory_order_relaxed);
+      atomic_fetch_add_explicit(&counters->workers.worker_active_ns, cpuexec__now_ns() - start,
+                                memory_order_relaxed);
     } else {
       cpuexec__region_participate(exec, w->index);
     }
@@ -39,7 +41,7 @@ static void *worker_main(void *arg) {
 }
 
 static cpuexec__spin_plan spin_plan(const cpuexec_resolved *resolved, uint32_t threads) {
-  cpuexec__spin_plan plan = {CPUEXEC__SPIN_NONE, 0, 0};
+  cpuexec__spin_plan plan = {CPUEXEC__SPIN_NONE, 0, 0, false};
   const cpuexec_resolved_spin *spin = &resolved->spin;
   switch (spin->policy) {
   case CPUEXEC_SPIN_FIXED_ITERATIONS:
@@ -58,6 +60,7 @@ static cpuexec__spin_plan spin_plan(const cpuexec_resolved *resolved, uint32_t t
       break;
     plan.mode = CPUEXEC__SPIN_DURATION;
     plan.ns = spin->spin_ns;
+    plan.adaptive = true;
     break;
   case CPUEXEC_SPIN_PARK_IMMEDIATELY:
     break;
@@ -147,6 +150,8 @@ CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpu
   pthread_mutex_init(&exec->dispatch_lock, NULL);
 
   bool pinned = resolved->worker_processors != NULL && resolved->worker_processor_count >= threads - 1;
+  atomic_init(&exec->caller_cpu, -1);
+  atomic_init(&exec->first_worker_cpu, pinned && threads > 1 ? resolved->worker_processors[0] : -1);
   for (uint32_t k = 1; k < threads; k++) {
     int32_t cpu = pinned ? resolved->worker_processors[k - 1] : -1;
     int rc = start_worker(exec, k, cpu);

@@ -89,6 +89,11 @@ struct cpuexec_executor {
   uint32_t finish_target;                               /* under dispatch_lock */
 
   alignas(CPUEXEC__LINE) _Atomic int error;
+  /* Adaptive policy (see cpuexec__spin): the processor the last dispatch
+   * ran on, written by the dispatcher only when it changes so the line
+   * stays shared; and worker 1's pinned processor (-1: not pinned). */
+  _Atomic int32_t caller_cpu;
+  _Atomic int32_t first_worker_cpu;
   alignas(CPUEXEC__LINE) _Atomic uint32_t finished;
   _Atomic uint32_t caller_parked; /* set while the caller sleeps on finished */
 };

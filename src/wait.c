@@ -30,9 +30,9 @@ void cpuexec__futex_wake_all(_Atomic uint32_t *word) {
 }
 
 uint32_t cpuexec__wait_while_equal(_Atomic uint32_t *word, uint32_t seen, _Atomic uint32_t *parked,
-                                   const cpuexec__spin_plan *plan, bool *slept) {
+                                   const cpuexec__spin_plan *plan, const _Atomic int32_t *share_cpu, bool *slept) {
   *slept = false;
-  if (cpuexec__spin(word, seen, true, plan)) return atomic_load_explicit(word, memory_order_acquire);
+  if (cpuexec__spin(word, seen, true, plan, share_cpu)) return atomic_load_explicit(word, memory_order_acquire);
   uint32_t now;
   atomic_store_explicit(parked, 1, memory_order_seq_cst);
   while ((now = atomic_load_explicit(word, memory_order_seq_cst)) == seen) {
@@ -45,9 +45,9 @@ uint32_t cpuexec__wait_while_equal(_Atomic uint32_t *word, uint32_t seen, _Atomi
 }
 
 void cpuexec__wait_until_equal(_Atomic uint32_t *word, uint32_t target, _Atomic uint32_t *parked,
-                               const cpuexec__spin_plan *plan, bool *slept) {
+                               const cpuexec__spin_plan *plan, const _Atomic int32_t *share_cpu, bool *slept) {
   *slept = false;
-  if (cpuexec__spin(word, target, false, plan)) return;
+  if (cpuexec__spin(word, target, false, plan, share_cpu)) return;
   uint32_t now;
   atomic_store_explicit(parked, 1, memory_order_seq_cst);
   /* The word moves once per finishing worker; only the last one wakes us,

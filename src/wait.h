@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sched.h>
 #include <time.h>
 
 
@@ -30,14 +31,19 @@ typedef struct cpuexec__spin_plan {
   cpuexec__spin_mode mode;
   uint64_t iterations;
   uint64_t ns;
+  /* The adaptive policy: a waiter that shares its processor with the thread
+   * it waits for yields instead of spinning (see cpuexec__spin). Fixed
+   * policies spin exactly as asked. */
+  bool adaptive;
 } cpuexec__spin_plan;
 
-/* Measured and rejected (2-CPU VM, busy): stopping the spin early when the
- * waiter shares a processor with the thread it waits for. Parking there
- * made the futex wake place the caller back on the worker's processor
- * (wake-affine), so the two stayed together and every region cost a
- * park/wake round trip (2.4-4 us instead of 0.3 us); a plain bounded spin
- * lets the load balancer move the caller away. */
+/* Measured on the 2-CPU VM with the caller forced onto its pinned worker's
+ * processor: a plain spin costs 220-230 us per empty region (each side
+ * spins out its budget before the other runs); parking at once costs
+ * 2.4-4 us and, unforced, keeps the pair together (the wake places the
+ * sleeper on the waker's processor); yielding (cpuexec__spin) costs
+ * 2.5-3.9 us and leaves the balancer free to separate them. Regions with
+ * the two apart are unaffected (0.3-0.4 us). */
 
 /* A clock read (vDSO, ~20 ns) every 32 pauses (~1-4 us) keeps the spin
  * length accurate to a few microseconds without reading the clock on every
@@ -67,9 +73,18 @@ void cpuexec__futex_wake_all(_Atomic uint32_t *word);
 
 /* Spins per plan while the wait lasts: while *word == value when
  * while_equal, else while *word != value. Returns true when the wait ended
- * during the spin (no park needed). */
+ * during the spin (no park needed).
+ *
+ * Adaptive plans with share_cpu: *share_cpu is where the thread we wait for
+ * runs (-1: unknown). When that is our processor too (a busy machine put a
+ * floating caller on its pinned worker's processor), spinning would hold off
+ * that very thread for the whole budget, and parking would not help either:
+ * the wake puts the sleeper back on the waker's processor, so the pair stays
+ * together. So the waiter yields at every clock check: the other thread
+ * runs, and with both runnable there the load balancer can move the caller
+ * away. sched_getcpu() reads the rseq area: no system call. */
 static inline bool cpuexec__spin(_Atomic uint32_t *word, uint32_t value, bool while_equal,
-                                 const cpuexec__spin_plan *plan) {
+                                 const cpuexec__spin_plan *plan, const _Atomic int32_t *share_cpu) {
 #define CPUEXEC__WAITING() ((atomic_load_explicit(word, memory_order_acquire) == value) == while_equal)
   switch (plan->mode) {
   case CPUEXEC__SPIN_ITERATIONS:
@@ -90,6 +105,8 @@ static inline bool cpuexec__spin(_Atomic uint32_t *word, uint32_t value, bool wh
           deadline = now + plan->ns;
         else if (now >= deadline)
           break;
+        if (share_cpu && plan->adaptive && atomic_load_explicit(share_cpu, memory_order_relaxed) == sched_getcpu())
+          sched_yield();
       }
       cpuexec__cpu_relax();
     }
@@ -108,12 +125,12 @@ static inline bool cpuexec__spin(_Atomic uint32_t *word, uint32_t value, bool wh
  * counts it, reading the counters pointer after the wait so a wait that
  * spans turning counters on is still counted). */
 uint32_t cpuexec__wait_while_equal(_Atomic uint32_t *word, uint32_t seen, _Atomic uint32_t *parked,
-                                   const cpuexec__spin_plan *plan, bool *slept);
+                                   const cpuexec__spin_plan *plan, const _Atomic int32_t *share_cpu, bool *slept);
 
 /* Waits until *word == target (the caller waiting for the count of
  * finished workers), the same way. */
 void cpuexec__wait_until_equal(_Atomic uint32_t *word, uint32_t target, _Atomic uint32_t *parked,
-                               const cpuexec__spin_plan *plan, bool *slept);
+                               const cpuexec__spin_plan *plan, const _Atomic int32_t *share_cpu, bool *slept);
 
 /* Publishes *word = value and wakes its waiter if (and only if) it parked.
  * Returns true when a wake system call was made. */

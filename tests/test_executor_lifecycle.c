@@ -243,6 +243,59 @@ static void a_forked_child_gets_eforked_and_destroys_without_joining(void **stat
   }
 }
 
+typedef struct step_case {
+  int32_t worker_cpu;
+  bool mask_kept;
+  int caller_cpu_after; /* calls where the caller ran elsewhere */
+  int calls_ok;
+} step_case;
+
+/* Counts calls whose participant 0 ran away from the worker's processor. */
+static int note_caller_cpu(void *ctx, int64_t b, int64_t e) {
+  step_case *sc = ctx;
+  (void)e;
+  if (b == 0 && cpuexec_participant_index() == 0 && sched_getcpu() != sc->worker_cpu) sc->caller_cpu_after++;
+  return 0;
+}
+
+/* A free caller found on its pinned worker's processor is moved off it,
+ * and its CPU set is left exactly as it was. */
+static void *dispatch_from_the_worker_processor(void *arg) {
+  step_case *sc = arg;
+  cpu_set_t original, only;
+  sched_getaffinity(0, sizeof original, &original);
+  CPU_ZERO(&only);
+  CPU_SET(sc->worker_cpu, &only);
+  sched_setaffinity(0, sizeof only, &only);     /* now running there */
+  sched_setaffinity(0, sizeof original, &original); /* free again, still there */
+  cpuexec_resolved *r = test_resolved(2);
+  r->worker_processors = calloc(1, sizeof(int32_t));
+  r->worker_processors[0] = sc->worker_cpu;
+  r->worker_processor_count = 1;
+  cpuexec_executor *exec = NULL;
+  if (cpuexec_executor_create(r, &exec) != 0) abort();
+  cpuexec_resolved_destroy(r);
+  for (int i = 0; i < 100; i++) sc->calls_ok += cpuexec_parallel_for(exec, 2, 1, sc, note_caller_cpu, 0) == 0;
+  cpu_set_t after;
+  sched_getaffinity(0, sizeof after, &after);
+  sc->mask_kept = CPU_EQUAL(&after, &original);
+  cpuexec_executor_destroy(exec);
+  return NULL;
+}
+
+static void a_free_caller_steps_off_its_workers_processor_keeping_its_cpu_set(void **state) {
+  (void)state;
+  cpu_set_t allowed;
+  sched_getaffinity(0, sizeof allowed, &allowed);
+  step_case sc = {.worker_cpu = first_allowed_cpu()};
+  pthread_t t;
+  pthread_create(&t, NULL, dispatch_from_the_worker_processor, &sc);
+  pthread_join(t, NULL);
+  assert_int_equal(sc.calls_ok, 100);
+  assert_true(sc.mask_kept);
+  if (CPU_COUNT(&allowed) > 1) assert_true(sc.caller_cpu_after > 0);
+}
+
 static void the_lease_slot_is_empty_for_a_direct_executor(void **state) {
   (void)state;
   cpuexec_executor *exec = test_executor(2);
@@ -299,6 +352,7 @@ int main(void) {
       cmocka_unit_test(workers_run_on_their_resolved_processor),
       cmocka_unit_test(explicit_caller_affinity_is_applied_at_dispatch_or_fails_clearly),
       cmocka_unit_test(a_forked_child_gets_eforked_and_destroys_without_joining),
+      cmocka_unit_test(a_free_caller_steps_off_its_workers_processor_keeping_its_cpu_set),
       cmocka_unit_test(the_lease_slot_is_empty_for_a_direct_executor),
       cmocka_unit_test(every_spin_policy_runs_regions),
       cmocka_unit_test(an_executor_runs_the_live_default_resolution),

@@ -14,6 +14,7 @@
 #include <cpuexec.h>
 
 #include "info_bench.h"
+#include "info_openmp.h"
 
 #define EXIT_BAD_INPUT 2
 
@@ -28,6 +29,7 @@ typedef struct info_options {
 static void usage(FILE *out) {
   fprintf(out,
           "usage: cpuexec-info [--policy TEXT] [--topology FILE.xml|DIR] [--json] [--bench] [--help]\n"
+          "       cpuexec-info --openmp-report PROGRAM [ARGS...]\n"
           "\n"
           "Prints the process-visible CPU topology, the OpenMP runtimes present and the\n"
           "resolution of the default policy (CPUEXEC_POLICY, else the defaults).\n"
@@ -39,6 +41,8 @@ static void usage(FILE *out) {
           "  --json             one JSON object instead of text\n"
           "  --bench            time the default executor's dispatch next to the OpenMP runtimes\n"
           "                     installed (a few seconds), then show its counters for a short run\n"
+          "  --openmp-report PROGRAM [ARGS...]\n"
+          "                     run PROGRAM and print the OpenMP regions it ran, per calling function\n"
           "  --help             this text\n"
           "\n"
           "Exit status: 0 success, 2 invalid input (the message names the field), 1 other failure.\n");
@@ -214,6 +218,8 @@ static int run_info(const info_options *o) {
 }
 
 int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "--openmp-report") == 0) /* --openmp-report PROGRAM [ARGS...] */
+    return cpuexec_info_openmp_report(argc - 2, argv + 2);
   info_options o;
   int rc = parse_args(argc, argv, &o);
   if (rc != 0)

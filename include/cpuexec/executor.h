@@ -23,7 +23,20 @@
  *   - a call made from inside a callback (on any participant, into any
  *     executor) runs inline on that thread, serially, always;
  *   - exec == NULL runs the serial loop on the caller.
- * Ordering between ranges is unspecified. */
+ * Ordering between ranges is unspecified.
+ *
+ * Threads calling into one executor at once all complete correctly: one
+ * region runs on the pool at a time and a second caller waits (asleep) for
+ * it, then runs its region with every participant. Measured on 2 cores, two
+ * callers of 100 us regions: waiting 44 us per region, running the second
+ * one inline on its caller 62 us; for regions of a few hundred ns the two are
+ * within noise (1.0 vs 0.9-1.2 us), so waiting it is.
+ *
+ * Placement: workers run where the resolved policy pins them. A caller the
+ * policy does not place, found at dispatch on the processor of a pinned
+ * worker it admits, is moved off it (its CPU set is narrowed and restored
+ * at once, so the set is unchanged; only its current processor moves):
+ * otherwise the two would take turns on one processor. */
 #ifndef CPUEXEC_EXECUTOR_H
 #define CPUEXEC_EXECUTOR_H
 

@@ -1,0 +1,252 @@
+/* libcpuexec-pthreadpool: pools and the dispatch of one parallelize call.
+ *
+ * A pthreadpool here owns no threads. It holds a lease on a libcpuexec
+ * executor (from the default registry, so equal policies share one set of
+ * workers) and the most participants a call may use. A call splits the
+ * task's items into one slot per participant and runs the slots with
+ * cpuexec_parallel_for(); see engine.h for how slots are claimed. */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) || (defined(__i386__) && defined(__SSE__))
+#include <xmmintrin.h>
+#define CPUEXEC__PP_HAVE_MXCSR 1
+#endif
+
+#include <cpuexec.h>
+
+#include "engine.h"
+
+/* Immutable after pthreadpool_create() returns, so calls from several
+ * threads read it without synchronisation. */
+struct pthreadpool {
+  cpuexec_executor *exec; /* our lease; NULL for a one-thread pool */
+  size_t threads;         /* most participants of one call, >= 1 */
+};
+
+/* > 0 while this thread runs pthreadpool tasks: a call made then runs
+ * inline. Written only by the thread it belongs to. */
+static __thread unsigned pp_task_depth;
+
+/* Slots live on the dispatching thread's stack up to this many participants. */
+#define PP_STACK_SLOTS 16
+
+CPUEXEC__PP_EXPORT pthreadpool_t pthreadpool_create(size_t threads_count) {
+  struct pthreadpool *pool = calloc(1, sizeof *pool);
+  if (pool == NULL)
+    return NULL;
+  pool->threads = 1;
+  if (threads_count == 1)
+    return pool; /* serial: nothing to lease */
+
+  /* Inside a session: lease the session's policy, so the pool shares the
+   * session's executor (and outlives the session safely). Elsewhere: the
+   * process default policy with the requested thread count. */
+  const cpuexec_resolved *resolved;
+  cpuexec_resolved *own = NULL;
+  cpuexec_executor *current = cpuexec_current();
+  if (current != NULL) {
+    resolved = cpuexec_executor_policy(current);
+  } else {
+    cpuexec_policy policy;
+    if (cpuexec_policy_from_environment(&policy) != 0)
+      goto fail;
+    if (threads_count > 0)
+      policy.num_threads = threads_count > INT32_MAX ? INT32_MAX : (int32_t)threads_count;
+    int resolved_rc = cpuexec_resolve(&policy, NULL, &own);
+    /* pthreadpool starts the threads it is asked for, unpinned. When only
+     * the default placement refuses the count (more threads than physical
+     * cores), do the same rather than fail; a placement the user chose in
+     * CPUEXEC_POLICY is kept, and its failure is reported. */
+    if (resolved_rc != 0 && threads_count > 0 && getenv("CPUEXEC_POLICY") == NULL &&
+        policy.affinity_policy != CPUEXEC_AFFINITY_NONE) {
+      policy.affinity_policy = CPUEXEC_AFFINITY_NONE;
+      resolved_rc = cpuexec_resolve(&policy, NULL, &own);
+    }
+    if (resolved_rc != 0)
+      goto fail;
+    resolved = own;
+  }
+  int rc = cpuexec_registry_acquire(cpuexec_registry_default(), resolved, &pool->exec);
+  if (own != NULL)
+    cpuexec_resolved_destroy(own);
+  if (rc != 0)
+    goto fail;
+
+  size_t effective = cpuexec_executor_effective_threads(pool->exec);
+  pool->threads = threads_count > 0 && threads_count < effective ? threads_count : effective;
+  if (pool->threads <= 1) {
+    cpuexec_executor_release(pool->exec);
+    pool->exec = NULL;
+    pool->threads = 1;
+  }
+  return pool;
+
+fail:
+  free(pool);
+  return NULL;
+}
+
+CPUEXEC__PP_EXPORT void pthreadpool_destroy(pthreadpool_t threadpool) {
+  if (threadpool == NULL)
+    return;
+  if (threadpool->exec != NULL)
+    cpuexec_executor_release(threadpool->exec);
+  free(threadpool);
+}
+
+CPUEXEC__PP_EXPORT size_t pthreadpool_get_threads_count(pthreadpool_t threadpool) {
+  return threadpool == NULL ? 1 : threadpool->threads;
+}
+
+/* Denormals off for the length of a call on one participant. */
+typedef struct pp_fpu {
+#ifdef CPUEXEC__PP_HAVE_MXCSR
+  unsigned mxcsr;
+#endif
+  int changed;
+} pp_fpu;
+
+static inline void pp_fpu_enter(pp_fpu *saved, uint32_t flags) {
+  saved->changed = 0;
+#ifdef CPUEXEC__PP_HAVE_MXCSR
+  if (flags & PTHREADPOOL_FLAG_DISABLE_DENORMALS) {
+    saved->mxcsr = _mm_getcsr();
+    _mm_setcsr(saved->mxcsr | 0x8040u); /* FTZ (bit 15) and DAZ (bit 6) */
+    saved->changed = 1;
+  }
+#else
+  (void)flags;
+#endif
+}
+
+static inline void pp_fpu_leave(const pp_fpu *saved) {
+#ifdef CPUEXEC__PP_HAVE_MXCSR
+  if (saved->changed)
+    _mm_setcsr(saved->mxcsr);
+#else
+  (void)saved;
+#endif
+}
+
+typedef struct pp_dispatch {
+  const cpuexec__pp_task *task;
+  cpuexec__pp_slot *slots;
+  size_t slot_count;
+  uint32_t flags;
+} pp_dispatch;
+
+/* Takes unclaimed items from the back of every slot, starting after
+ * `after`, until all are claimed. */
+static void pp_steal(const pp_dispatch *d, size_t thread, size_t after) {
+  const cpuexec__pp_task *task = d->task;
+  for (size_t k = 1; k <= d->slot_count; k++) {
+    size_t victim = after + k;
+    if (victim >= d->slot_count)
+      victim -= d->slot_count;
+    cpuexec__pp_slot *slot = &d->slots[victim];
+    /* A plain load first keeps empty slots' lines shared. */
+    while (atomic_load_explicit(&slot->remaining, memory_order_relaxed) > 0 &&
+           atomic_fetch_sub_explicit(&slot->remaining, 1, memory_order_relaxed) > 0) {
+      size_t flat = atomic_fetch_sub_explicit(&slot->end, 1, memory_order_relaxed) - 1;
+      task->shape->one(task, thread, flat);
+    }
+  }
+}
+
+/* The executor's range callback: [begin, end) are slot numbers. */
+static int pp_run_slots(void *ctx, int64_t begin, int64_t end) {
+  const pp_dispatch *d = ctx;
+  const cpuexec__pp_task *task = d->task;
+  size_t thread = cpuexec_participant_index();
+  pp_fpu fpu;
+  pp_fpu_enter(&fpu, d->flags);
+  pp_task_depth++;
+  for (int64_t s = begin; s < end; s++)
+    task->shape->own(task, thread, &d->slots[s]);
+  pp_steal(d, thread, (size_t)end - 1);
+  pp_task_depth--;
+  pp_fpu_leave(&fpu);
+  return 0;
+}
+
+static void pp_run_serial(const cpuexec__pp_task *task, uint32_t flags) {
+  pp_fpu fpu;
+  pp_fpu_enter(&fpu, flags);
+  pp_task_depth++;
+  task->shape->run(task, 0, 0, task->items);
+  pp_task_depth--;
+  pp_fpu_leave(&fpu);
+}
+
+/* Returns 0 when every item ran; non-zero when nothing could be dispatched
+ * (the caller then runs the task serially). */
+static int pp_dispatch_parallel(cpuexec_executor *exec, const cpuexec__pp_task *task, size_t participants,
+                                uint32_t flags) {
+  cpuexec__pp_slot stack_slots[PP_STACK_SLOTS];
+  cpuexec__pp_slot *slots = stack_slots;
+  if (participants > PP_STACK_SLOTS) {
+    slots = aligned_alloc(CPUEXEC__PP_CACHE_LINE, participants * sizeof *slots);
+    if (slots == NULL)
+      return -1;
+  }
+  size_t base = task->items / participants, extra = task->items % participants, first = 0;
+  for (size_t s = 0; s < participants; s++) {
+    size_t count = base + (s < extra);
+    slots[s].begin = first;
+    atomic_init(&slots[s].remaining, (long long)count);
+    atomic_init(&slots[s].end, first + count);
+    first += count;
+  }
+  pp_dispatch d = {.task = task, .slots = slots, .slot_count = participants, .flags = flags};
+  int rc = cpuexec_parallel_for(exec, (int64_t)participants, 1, &d, pp_run_slots, (uint32_t)participants);
+  if (rc != 0) {
+    /* Nothing is running any more (cpuexec_parallel_for waits for every
+     * started callback); the caller takes every unclaimed item. This is the
+     * path in a forked child, where the inherited executor refuses work. */
+    pp_fpu fpu;
+    pp_fpu_enter(&fpu, flags);
+    pp_task_depth++;
+    pp_steal(&d, 0, participants - 1);
+    pp_task_depth--;
+    pp_fpu_leave(&fpu);
+  }
+  if (slots != stack_slots)
+    free(slots);
+  return 0;
+}
+
+void cpuexec__pp_run(pthreadpool_t threadpool, const cpuexec__pp_task *task, uint32_t flags) {
+  if (task->items == 0)
+    return;
+  /* Inside a task (ours, or any libcpuexec region with other participants)
+   * the call runs inline, as libcpuexec runs every nested call. */
+  if (threadpool != NULL && threadpool->threads > 1 && task->items > 1 && pp_task_depth == 0 &&
+      cpuexec_participant_count() <= 1) {
+    cpuexec_executor *exec = cpuexec_current();
+    if (exec == NULL)
+      exec = threadpool->exec;
+    size_t participants = threadpool->threads;
+    size_t effective = cpuexec_executor_effective_threads(exec);
+    if (participants > effective)
+      participants = effective;
+    if (participants > task->items)
+      participants = task->items;
+    if (participants > 1 && pp_dispatch_parallel(exec, task, participants, flags) == 0)
+      return;
+  }
+  pp_run_serial(task, flags);
+}
+
+void cpuexec__pp_task_grid(cpuexec__pp_task *task, uint32_t dims, const size_t *range, const size_t *tile) {
+  task->dims = dims;
+  task->items = 1;
+  for (uint32_t d = 0; d < dims; d++) {
+    size_t t = tile != NULL && tile[d] > 0 ? tile[d] : 1;
+    task->range[d] = range[d];
+    task->tile[d] = t;
+    task->tiles[d] = range[d] / t + (range[d] % t != 0);
+    task->items *= task->tiles[d];
+  }
+}
