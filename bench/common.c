@@ -8,8 +8,8 @@
  *   --mode=calibrate  prints "C delay_len <iterations> <ns per delay>": the
  *                     delay length the runner then hands to every backend, so
  *                     every backend runs the very same body
- *   --mode=hot        N back-to-back calls and nothing else (--calls=N), for
- *                     counting system calls under strace
+ *   --mode=hot        N back-to-back calls and nothing else (--calls=N), between
+ *                     two marker system calls, for counting system calls under strace
  *   --mode=smoke      every measurement with tiny counts; checks checksums
  *
  * Options: --delay-len=N, --calls=N, --quick (fewer samples),
@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ---- timing ------------------------------------------------------------ */
 
@@ -132,14 +133,15 @@ typedef struct scale {
   int epcc_samples;       /* (reference, test) block pairs per n */
   double epcc_block_ns;   /* target length of one timed block */
   int lat_samples[4];     /* per gap */
-  double idle_s;          /* the idle period after the burst */
+  double idle_s;          /* the idle period after the burst: a full second even when quick, since
+                           * runtimes spin for up to 200 ms before they sleep */
   int axpy_sizes;         /* how many of the sizes below */
   int axpy_samples[3];    /* timed blocks per size */
   int axpy_calls[3];      /* calls per timed block */
 } scale;
 
 static const scale scale_full = {21, 1e6, {2000, 400, 100, 30}, 1.0, 3, {9, 7, 5}, {40, 4, 1}};
-static const scale scale_quick = {7, 5e5, {500, 100, 30, 25}, 0.25, 3, {5, 3, 3}, {20, 2, 1}};
+static const scale scale_quick = {7, 5e5, {500, 100, 30, 25}, 1.0, 3, {5, 3, 3}, {20, 2, 1}};
 static const scale scale_smoke = {2, 2e4, {20, 5, 2, 2}, 0.01, 2, {1, 1, 1}, {2, 2, 1}};
 
 static unsigned participants = 2;
@@ -171,6 +173,15 @@ static void clear_hits(void) {
   for (int64_t i = 0; i < MAX_ITERATIONS; i++) hits[i * HIT_STRIDE] = 0;
 }
 
+static void *xcalloc(size_t count, size_t size) {
+  void *p = calloc(count, size);
+  if (p == NULL) {
+    printf("FAIL %s: out of memory\n", bench_backend_name);
+    exit(1);
+  }
+  return p;
+}
+
 static void emit(const char *metric, const char *unit, double value) {
   printf("M %s %s %s %.6g\n", bench_backend_name, metric, unit, value);
 }
@@ -193,8 +204,8 @@ static void run_epcc(const scale *s) {
     if (reps < 2) reps = 2;
     if (reps > 100000) reps = 100000;
     int warm = reps / 8 < 2 ? 2 : (reps / 8 > 50 ? 50 : reps / 8);
-    double *ref = calloc((size_t)s->epcc_samples, sizeof *ref);
-    double *test = calloc((size_t)s->epcc_samples, sizeof *test);
+    double *ref = xcalloc((size_t)s->epcc_samples, sizeof *ref);
+    double *test = xcalloc((size_t)s->epcc_samples, sizeof *test);
     clear_hits();
     for (int j = 0; j < s->epcc_samples; j++) {
       t0 = now_ns();
@@ -227,7 +238,7 @@ static void run_latency(const scale *s) {
   clear_hits();
   int most = 0;
   for (int g = 0; g < 4; g++) most = s->lat_samples[g] > most ? s->lat_samples[g] : most;
-  double *samples = calloc((size_t)most, sizeof *samples);
+  double *samples = xcalloc((size_t)most, sizeof *samples);
   for (int g = 0; g < 4; g++) {
     uint32_t calls = 0;
     for (int w = 0; w < 20; w++, calls++) bench_backend_for(n, chunk_for(n), body_delay, &ctx);
@@ -282,7 +293,7 @@ static void run_axpy(const scale *s) {
     int64_t n = sizes[k];
     memset(y, 0, (size_t)n * sizeof(float));
     bench_backend_for(n, chunk_for(n), body_axpy, &ctx); /* warm-up */
-    double *gbs = calloc((size_t)s->axpy_samples[k], sizeof *gbs);
+    double *gbs = xcalloc((size_t)s->axpy_samples[k], sizeof *gbs);
     for (int j = 0; j < s->axpy_samples[k]; j++) {
       double t0 = now_ns();
       for (int r = 0; r < s->axpy_calls[k]; r++) bench_backend_for(n, chunk_for(n), body_axpy, &ctx);
@@ -299,13 +310,20 @@ static void run_axpy(const scale *s) {
   free(y);
 }
 
-/* (5) support: N back-to-back calls and nothing else. */
+/* (5) support: N back-to-back calls and nothing else, between two marker
+ * system calls (access() of names that do not exist) so that a trace of the
+ * process can count the system calls of the loop alone, on every thread. */
+#define HOT_BEGIN "cpuexec-bench-hot-loop-begins"
+#define HOT_END "cpuexec-bench-hot-loop-ends"
 static void run_hot(long calls) {
   delay_ctx ctx = {0, hits};
   int64_t n = participants;
   clear_hits();
+  for (int w = 0; w < 100; w++) bench_backend_for(n, chunk_for(n), body_delay, &ctx);
+  (void)access(HOT_BEGIN, F_OK);
   for (long r = 0; r < calls; r++) bench_backend_for(n, chunk_for(n), body_delay, &ctx);
-  check_hits("hot loop", n, (uint32_t)calls);
+  (void)access(HOT_END, F_OK);
+  check_hits("hot loop", n, (uint32_t)calls + 100);
 }
 
 /* Nanoseconds per EPCC delay iteration: the fastest of several timings

@@ -10,10 +10,10 @@
 # sample, "M <backend> <metric> <unit> <value>"; the rounds are pooled and the
 # statistics taken over the pool. Before the rounds, one program calibrates
 # the EPCC delay (~0.1 us) and every program then runs that exact length.
-# After the rounds, the hot dispatch loop of every backend runs under
-# `strace -f -c` twice, with 500 and 5500 calls; twice the difference of
-# the two syscall totals is the count per 10000 calls (start-up and exit
-# cancel out). OMP_*, KMP_* and GOMP_* variables are removed so the OpenMP
+# After the rounds, the hot dispatch loop of every backend (10000
+# back-to-back calls) runs under `strace -f`, between two marker system calls
+# the program makes; the system calls any thread starts between the markers
+# are counted. OMP_*, KMP_* and GOMP_* variables are removed so the OpenMP
 # runtimes run their defaults; CPUEXEC_POLICY is honoured.
 #
 # Environment (the Makefile sets the first four):
@@ -161,12 +161,14 @@ if [ "${BENCH_STRACE:-1}" = 0 ]; then
 elif command -v strace >/dev/null 2>&1; then
   while IFS=$tab read -r name prog kind; do
     [ "$kind" = backend ] || continue
-    n1=$(strace -f -c -o "$work/st1" "$prog" --mode=hot --calls=500 </dev/null >/dev/null 2>&1 &&
-      awk '$NF == "total" { print $4 }' "$work/st1")
-    n2=$(strace -f -c -o "$work/st2" "$prog" --mode=hot --calls=5500 </dev/null >/dev/null 2>&1 &&
-      awk '$NF == "total" { print $4 }' "$work/st2")
-    if [ -n "$n1" ] && [ -n "$n2" ]; then
-      echo "M $name syscalls_hot per10k $((2 * (n2 - n1)))" >>"$work/results"
+    # Every system call a thread starts between the two markers: complete
+    # lines and "<unfinished ...>" lines, not the "resumed" halves.
+    if strace -f -o "$work/strace" "$prog" --mode=hot --calls=10000 </dev/null >/dev/null 2>&1 &&
+      n=$(awk '/cpuexec-bench-hot-loop-ends/ { print n + 0; found = 1; exit }
+        on && !/resumed>/ && !/^([0-9]+ +|\[pid +[0-9]+\] )?(---|\+\+\+)/ { n++ }
+        /cpuexec-bench-hot-loop-begins/ { on = 1 }
+        END { if (!found) exit 1 }' "$work/strace"); then
+      echo "M $name syscalls_hot per10k $n" >>"$work/results"
     else
       strace_note="strace could not trace $name (ptrace not permitted?); no syscall count"
     fi
@@ -278,7 +280,7 @@ lat_gapX: one call of `participants` iterations of the tiny body (us), X = no ga
   or a 1 ms / 10 ms clock_nanosleep before each call; every call a sample, p99 over the pooled rounds.
 idle_burn: CPU time of the process minus the caller's own, during 1 s of sleep right after a burst
   of 1000 calls (ms per idle second). axpy_S: y += a*x over S floats, 12 bytes per element (GB/s).
-syscalls_hot: system calls per 10000 back-to-back calls (strace -f -c: 5500 calls minus 500 calls, x2).
+syscalls_hot: system calls, on any thread, during 10000 back-to-back calls (strace -f, between markers).
 min/max: over the rounds (pooled samples for lat_*). cpuexec/x: libcpuexec median / this backend's.
 EOF
 } >"$work/table"

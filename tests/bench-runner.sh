@@ -62,6 +62,30 @@ check "other programs run once, without arguments, after the table" "^other prog
   { echo "not ok - other program ran $(grep -c "other program ran" "$dir/table") times"; failed=1; }
 check "no p99 for per-round values" "^epcc_n2 +us +libcpuexec +0\.200 +0\.200 +0\.200 +- "
 
+# The syscall count: a stand-in strace writes a known trace; the count is the
+# system calls started between the markers, on any thread, without the
+# "resumed" halves and signal/exit lines.
+mkdir "$dir/bin"
+cat >"$dir/bin/strace" <<'SCRIPT'
+#!/bin/sh
+while [ "$1" != -o ]; do shift; done
+cat >"$2" <<TRACE
+100 futex(0x1, FUTEX_WAKE_PRIVATE, 1) = 0
+100 access("cpuexec-bench-hot-loop-begins", F_OK) = -1 ENOENT (No such file or directory)
+100 futex(0x2, FUTEX_WAIT_PRIVATE, 7, NULL <unfinished ...>
+101 futex(0x2, FUTEX_WAKE_PRIVATE, 1 <unfinished ...>
+100 <... futex resumed>) = 0
+101 <... futex resumed>) = 1
+101 --- SIGURG {si_signo=SIGURG} ---
+100 access("cpuexec-bench-hot-loop-ends", F_OK) = -1 ENOENT (No such file or directory)
+100 futex(0x1, FUTEX_WAKE_PRIVATE, 1) = 0
+TRACE
+SCRIPT
+chmod +x "$dir/bin/strace"
+PATH="$dir/bin:$PATH" BENCH_BACKENDS="libcpuexec=$dir/libcpuexec" BENCH_ROUNDS=1 BENCH_TARGETS=$srcdir/bench/targets.txt \
+  sh "$runner" >"$dir/table" 2>"$dir/err"
+check "syscalls counted between the markers only" "^syscalls_hot +per10k +libcpuexec +2\.000 .* <= 0 +MISS"
+
 # The time budget: no new round once it is spent, but never fewer than 2.
 BENCH_BACKENDS="libcpuexec=$dir/libcpuexec" BENCH_ROUNDS=5 BENCH_BUDGET=0 BENCH_STRACE=0 sh "$runner" \
   >"$dir/table" 2>"$dir/err"
