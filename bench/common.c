@@ -8,8 +8,8 @@
  *   --mode=calibrate  prints "C delay_len <iterations> <ns per delay>": the
  *                     delay length the runner then hands to every backend, so
  *                     every backend runs the very same body
- *   --mode=hot        N back-to-back calls and nothing else (--calls=N), between
- *                     two marker system calls, for counting system calls under strace
+ *   --mode=hot        N back-to-back calls and nothing else (--calls=N), and
+ *                     their wall-clock bounds, for counting system calls under strace
  *   --mode=smoke      every measurement with tiny counts; checks checksums
  *
  * Options: --delay-len=N, --calls=N, --quick (fewer samples),
@@ -30,7 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 /* ---- timing ------------------------------------------------------------ */
 
@@ -310,20 +309,24 @@ static void run_axpy(const scale *s) {
   free(y);
 }
 
-/* (5) support: N back-to-back calls and nothing else, between two marker
- * system calls (access() of names that do not exist) so that a trace of the
- * process can count the system calls of the loop alone, on every thread. */
-#define HOT_BEGIN "cpuexec-bench-hot-loop-begins"
-#define HOT_END "cpuexec-bench-hot-loop-ends"
+/* (5) support: N back-to-back calls and nothing else, after 1000 warm-up
+ * calls. Prints "H <begin> <end>", the loop's wall-clock (CLOCK_REALTIME)
+ * bounds in seconds, so a `strace -f -ttt` of the process can count the
+ * system calls any thread starts inside the loop. Timestamps rather than
+ * marker system calls: under strace a marker call is slow enough to let
+ * workers park, which would put the wake-ups it causes into the count. */
 static void run_hot(long calls) {
   delay_ctx ctx = {0, hits};
   int64_t n = participants;
+  struct timespec begin, end;
   clear_hits();
-  for (int w = 0; w < 100; w++) bench_backend_for(n, chunk_for(n), body_delay, &ctx);
-  (void)access(HOT_BEGIN, F_OK);
+  for (int w = 0; w < 1000; w++) bench_backend_for(n, chunk_for(n), body_delay, &ctx);
+  clock_gettime(CLOCK_REALTIME, &begin);
   for (long r = 0; r < calls; r++) bench_backend_for(n, chunk_for(n), body_delay, &ctx);
-  (void)access(HOT_END, F_OK);
-  check_hits("hot loop", n, (uint32_t)calls + 100);
+  clock_gettime(CLOCK_REALTIME, &end);
+  check_hits("hot loop", n, (uint32_t)calls + 1000);
+  printf("H %lld.%06ld %lld.%06ld\n", (long long)begin.tv_sec, begin.tv_nsec / 1000, (long long)end.tv_sec,
+         end.tv_nsec / 1000);
 }
 
 /* Nanoseconds per EPCC delay iteration: the fastest of several timings

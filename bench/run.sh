@@ -11,9 +11,9 @@
 # statistics taken over the pool. Before the rounds, one program calibrates
 # the EPCC delay (~0.1 us) and every program then runs that exact length.
 # After the rounds, the hot dispatch loop of every backend (10000
-# back-to-back calls) runs under `strace -f`, between two marker system calls
-# the program makes; the system calls any thread starts between the markers
-# are counted. OMP_*, KMP_* and GOMP_* variables are removed so the OpenMP
+# back-to-back calls after 1000 warm-up calls) runs under `strace -f -ttt`;
+# the program prints the loop's wall-clock bounds and the system calls any
+# thread starts within them are counted. OMP_*, KMP_* and GOMP_* variables are removed so the OpenMP
 # runtimes run their defaults; CPUEXEC_POLICY is honoured.
 #
 # Environment (the Makefile sets the first four):
@@ -161,13 +161,16 @@ if [ "${BENCH_STRACE:-1}" = 0 ]; then
 elif command -v strace >/dev/null 2>&1; then
   while IFS=$tab read -r name prog kind; do
     [ "$kind" = backend ] || continue
-    # Every system call a thread starts between the two markers: complete
-    # lines and "<unfinished ...>" lines, not the "resumed" halves.
-    if strace -f -o "$work/strace" "$prog" --mode=hot --calls=10000 </dev/null >/dev/null 2>&1 &&
-      n=$(awk '/cpuexec-bench-hot-loop-ends/ { print n + 0; found = 1; exit }
-        on && !/resumed>/ && !/^([0-9]+ +|\[pid +[0-9]+\] )?(---|\+\+\+)/ { n++ }
-        /cpuexec-bench-hot-loop-begins/ { on = 1 }
-        END { if (!found) exit 1 }' "$work/strace"); then
+    # Every system call a thread starts inside the loop's time bounds (the
+    # "H begin end" line): complete lines and "<unfinished ...>" lines, not
+    # the "resumed" halves, signals or exits. Times compare in microseconds.
+    if strace -f -ttt -o "$work/strace" "$prog" --mode=hot --calls=10000 </dev/null >"$work/hot" 2>/dev/null &&
+      window=$(awk '$1 == "H" { print $2, $3 }' "$work/hot") && [ -n "$window" ] &&
+      n=$(awk -v window="$window" '
+        function us(t,  p) { split(t, p, "."); return p[1] * 1000000 + substr(p[2] "000000", 1, 6) }
+        BEGIN { split(window, w, " "); lo = us(w[1]); hi = us(w[2]) }
+        $2 ~ /^[0-9]+\.[0-9]+$/ && !/resumed>/ && $3 !~ /^(---|\+\+\+)/ { t = us($2); if (t >= lo && t <= hi) n++ }
+        END { print n + 0 }' "$work/strace"); then
       echo "M $name syscalls_hot per10k $n" >>"$work/results"
     else
       strace_note="strace could not trace $name (ptrace not permitted?); no syscall count"
@@ -280,7 +283,7 @@ lat_gapX: one call of `participants` iterations of the tiny body (us), X = no ga
   or a 1 ms / 10 ms clock_nanosleep before each call; every call a sample, p99 over the pooled rounds.
 idle_burn: CPU time of the process minus the caller's own, during 1 s of sleep right after a burst
   of 1000 calls (ms per idle second). axpy_S: y += a*x over S floats, 12 bytes per element (GB/s).
-syscalls_hot: system calls, on any thread, during 10000 back-to-back calls (strace -f, between markers).
+syscalls_hot: system calls, on any thread, during 10000 back-to-back calls (strace -f -ttt, in the loop's time bounds).
 min/max: over the rounds (pooled samples for lat_*). cpuexec/x: libcpuexec median / this backend's.
 EOF
 } >"$work/table"

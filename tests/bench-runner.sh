@@ -62,29 +62,35 @@ check "other programs run once, without arguments, after the table" "^other prog
   { echo "not ok - other program ran $(grep -c "other program ran" "$dir/table") times"; failed=1; }
 check "no p99 for per-round values" "^epcc_n2 +us +libcpuexec +0\.200 +0\.200 +0\.200 +- "
 
-# The syscall count: a stand-in strace writes a known trace; the count is the
-# system calls started between the markers, on any thread, without the
-# "resumed" halves and signal/exit lines.
+# The syscall count: a stand-in strace writes a known trace and runs the
+# program, whose hot mode prints the loop's bounds; the count is the system
+# calls any thread starts within them, without the "resumed" halves and
+# signal/exit lines.
 mkdir "$dir/bin"
 cat >"$dir/bin/strace" <<'SCRIPT'
 #!/bin/sh
 while [ "$1" != -o ]; do shift; done
 cat >"$2" <<TRACE
-100 futex(0x1, FUTEX_WAKE_PRIVATE, 1) = 0
-100 access("cpuexec-bench-hot-loop-begins", F_OK) = -1 ENOENT (No such file or directory)
-100 futex(0x2, FUTEX_WAIT_PRIVATE, 7, NULL <unfinished ...>
-101 futex(0x2, FUTEX_WAKE_PRIVATE, 1 <unfinished ...>
-100 <... futex resumed>) = 0
-101 <... futex resumed>) = 1
-101 --- SIGURG {si_signo=SIGURG} ---
-100 access("cpuexec-bench-hot-loop-ends", F_OK) = -1 ENOENT (No such file or directory)
-100 futex(0x1, FUTEX_WAKE_PRIVATE, 1) = 0
+100 1000.000050 futex(0x1, FUTEX_WAKE_PRIVATE, 1) = 0
+100 1000.000150 futex(0x2, FUTEX_WAIT_PRIVATE, 7, NULL <unfinished ...>
+101 1000.000200 futex(0x2, FUTEX_WAKE_PRIVATE, 1 <unfinished ...>
+100 1000.000300 <... futex resumed>) = 0
+101 1000.000310 <... futex resumed>) = 1
+101 1000.000400 --- SIGURG {si_signo=SIGURG} ---
+100 1000.000500 read(3, "", 1) = 0
+101 1000.001000 +++ exited with 0 +++
+100 1000.002000 futex(0x1, FUTEX_WAKE_PRIVATE, 1) = 0
 TRACE
+shift 2
+exec "$@"
 SCRIPT
 chmod +x "$dir/bin/strace"
-PATH="$dir/bin:$PATH" BENCH_BACKENDS="libcpuexec=$dir/libcpuexec" BENCH_ROUNDS=1 BENCH_TARGETS=$srcdir/bench/targets.txt \
+printf '#!/bin/sh\n[ "$1" = --mode=hot ] && echo "H 1000.0001 1000.001000"\nexec "%s" "$@"\n' "$dir/libcpuexec" \
+  >"$dir/hot"
+chmod +x "$dir/hot"
+PATH="$dir/bin:$PATH" BENCH_BACKENDS="libcpuexec=$dir/hot" BENCH_ROUNDS=1 BENCH_TARGETS=$srcdir/bench/targets.txt \
   sh "$runner" >"$dir/table" 2>"$dir/err"
-check "syscalls counted between the markers only" "^syscalls_hot +per10k +libcpuexec +2\.000 .* <= 0 +MISS"
+check "syscalls counted within the hot loop's time bounds only" "^syscalls_hot +per10k +libcpuexec +3\.000 .* <= 0 +MISS"
 
 # The time budget: no new round once it is spent, but never fewer than 2.
 BENCH_BACKENDS="libcpuexec=$dir/libcpuexec" BENCH_ROUNDS=5 BENCH_BUDGET=0 BENCH_STRACE=0 sh "$runner" \
