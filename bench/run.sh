@@ -26,7 +26,7 @@
 #   BENCH_TARGETS   the targets file (bench/targets.txt)
 #   BENCH_TABLE     where to save a copy of the table
 #   BENCH_QUICK=1   2 rounds, fewer samples (about 30 s); BENCH_ROUNDS=N sets the rounds
-#   BENCH_BUDGET=S  no new round starts after S seconds of rounds (default 150, quick 20),
+#   BENCH_BUDGET=S  no new round starts after S seconds of rounds (default 120, quick 20),
 #                   once 2 rounds (quick: 1) are done: a loaded machine gets fewer rounds
 #                   rather than a run of many minutes; the table says how many ran
 #   BENCH_SMOKE=1   each program once with tiny counts: checks results, no table
@@ -56,7 +56,7 @@ table_copy=${BENCH_TABLE:-}
 if [ -n "${BENCH_QUICK:-}" ] && [ "${BENCH_QUICK}" != 0 ]; then
   rounds=${BENCH_ROUNDS:-2}; quick=--quick; budget=${BENCH_BUDGET:-20}; min_rounds=1
 else
-  rounds=${BENCH_ROUNDS:-7}; quick=; budget=${BENCH_BUDGET:-150}; min_rounds=2
+  rounds=${BENCH_ROUNDS:-7}; quick=; budget=${BENCH_BUDGET:-120}; min_rounds=2
 fi
 smoke=${BENCH_SMOKE:-}
 [ "$smoke" = 0 ] && smoke=
