@@ -50,20 +50,34 @@ char cpuexec__ompt_chained_name[256];
 #if CPUEXEC_WITH_OMPT
 
 /* Regions this thread began and has not ended, innermost last. Deeper
- * nesting than this is counted as untracked. Written only by its thread. */
+ * nesting than this is counted as untracked. Written only by its thread.
+ * initial-exec, like cpuexec__tls: every region reads it three times, and
+ * the default model in a shared library makes each access a call. The block
+ * is 16 + 16 * REGION_STACK_MAX + 8 bytes, well inside glibc's static TLS
+ * reserve, so the library can still be dlopen()ed. */
 #define REGION_STACK_MAX 16
+/* A frame is two words, each written and read whole: parallel_end reads
+ * what parallel_begin just stored, and a load that spans two smaller
+ * stores (bit-fields, or fields the compiler reads together) cannot be
+ * forwarded from the store buffer and stalls, which cost more than the
+ * rest of the tool's work per region. meta: requested team (bits 0-31),
+ * kind (32-39: cpuexec__omp_region_kind, or KIND_LEAGUE, not counted),
+ * actual team (40-63: 1 unless implicit_task reported a larger one). */
+#define KIND_LEAGUE 0xFFu
+#define META(requested, kind, actual) \
+  ((uint64_t)(requested) | (uint64_t)(kind) << 32 | (uint64_t)(actual) << 40)
+#define META_ACTUAL_MAX 0xFFFFFFu
 typedef struct region_frame {
   const void *codeptr;
-  uint32_t requested;
-  uint32_t actual;
-  uint32_t kind;
+  uint64_t meta;
 } region_frame;
 typedef struct tool_thread {
   uint32_t depth;
-  bool openmp_worker;
+  uint32_t unused; /* keeps depth a load of its own */
   region_frame stack[REGION_STACK_MAX];
+  bool openmp_worker; /* away from depth, for the same reason */
 } tool_thread;
-static __thread tool_thread tool_tls;
+static __thread tool_thread tool_tls __attribute__((tls_model("initial-exec")));
 
 /* The chained tool. next_tool is written in ompt_start_tool and the
  * callbacks below during our initialize, both before the runtime dispatches
@@ -112,9 +126,9 @@ static void on_parallel_begin(cpuexec__ompt_data *encountering_task_data,
   if (self->depth < REGION_STACK_MAX) {
     region_frame *frame = &self->stack[self->depth];
     frame->codeptr = codeptr_ra;
-    frame->requested = requested_parallelism;
-    frame->actual = 0;
-    frame->kind = (flags & CPUEXEC__OMPT_PARALLEL_LEAGUE) ? UINT32_MAX : (uint32_t)kind;
+    /* A serialized region (the common case inside callbacks) reports a team
+     * of one to implicit_task, which then has nothing to write. */
+    frame->meta = META(requested_parallelism, (flags & CPUEXEC__OMPT_PARALLEL_LEAGUE) ? KIND_LEAGUE : (uint32_t)kind, 1);
   }
   self->depth++;
   cpuexec__ompt_parallel_begin_fn next = NEXT(parallel_begin);
@@ -125,12 +139,16 @@ static void on_parallel_begin(cpuexec__ompt_data *encountering_task_data,
 static void on_implicit_task(int endpoint, cpuexec__ompt_data *parallel_data, cpuexec__ompt_data *task_data,
                              unsigned int actual_parallelism, unsigned int index, int flags) {
   /* The primary thread (index 0) of a region is its encountering thread,
-   * so the innermost open region on this thread is the one beginning. */
-  if (endpoint == CPUEXEC__OMPT_SCOPE_BEGIN && index == 0 && (flags & CPUEXEC__OMPT_TASK_IMPLICIT) &&
-      !(flags & CPUEXEC__OMPT_TASK_INITIAL)) {
+   * so the innermost open region on this thread is the one beginning. A
+   * team of one is what parallel_begin already assumed. */
+  if (actual_parallelism > 1 && endpoint == CPUEXEC__OMPT_SCOPE_BEGIN && index == 0 &&
+      (flags & CPUEXEC__OMPT_TASK_IMPLICIT) && !(flags & CPUEXEC__OMPT_TASK_INITIAL)) {
     tool_thread *self = &tool_tls;
-    if (self->depth > 0 && self->depth <= REGION_STACK_MAX)
-      self->stack[self->depth - 1].actual = actual_parallelism;
+    if (self->depth > 0 && self->depth <= REGION_STACK_MAX) {
+      region_frame *frame = &self->stack[self->depth - 1];
+      uint64_t actual = actual_parallelism < META_ACTUAL_MAX ? actual_parallelism : META_ACTUAL_MAX;
+      frame->meta = (frame->meta & ((UINT64_C(1) << 40) - 1)) | actual << 40;
+    }
   }
   cpuexec__ompt_implicit_task_fn next = NEXT(implicit_task);
   if (next != NULL)
@@ -153,9 +171,11 @@ static void on_parallel_end(cpuexec__ompt_data *parallel_data, cpuexec__ompt_dat
     return;
   }
   const region_frame *frame = &self->stack[self->depth];
-  if (frame->kind != UINT32_MAX)
-    cpuexec__openmp_record_region((cpuexec__omp_region_kind)frame->kind, frame->codeptr, frame->requested,
-                                  frame->actual);
+  uint64_t meta = frame->meta;
+  uint32_t kind = (uint32_t)(meta >> 32) & 0xFFu;
+  if (kind != KIND_LEAGUE)
+    cpuexec__openmp_record_region((cpuexec__omp_region_kind)kind, frame->codeptr, (uint32_t)meta,
+                                  (uint32_t)(meta >> 40));
 }
 
 /* The events we use, and where a chained tool's callback for each goes. */

@@ -1,16 +1,24 @@
 /* Counting OpenMP regions, and the public status, counters and report.
  *
  * The OMPT callbacks call cpuexec__openmp_record_*() from any thread at any
- * time, so nothing here takes a lock on that path:
- *   - counters are sharded: each thread adds (relaxed) to its own shard,
- *     chosen round-robin on its first record, so threads rarely share a
- *     cache line; readers sum the shards;
+ * time, once or twice per OpenMP region, so nothing on that path takes a
+ * lock or makes an atomic read-modify-write:
+ *   - each thread counts into a block of its own (claimed from a static pool
+ *     on its first record, handed back by a thread-exit destructor and then
+ *     reused, counts and all, by the next thread that claims it). Its owner
+ *     is its only writer, so a count is a relaxed load and a relaxed store;
+ *     readers sum the blocks. When the pool is exhausted a thread counts
+ *     into the shared block with atomic adds instead;
  *   - the report is a fixed table keyed by the raw codeptr_ra, open
- *     addressing, claimed with a compare-and-swap and never freed; counts per
- *     shard as above; team-size maxima by compare-and-swap. Addresses are
+ *     addressing, claimed with a compare-and-swap and never freed; its
+ *     counts live in the per-thread blocks as above; team-size maxima by
+ *     compare-and-swap (taken only when a maximum grows). Addresses are
  *     resolved to functions (dladdr) only when the report is read, and call
  *     sites in the same function are merged there. A full table counts the
- *     region in report_overflow. */
+ *     region in report_overflow;
+ *   - counts only grow: cpuexec_openmp_reset() records the current sums as
+ *     a baseline (under baseline_lock, which only readers take) and readers
+ *     subtract it, so a reset never races with an owner's load and store. */
 #include <cpuexec/errors.h>
 #include <cpuexec/interop.h>
 
@@ -24,8 +32,8 @@
 #include "error.h"
 #include "openmp_internal.h"
 
+/* regions_in_callbacks is C_INLINE + C_MULTI, summed on read. */
 enum {
-  C_IN_CALLBACKS,
   C_INLINE,
   C_MULTI,
   C_TOP_SESSION,
@@ -38,32 +46,83 @@ enum {
   C_COUNT
 };
 
-#define SHARDS 8
 #define TABLE_SIZE 256 /* a power of two */
 enum { T_INLINE, T_MULTI, T_TOP_SESSION, T_TOP_OUTSIDE, T_COUNT };
 
-static struct {
+/* Blocks 0..POOL-1 are owned by one thread at a time (owned: 1 while a
+ * thread holds it; claimed with acquire, released with release, so the next
+ * owner continues from the last one's stores). Block POOL is shared by every
+ * thread that found no free block, and is only ever changed with atomic adds. */
+#define POOL 64
+typedef struct count_block {
   _Atomic uint64_t c[C_COUNT];
-} __attribute__((aligned(128))) counter_shards[SHARDS];
+  _Atomic uint64_t n[TABLE_SIZE][T_COUNT];
+  _Atomic int owned;
+} __attribute__((aligned(128))) count_block;
+static count_block blocks[POOL + 1];
+#define SHARED_BLOCK (&blocks[POOL])
 
 static _Atomic uintptr_t table_keys[TABLE_SIZE];
 static _Atomic uint32_t table_max_requested[TABLE_SIZE];
 static _Atomic uint32_t table_max_actual[TABLE_SIZE];
-static struct {
-  _Atomic uint64_t n[TABLE_SIZE][T_COUNT];
-} __attribute__((aligned(128))) table_counts[SHARDS];
 
-static _Atomic uint32_t next_shard;
-static __thread uint32_t my_shard_plus_one;
+/* This thread's block (NULL until its first record). initial-exec: read on
+ * every region end; the default model in a shared library is a call. */
+static __thread count_block *my_block __attribute__((tls_model("initial-exec")));
 
-static uint32_t shard(void) {
-  if (__builtin_expect(my_shard_plus_one == 0, 0))
-    my_shard_plus_one = 1 + atomic_fetch_add_explicit(&next_shard, 1, memory_order_relaxed) % SHARDS;
-  return my_shard_plus_one - 1;
+static pthread_key_t release_key;
+static pthread_once_t release_key_once = PTHREAD_ONCE_INIT;
+static bool release_key_made;
+
+static void release_block(void *block) {
+  count_block *b = block;
+  if (b != SHARED_BLOCK)
+    atomic_store_explicit(&b->owned, 0, memory_order_release);
+  my_block = NULL; /* a record in a later destructor claims again */
 }
 
-static void count(uint32_t s, int which) {
-  atomic_fetch_add_explicit(&counter_shards[s].c[which], 1, memory_order_relaxed);
+static void make_release_key(void) { release_key_made = pthread_key_create(&release_key, release_block) == 0; }
+
+/* The library may be unloaded before the process ends: no destructor may
+ * point into it then. */
+__attribute__((destructor)) static void delete_release_key(void) {
+  if (release_key_made)
+    pthread_key_delete(release_key);
+}
+
+static __attribute__((noinline)) count_block *claim_block(void) {
+  pthread_once(&release_key_once, make_release_key);
+  count_block *b = SHARED_BLOCK;
+  /* Without the key a block would never come back: share instead. */
+  for (int i = 0; release_key_made && i < POOL; i++) {
+    int expected = 0;
+    if (atomic_load_explicit(&blocks[i].owned, memory_order_relaxed) == 0 &&
+        atomic_compare_exchange_strong_explicit(&blocks[i].owned, &expected, 1, memory_order_acquire,
+                                                memory_order_relaxed)) {
+      b = &blocks[i];
+      break;
+    }
+  }
+  if (b != SHARED_BLOCK && pthread_setspecific(release_key, b) != 0) {
+    atomic_store_explicit(&b->owned, 0, memory_order_release);
+    b = SHARED_BLOCK;
+  }
+  my_block = b;
+  return b;
+}
+
+static inline count_block *block(void) {
+  count_block *b = my_block;
+  return __builtin_expect(b != NULL, 1) ? b : claim_block();
+}
+
+/* One more in a counter of b: its owner's plain increment, or an atomic add
+ * in the shared block. */
+static inline void bump(count_block *b, _Atomic uint64_t *counter) {
+  if (__builtin_expect(b != SHARED_BLOCK, 1))
+    atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + 1, memory_order_relaxed);
+  else
+    atomic_fetch_add_explicit(counter, 1, memory_order_relaxed);
 }
 
 static void raise_max(_Atomic uint32_t *slot, uint32_t value) {
@@ -93,51 +152,76 @@ static int table_slot(uintptr_t key) {
 
 void cpuexec__openmp_record_region(cpuexec__omp_region_kind kind, const void *codeptr, uint32_t requested,
                                    uint32_t actual) {
-  uint32_t s = shard();
+  count_block *b = block();
   int table_column;
   switch (kind) {
   case CPUEXEC__OMP_IN_CALLBACK:
-    count(s, C_IN_CALLBACKS);
-    count(s, actual > 1 ? C_MULTI : C_INLINE);
+    bump(b, &b->c[actual > 1 ? C_MULTI : C_INLINE]);
     table_column = actual > 1 ? T_MULTI : T_INLINE;
     break;
   case CPUEXEC__OMP_TOP_IN_SESSION:
-    count(s, C_TOP_SESSION);
+    bump(b, &b->c[C_TOP_SESSION]);
     table_column = T_TOP_SESSION;
     break;
   case CPUEXEC__OMP_TOP_OUTSIDE:
-    count(s, C_TOP_OUTSIDE);
+    bump(b, &b->c[C_TOP_OUTSIDE]);
     table_column = T_TOP_OUTSIDE;
     break;
   default:
-    count(s, C_NESTED);
+    bump(b, &b->c[C_NESTED]);
     return;
   }
   int slot = table_slot(codeptr != NULL ? (uintptr_t)codeptr : 1);
   if (slot < 0) {
-    count(s, C_OVERFLOW);
+    bump(b, &b->c[C_OVERFLOW]);
     return;
   }
-  atomic_fetch_add_explicit(&table_counts[s].n[slot][table_column], 1, memory_order_relaxed);
+  bump(b, &b->n[slot][table_column]);
   raise_max(&table_max_requested[slot], requested);
   raise_max(&table_max_actual[slot], actual);
 }
 
 void cpuexec__openmp_record_thread(int thread_type, bool begin) {
-  if (thread_type == 2 /* ompt_thread_worker */)
-    count(shard(), begin ? C_WORKERS_CREATED : C_WORKERS_ENDED);
+  if (thread_type == 2 /* ompt_thread_worker */) {
+    count_block *b = block();
+    bump(b, &b->c[begin ? C_WORKERS_CREATED : C_WORKERS_ENDED]);
+  }
 }
 
-void cpuexec__openmp_record_untracked(void) { count(shard(), C_UNTRACKED); }
+void cpuexec__openmp_record_untracked(void) {
+  count_block *b = block();
+  bump(b, &b->c[C_UNTRACKED]);
+}
+
+/* What cpuexec_openmp_reset() saw; guarded by baseline_lock. */
+static pthread_mutex_t baseline_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t baseline_c[C_COUNT];
+static uint64_t baseline_n[TABLE_SIZE][T_COUNT];
+
+static void sum_counters(uint64_t sum[C_COUNT]) {
+  memset(sum, 0, C_COUNT * sizeof *sum);
+  for (int i = 0; i <= POOL; i++)
+    for (int c = 0; c < C_COUNT; c++)
+      sum[c] += atomic_load_explicit(&blocks[i].c[c], memory_order_relaxed);
+}
+
+static void sum_slot(int slot, uint64_t sum[T_COUNT]) {
+  memset(sum, 0, T_COUNT * sizeof *sum);
+  for (int i = 0; i <= POOL; i++)
+    for (int t = 0; t < T_COUNT; t++)
+      sum[t] += atomic_load_explicit(&blocks[i].n[slot][t], memory_order_relaxed);
+}
 
 CPUEXEC_EXPORT int cpuexec_openmp_counters_get(cpuexec_openmp_counters *out) {
   if (out == NULL)
     return cpuexec__fail(CPUEXEC_EINVAL, "out: NULL; pass a cpuexec_openmp_counters to fill");
-  uint64_t sum[C_COUNT] = {0};
-  for (int s = 0; s < SHARDS; s++)
-    for (int c = 0; c < C_COUNT; c++)
-      sum[c] += atomic_load_explicit(&counter_shards[s].c[c], memory_order_relaxed);
-  out->regions_in_callbacks = sum[C_IN_CALLBACKS];
+  uint64_t sum[C_COUNT];
+  pthread_mutex_lock(&baseline_lock);
+  sum_counters(sum);
+  for (int c = 0; c < C_COUNT; c++)
+    sum[c] -= baseline_c[c];
+  pthread_mutex_unlock(&baseline_lock);
+  out->regions_in_callbacks = sum[C_INLINE] + sum[C_MULTI];
   out->regions_inline = sum[C_INLINE];
   out->regions_multithreaded = sum[C_MULTI];
   out->toplevel_regions_in_sessions = sum[C_TOP_SESSION];
@@ -151,17 +235,14 @@ CPUEXEC_EXPORT int cpuexec_openmp_counters_get(cpuexec_openmp_counters *out) {
 }
 
 CPUEXEC_EXPORT void cpuexec_openmp_reset(void) {
-  for (int s = 0; s < SHARDS; s++) {
-    for (int c = 0; c < C_COUNT; c++)
-      atomic_store_explicit(&counter_shards[s].c[c], 0, memory_order_relaxed);
-    for (int i = 0; i < TABLE_SIZE; i++)
-      for (int t = 0; t < T_COUNT; t++)
-        atomic_store_explicit(&table_counts[s].n[i][t], 0, memory_order_relaxed);
-  }
+  pthread_mutex_lock(&baseline_lock);
+  sum_counters(baseline_c);
   for (int i = 0; i < TABLE_SIZE; i++) {
+    sum_slot(i, baseline_n[i]);
     atomic_store_explicit(&table_max_requested[i], 0, memory_order_relaxed);
     atomic_store_explicit(&table_max_actual[i], 0, memory_order_relaxed);
   }
+  pthread_mutex_unlock(&baseline_lock);
 }
 
 /* ---- status ---- */
@@ -305,13 +386,14 @@ static bool read_slot(int slot, cpuexec_openmp_report_entry *entry, const void *
   memset(entry, 0, sizeof *entry);
   uint64_t *columns[T_COUNT] = {&entry->inline_in_callbacks, &entry->multithreaded_in_callbacks,
                                 &entry->toplevel_in_sessions, &entry->toplevel_outside};
-  uint64_t total = 0;
-  for (int s = 0; s < SHARDS; s++)
-    for (int t = 0; t < T_COUNT; t++) {
-      uint64_t n = atomic_load_explicit(&table_counts[s].n[slot][t], memory_order_relaxed);
-      *columns[t] += n;
-      total += n;
-    }
+  uint64_t sum[T_COUNT], total = 0;
+  pthread_mutex_lock(&baseline_lock);
+  sum_slot(slot, sum);
+  for (int t = 0; t < T_COUNT; t++) {
+    *columns[t] = sum[t] - baseline_n[slot][t];
+    total += *columns[t];
+  }
+  pthread_mutex_unlock(&baseline_lock);
   if (total == 0)
     return false;
   entry->codeptr = key == 1 ? NULL : (const void *)key;
