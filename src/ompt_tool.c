@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "ompt_abi.h"
+#include "openmp_counts.h"
 #include "openmp_internal.h"
 #include "thread_state.h"
 

@@ -1,24 +1,7 @@
-/* Counting OpenMP regions, and the public status, counters and report.
- *
- * The OMPT callbacks call cpuexec__openmp_record_*() from any thread at any
- * time, once or twice per OpenMP region, so nothing on that path takes a
- * lock or makes an atomic read-modify-write:
- *   - each thread counts into a block of its own (claimed from a static pool
- *     on its first record, handed back by a thread-exit destructor and then
- *     reused, counts and all, by the next thread that claims it). Its owner
- *     is its only writer, so a count is a relaxed load and a relaxed store;
- *     readers sum the blocks. When the pool is exhausted a thread counts
- *     into the shared block with atomic adds instead;
- *   - the report is a fixed table keyed by the raw codeptr_ra, open
- *     addressing, claimed with a compare-and-swap and never freed; its
- *     counts live in the per-thread blocks as above; team-size maxima by
- *     compare-and-swap (taken only when a maximum grows). Addresses are
- *     resolved to functions (dladdr) only when the report is read, and call
- *     sites in the same function are merged there. A full table counts the
- *     region in report_overflow;
- *   - counts only grow: cpuexec_openmp_reset() records the current sums as
- *     a baseline (under baseline_lock, which only readers take) and readers
- *     subtract it, so a reset never races with an owner's load and store. */
+/* The public status, counters and report, and the storage the OMPT tool
+ * counts into (src/openmp_counts.h says how counting works). Addresses are
+ * resolved to functions (dladdr) only when the report is read, and call
+ * sites in the same function are merged there. */
 #include <cpuexec/errors.h>
 #include <cpuexec/interop.h>
 
@@ -30,76 +13,51 @@
 #include <string.h>
 
 #include "error.h"
+#include "openmp_counts.h"
 #include "openmp_internal.h"
 
-/* regions_in_callbacks is C_INLINE + C_MULTI, summed on read. */
-enum {
-  C_INLINE,
-  C_MULTI,
-  C_TOP_SESSION,
-  C_TOP_OUTSIDE,
-  C_NESTED,
-  C_WORKERS_CREATED,
-  C_WORKERS_ENDED,
-  C_UNTRACKED,
-  C_OVERFLOW,
-  C_COUNT
-};
+#define TABLE_SIZE CPUEXEC__OMP_TABLE_SIZE
+#define POOL CPUEXEC__OMP_POOL
+#define T_COUNT CPUEXEC__T_COUNT
+#define C_COUNT CPUEXEC__C_COUNT
+#define SHARED_BLOCK (&cpuexec__omp_blocks[POOL])
 
-#define TABLE_SIZE 256 /* a power of two */
-enum { T_INLINE, T_MULTI, T_TOP_SESSION, T_TOP_OUTSIDE, T_COUNT };
-
-/* Blocks 0..POOL-1 are owned by one thread at a time (owned: 1 while a
- * thread holds it; claimed with acquire, released with release, so the next
- * owner continues from the last one's stores). Block POOL is shared by every
- * thread that found no free block, and is only ever changed with atomic adds. */
-#define POOL 64
-typedef struct count_block {
-  _Atomic uint64_t c[C_COUNT];
-  _Atomic uint64_t n[TABLE_SIZE][T_COUNT];
-  _Atomic int owned;
-} __attribute__((aligned(128))) count_block;
-static count_block blocks[POOL + 1];
-#define SHARED_BLOCK (&blocks[POOL])
-
-static _Atomic uintptr_t table_keys[TABLE_SIZE];
-static _Atomic uint32_t table_max_requested[TABLE_SIZE];
-static _Atomic uint32_t table_max_actual[TABLE_SIZE];
-
-/* This thread's block (NULL until its first record). initial-exec: read on
- * every region end; the default model in a shared library is a call. */
-static __thread count_block *my_block __attribute__((tls_model("initial-exec")));
+cpuexec__omp_count_block cpuexec__omp_blocks[POOL + 1];
+_Atomic uintptr_t cpuexec__omp_table_keys[TABLE_SIZE];
+_Atomic uint32_t cpuexec__omp_table_max_requested[TABLE_SIZE];
+_Atomic uint32_t cpuexec__omp_table_max_actual[TABLE_SIZE];
+__thread cpuexec__omp_count_block *cpuexec__omp_my_block __attribute__((tls_model("initial-exec")));
 
 static pthread_key_t release_key;
 static pthread_once_t release_key_once = PTHREAD_ONCE_INIT;
 static bool release_key_made;
 
 static void release_block(void *block) {
-  count_block *b = block;
+  cpuexec__omp_count_block *b = block;
   if (b != SHARED_BLOCK)
     atomic_store_explicit(&b->owned, 0, memory_order_release);
-  my_block = NULL; /* a record in a later destructor claims again */
+  cpuexec__omp_my_block = NULL; /* a count in a later destructor claims again */
 }
 
 static void make_release_key(void) { release_key_made = pthread_key_create(&release_key, release_block) == 0; }
 
-/* The library may be unloaded before the process ends: no destructor may
- * point into it then. */
+/* The library may be unloaded before the process ends: no thread-exit
+ * destructor may point into it then. */
 __attribute__((destructor)) static void delete_release_key(void) {
   if (release_key_made)
     pthread_key_delete(release_key);
 }
 
-static __attribute__((noinline)) count_block *claim_block(void) {
+cpuexec__omp_count_block *cpuexec__openmp_claim_block(void) {
   pthread_once(&release_key_once, make_release_key);
-  count_block *b = SHARED_BLOCK;
+  cpuexec__omp_count_block *b = SHARED_BLOCK;
   /* Without the key a block would never come back: share instead. */
   for (int i = 0; release_key_made && i < POOL; i++) {
     int expected = 0;
-    if (atomic_load_explicit(&blocks[i].owned, memory_order_relaxed) == 0 &&
-        atomic_compare_exchange_strong_explicit(&blocks[i].owned, &expected, 1, memory_order_acquire,
+    if (atomic_load_explicit(&cpuexec__omp_blocks[i].owned, memory_order_relaxed) == 0 &&
+        atomic_compare_exchange_strong_explicit(&cpuexec__omp_blocks[i].owned, &expected, 1, memory_order_acquire,
                                                 memory_order_relaxed)) {
-      b = &blocks[i];
+      b = &cpuexec__omp_blocks[i];
       break;
     }
   }
@@ -107,41 +65,19 @@ static __attribute__((noinline)) count_block *claim_block(void) {
     atomic_store_explicit(&b->owned, 0, memory_order_release);
     b = SHARED_BLOCK;
   }
-  my_block = b;
+  cpuexec__omp_my_block = b;
   return b;
 }
 
-static inline count_block *block(void) {
-  count_block *b = my_block;
-  return __builtin_expect(b != NULL, 1) ? b : claim_block();
-}
-
-/* One more in a counter of b: its owner's plain increment, or an atomic add
- * in the shared block. */
-static inline void bump(count_block *b, _Atomic uint64_t *counter) {
-  if (__builtin_expect(b != SHARED_BLOCK, 1))
-    atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + 1, memory_order_relaxed);
-  else
-    atomic_fetch_add_explicit(counter, 1, memory_order_relaxed);
-}
-
-static void raise_max(_Atomic uint32_t *slot, uint32_t value) {
-  uint32_t seen = atomic_load_explicit(slot, memory_order_relaxed);
-  while (seen < value && !atomic_compare_exchange_weak_explicit(slot, &seen, value, memory_order_relaxed,
-                                                                memory_order_relaxed)) {
-  }
-}
-
-/* The table slot of key, claimed if new; -1 when the table is full. */
-static int table_slot(uintptr_t key) {
+int cpuexec__openmp_table_slot(uintptr_t key) {
   uint32_t start = (uint32_t)((key >> 4) * 0x9E3779B1u) & (TABLE_SIZE - 1);
   for (uint32_t i = 0; i < TABLE_SIZE; i++) {
     uint32_t index = (start + i) & (TABLE_SIZE - 1);
-    uintptr_t seen = atomic_load_explicit(&table_keys[index], memory_order_acquire);
+    uintptr_t seen = atomic_load_explicit(&cpuexec__omp_table_keys[index], memory_order_acquire);
     if (seen == key)
       return (int)index;
     if (seen == 0) {
-      if (atomic_compare_exchange_strong_explicit(&table_keys[index], &seen, key, memory_order_acq_rel,
+      if (atomic_compare_exchange_strong_explicit(&cpuexec__omp_table_keys[index], &seen, key, memory_order_acq_rel,
                                                   memory_order_acquire) ||
           seen == key)
         return (int)index;
@@ -150,50 +86,20 @@ static int table_slot(uintptr_t key) {
   return -1;
 }
 
-void cpuexec__openmp_record_region(cpuexec__omp_region_kind kind, const void *codeptr, uint32_t requested,
-                                   uint32_t actual) {
-  count_block *b = block();
-  int table_column;
-  switch (kind) {
-  case CPUEXEC__OMP_IN_CALLBACK:
-    bump(b, &b->c[actual > 1 ? C_MULTI : C_INLINE]);
-    table_column = actual > 1 ? T_MULTI : T_INLINE;
-    break;
-  case CPUEXEC__OMP_TOP_IN_SESSION:
-    bump(b, &b->c[C_TOP_SESSION]);
-    table_column = T_TOP_SESSION;
-    break;
-  case CPUEXEC__OMP_TOP_OUTSIDE:
-    bump(b, &b->c[C_TOP_OUTSIDE]);
-    table_column = T_TOP_OUTSIDE;
-    break;
-  default:
-    bump(b, &b->c[C_NESTED]);
-    return;
-  }
-  int slot = table_slot(codeptr != NULL ? (uintptr_t)codeptr : 1);
-  if (slot < 0) {
-    bump(b, &b->c[C_OVERFLOW]);
-    return;
-  }
-  bump(b, &b->n[slot][table_column]);
-  raise_max(&table_max_requested[slot], requested);
-  raise_max(&table_max_actual[slot], actual);
-}
-
 void cpuexec__openmp_record_thread(int thread_type, bool begin) {
   if (thread_type == 2 /* ompt_thread_worker */) {
-    count_block *b = block();
-    bump(b, &b->c[begin ? C_WORKERS_CREATED : C_WORKERS_ENDED]);
+    cpuexec__omp_count_block *b = cpuexec__openmp_block();
+    cpuexec__openmp_bump(b, &b->c[begin ? CPUEXEC__C_WORKERS_CREATED : CPUEXEC__C_WORKERS_ENDED]);
   }
 }
 
 void cpuexec__openmp_record_untracked(void) {
-  count_block *b = block();
-  bump(b, &b->c[C_UNTRACKED]);
+  cpuexec__omp_count_block *b = cpuexec__openmp_block();
+  cpuexec__openmp_bump(b, &b->c[CPUEXEC__C_UNTRACKED]);
 }
 
-/* What cpuexec_openmp_reset() saw; guarded by baseline_lock. */
+/* What cpuexec_openmp_reset() saw; guarded by baseline_lock, which only
+ * readers take (never the tool). */
 static pthread_mutex_t baseline_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t baseline_c[C_COUNT];
 static uint64_t baseline_n[TABLE_SIZE][T_COUNT];
@@ -202,35 +108,51 @@ static void sum_counters(uint64_t sum[C_COUNT]) {
   memset(sum, 0, C_COUNT * sizeof *sum);
   for (int i = 0; i <= POOL; i++)
     for (int c = 0; c < C_COUNT; c++)
-      sum[c] += atomic_load_explicit(&blocks[i].c[c], memory_order_relaxed);
+      sum[c] += atomic_load_explicit(&cpuexec__omp_blocks[i].c[c], memory_order_relaxed);
 }
 
 static void sum_slot(int slot, uint64_t sum[T_COUNT]) {
   memset(sum, 0, T_COUNT * sizeof *sum);
   for (int i = 0; i <= POOL; i++)
     for (int t = 0; t < T_COUNT; t++)
-      sum[t] += atomic_load_explicit(&blocks[i].n[slot][t], memory_order_relaxed);
+      sum[t] += atomic_load_explicit(&cpuexec__omp_blocks[i].n[slot][t], memory_order_relaxed);
 }
+
+/* A count since the reset; a count made concurrently with the reset may be
+ * kept or lost, never wrap. */
+static uint64_t since(uint64_t now, uint64_t base) { return now > base ? now - base : 0; }
 
 CPUEXEC_EXPORT int cpuexec_openmp_counters_get(cpuexec_openmp_counters *out) {
   if (out == NULL)
     return cpuexec__fail(CPUEXEC_EINVAL, "out: NULL; pass a cpuexec_openmp_counters to fill");
-  uint64_t sum[C_COUNT];
+  uint64_t sum[C_COUNT], column[T_COUNT] = {0}, slot_sum[T_COUNT];
   pthread_mutex_lock(&baseline_lock);
   sum_counters(sum);
   for (int c = 0; c < C_COUNT; c++)
-    sum[c] -= baseline_c[c];
+    sum[c] = since(sum[c], baseline_c[c]);
+  /* A kind's total: its column over the table, plus its overflow. */
+  for (int slot = 0; slot < TABLE_SIZE; slot++) {
+    if (atomic_load_explicit(&cpuexec__omp_table_keys[slot], memory_order_acquire) == 0)
+      continue;
+    sum_slot(slot, slot_sum);
+    for (int t = 0; t < T_COUNT; t++)
+      column[t] += since(slot_sum[t], baseline_n[slot][t]);
+  }
   pthread_mutex_unlock(&baseline_lock);
-  out->regions_in_callbacks = sum[C_INLINE] + sum[C_MULTI];
-  out->regions_inline = sum[C_INLINE];
-  out->regions_multithreaded = sum[C_MULTI];
-  out->toplevel_regions_in_sessions = sum[C_TOP_SESSION];
-  out->toplevel_regions_outside = sum[C_TOP_OUTSIDE];
-  out->nested_regions = sum[C_NESTED];
-  out->openmp_workers_created = sum[C_WORKERS_CREATED];
-  out->openmp_workers_ended = sum[C_WORKERS_ENDED];
-  out->untracked_regions = sum[C_UNTRACKED];
-  out->report_overflow = sum[C_OVERFLOW];
+  for (int t = 0; t < T_COUNT; t++)
+    column[t] += sum[CPUEXEC__C_OVERFLOW + t];
+  out->regions_in_callbacks = column[CPUEXEC__T_INLINE] + column[CPUEXEC__T_MULTI];
+  out->regions_inline = column[CPUEXEC__T_INLINE];
+  out->regions_multithreaded = column[CPUEXEC__T_MULTI];
+  out->toplevel_regions_in_sessions = column[CPUEXEC__T_TOP_SESSION];
+  out->toplevel_regions_outside = column[CPUEXEC__T_TOP_OUTSIDE];
+  out->nested_regions = sum[CPUEXEC__C_NESTED];
+  out->openmp_workers_created = sum[CPUEXEC__C_WORKERS_CREATED];
+  out->openmp_workers_ended = sum[CPUEXEC__C_WORKERS_ENDED];
+  out->untracked_regions = sum[CPUEXEC__C_UNTRACKED];
+  out->report_overflow = 0;
+  for (int t = 0; t < T_COUNT; t++)
+    out->report_overflow += sum[CPUEXEC__C_OVERFLOW + t];
   return 0;
 }
 
@@ -239,8 +161,8 @@ CPUEXEC_EXPORT void cpuexec_openmp_reset(void) {
   sum_counters(baseline_c);
   for (int i = 0; i < TABLE_SIZE; i++) {
     sum_slot(i, baseline_n[i]);
-    atomic_store_explicit(&table_max_requested[i], 0, memory_order_relaxed);
-    atomic_store_explicit(&table_max_actual[i], 0, memory_order_relaxed);
+    atomic_store_explicit(&cpuexec__omp_table_max_requested[i], 0, memory_order_relaxed);
+    atomic_store_explicit(&cpuexec__omp_table_max_actual[i], 0, memory_order_relaxed);
   }
   pthread_mutex_unlock(&baseline_lock);
 }
@@ -380,7 +302,7 @@ static int by_regions_descending(const void *a, const void *b) {
 
 /* Resolves one table slot into an entry; false when it holds no region. */
 static bool read_slot(int slot, cpuexec_openmp_report_entry *entry, const void **function_start) {
-  uintptr_t key = atomic_load_explicit(&table_keys[slot], memory_order_acquire);
+  uintptr_t key = atomic_load_explicit(&cpuexec__omp_table_keys[slot], memory_order_acquire);
   if (key == 0)
     return false;
   memset(entry, 0, sizeof *entry);
@@ -390,15 +312,20 @@ static bool read_slot(int slot, cpuexec_openmp_report_entry *entry, const void *
   pthread_mutex_lock(&baseline_lock);
   sum_slot(slot, sum);
   for (int t = 0; t < T_COUNT; t++) {
-    *columns[t] = sum[t] - baseline_n[slot][t];
+    *columns[t] = since(sum[t], baseline_n[slot][t]);
     total += *columns[t];
   }
   pthread_mutex_unlock(&baseline_lock);
   if (total == 0)
     return false;
   entry->codeptr = key == 1 ? NULL : (const void *)key;
-  entry->max_requested_threads = atomic_load_explicit(&table_max_requested[slot], memory_order_relaxed);
-  entry->max_actual_threads = atomic_load_explicit(&table_max_actual[slot], memory_order_relaxed);
+  /* Maxima are only raised above one (src/openmp_counts.h). */
+  entry->max_requested_threads = atomic_load_explicit(&cpuexec__omp_table_max_requested[slot], memory_order_relaxed);
+  entry->max_actual_threads = atomic_load_explicit(&cpuexec__omp_table_max_actual[slot], memory_order_relaxed);
+  if (entry->max_requested_threads == 0)
+    entry->max_requested_threads = 1;
+  if (entry->max_actual_threads == 0)
+    entry->max_actual_threads = 1;
   *function_start = entry->codeptr;
   Dl_info info;
   /* codeptr_ra is a return address: look up the byte before it, which is
