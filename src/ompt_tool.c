@@ -111,9 +111,15 @@ static void on_thread_end(cpuexec__ompt_data *thread_data) {
                                 false);
 }
 
-static void on_parallel_begin(cpuexec__ompt_data *encountering_task_data,
-                              const cpuexec__ompt_frame *encountering_task_frame, cpuexec__ompt_data *parallel_data,
-                              unsigned int requested_parallelism, int flags, const void *codeptr_ra) {
+/* Each per-region callback comes in two builds: without the chain (what
+ * the runtime gets when no other tool was found: no load, no test, no
+ * argument kept for a call) and with it. chain is a constant in each. */
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
+ALWAYS_INLINE void parallel_begin(bool chain, cpuexec__ompt_data *encountering_task_data,
+                                  const cpuexec__ompt_frame *encountering_task_frame,
+                                  cpuexec__ompt_data *parallel_data, unsigned int requested_parallelism, int flags,
+                                  const void *codeptr_ra) {
   tool_thread *self = &tool_tls;
   cpuexec__omp_region_kind kind;
   if (cpuexec__tls.callback_depth > 0)
@@ -132,13 +138,29 @@ static void on_parallel_begin(cpuexec__ompt_data *encountering_task_data,
     frame->meta = META(requested_parallelism, (flags & CPUEXEC__OMPT_PARALLEL_LEAGUE) ? KIND_LEAGUE : (uint32_t)kind, 1);
   }
   self->depth++;
-  cpuexec__ompt_parallel_begin_fn next = NEXT(parallel_begin);
+  cpuexec__ompt_parallel_begin_fn next = chain ? NEXT(parallel_begin) : NULL;
   if (next != NULL)
     next(encountering_task_data, encountering_task_frame, parallel_data, requested_parallelism, flags, codeptr_ra);
 }
 
-static void on_implicit_task(int endpoint, cpuexec__ompt_data *parallel_data, cpuexec__ompt_data *task_data,
-                             unsigned int actual_parallelism, unsigned int index, int flags) {
+static void on_parallel_begin(cpuexec__ompt_data *encountering_task_data,
+                              const cpuexec__ompt_frame *encountering_task_frame, cpuexec__ompt_data *parallel_data,
+                              unsigned int requested_parallelism, int flags, const void *codeptr_ra) {
+  parallel_begin(false, encountering_task_data, encountering_task_frame, parallel_data, requested_parallelism, flags,
+                 codeptr_ra);
+}
+
+static void on_parallel_begin_chained(cpuexec__ompt_data *encountering_task_data,
+                                      const cpuexec__ompt_frame *encountering_task_frame,
+                                      cpuexec__ompt_data *parallel_data, unsigned int requested_parallelism,
+                                      int flags, const void *codeptr_ra) {
+  parallel_begin(true, encountering_task_data, encountering_task_frame, parallel_data, requested_parallelism, flags,
+                 codeptr_ra);
+}
+
+ALWAYS_INLINE void implicit_task(bool chain, int endpoint, cpuexec__ompt_data *parallel_data,
+                                 cpuexec__ompt_data *task_data, unsigned int actual_parallelism, unsigned int index,
+                                 int flags) {
   /* The primary thread (index 0) of a region is its encountering thread,
    * so the innermost open region on this thread is the one beginning. A
    * team of one is what parallel_begin already assumed. */
@@ -151,14 +173,24 @@ static void on_implicit_task(int endpoint, cpuexec__ompt_data *parallel_data, cp
       frame->meta = (frame->meta & ((UINT64_C(1) << 40) - 1)) | actual << 40;
     }
   }
-  cpuexec__ompt_implicit_task_fn next = NEXT(implicit_task);
+  cpuexec__ompt_implicit_task_fn next = chain ? NEXT(implicit_task) : NULL;
   if (next != NULL)
     next(endpoint, parallel_data, task_data, actual_parallelism, index, flags);
 }
 
-static void on_parallel_end(cpuexec__ompt_data *parallel_data, cpuexec__ompt_data *encountering_task_data,
-                            int flags, const void *codeptr_ra) {
-  cpuexec__ompt_parallel_end_fn next = NEXT(parallel_end);
+static void on_implicit_task(int endpoint, cpuexec__ompt_data *parallel_data, cpuexec__ompt_data *task_data,
+                             unsigned int actual_parallelism, unsigned int index, int flags) {
+  implicit_task(false, endpoint, parallel_data, task_data, actual_parallelism, index, flags);
+}
+
+static void on_implicit_task_chained(int endpoint, cpuexec__ompt_data *parallel_data, cpuexec__ompt_data *task_data,
+                                     unsigned int actual_parallelism, unsigned int index, int flags) {
+  implicit_task(true, endpoint, parallel_data, task_data, actual_parallelism, index, flags);
+}
+
+ALWAYS_INLINE void parallel_end(bool chain, cpuexec__ompt_data *parallel_data,
+                                cpuexec__ompt_data *encountering_task_data, int flags, const void *codeptr_ra) {
+  cpuexec__ompt_parallel_end_fn next = chain ? NEXT(parallel_end) : NULL;
   if (next != NULL)
     next(parallel_data, encountering_task_data, flags, codeptr_ra);
   tool_thread *self = &tool_tls;
@@ -179,17 +211,33 @@ static void on_parallel_end(cpuexec__ompt_data *parallel_data, cpuexec__ompt_dat
                                   (uint32_t)(meta >> 40));
 }
 
+static void on_parallel_end(cpuexec__ompt_data *parallel_data, cpuexec__ompt_data *encountering_task_data,
+                            int flags, const void *codeptr_ra) {
+  parallel_end(false, parallel_data, encountering_task_data, flags, codeptr_ra);
+}
+
+static void on_parallel_end_chained(cpuexec__ompt_data *parallel_data, cpuexec__ompt_data *encountering_task_data,
+                                    int flags, const void *codeptr_ra) {
+  parallel_end(true, parallel_data, encountering_task_data, flags, codeptr_ra);
+}
+
 /* The events we use, and where a chained tool's callback for each goes. */
 static const struct {
   int event;
   cpuexec__ompt_callback ours;
+  cpuexec__ompt_callback ours_chained; /* registered when another tool was found */
   void *next_slot;
 } our_events[] = {
-    {CPUEXEC__OMPT_CB_THREAD_BEGIN, (cpuexec__ompt_callback)on_thread_begin, &next_thread_begin},
-    {CPUEXEC__OMPT_CB_THREAD_END, (cpuexec__ompt_callback)on_thread_end, &next_thread_end},
-    {CPUEXEC__OMPT_CB_PARALLEL_BEGIN, (cpuexec__ompt_callback)on_parallel_begin, &next_parallel_begin},
-    {CPUEXEC__OMPT_CB_PARALLEL_END, (cpuexec__ompt_callback)on_parallel_end, &next_parallel_end},
-    {CPUEXEC__OMPT_CB_IMPLICIT_TASK, (cpuexec__ompt_callback)on_implicit_task, &next_implicit_task},
+    {CPUEXEC__OMPT_CB_THREAD_BEGIN, (cpuexec__ompt_callback)on_thread_begin, (cpuexec__ompt_callback)on_thread_begin,
+     &next_thread_begin},
+    {CPUEXEC__OMPT_CB_THREAD_END, (cpuexec__ompt_callback)on_thread_end, (cpuexec__ompt_callback)on_thread_end,
+     &next_thread_end},
+    {CPUEXEC__OMPT_CB_PARALLEL_BEGIN, (cpuexec__ompt_callback)on_parallel_begin,
+     (cpuexec__ompt_callback)on_parallel_begin_chained, &next_parallel_begin},
+    {CPUEXEC__OMPT_CB_PARALLEL_END, (cpuexec__ompt_callback)on_parallel_end,
+     (cpuexec__ompt_callback)on_parallel_end_chained, &next_parallel_end},
+    {CPUEXEC__OMPT_CB_IMPLICIT_TASK, (cpuexec__ompt_callback)on_implicit_task,
+     (cpuexec__ompt_callback)on_implicit_task_chained, &next_implicit_task},
 };
 #define OUR_EVENTS (sizeof our_events / sizeof our_events[0])
 /* Bit i: our_events[i] is registered with the runtime (set in initialize). */
@@ -238,8 +286,11 @@ static int tool_initialize(cpuexec__ompt_lookup_fn lookup, int initial_device_nu
   real_lookup = lookup;
   real_set_callback = (cpuexec__ompt_set_callback_fn)lookup("ompt_set_callback");
   bool all = real_set_callback != NULL;
+  /* Only a tool found in ompt_start_tool can ever hand us callbacks to
+   * chain (through mux_lookup, which only it receives). */
+  bool chain = next_tool != NULL && next_tool->initialize != NULL;
   for (size_t i = 0; all && i < OUR_EVENTS; i++) {
-    int result = real_set_callback(our_events[i].event, our_events[i].ours);
+    int result = real_set_callback(our_events[i].event, chain ? our_events[i].ours_chained : our_events[i].ours);
     if (result == CPUEXEC__OMPT_SET_ALWAYS)
       registered_events |= 1U << i;
     else

@@ -93,32 +93,30 @@ static inline void cpuexec__openmp_raise_max(_Atomic uint32_t *slot, uint32_t va
   }
 }
 
-/* A region ended on this thread (called by the tool, on that thread). */
+/* The whole of cpuexec__openmp_record_region, out of line: the first count
+ * on a thread, the shared block, a key not in its first slot, or a team of
+ * more than one. */
+void cpuexec__openmp_record_region_slow(cpuexec__omp_region_kind kind, const void *codeptr, uint32_t requested,
+                                        uint32_t actual);
+
+/* A region ended on this thread (called by the tool, on that thread). The
+ * common case (an owned block, the key in its first slot, one thread) is a
+ * few instructions and no call; everything else is one tail call. */
 static inline void cpuexec__openmp_record_region(cpuexec__omp_region_kind kind, const void *codeptr,
                                                  uint32_t requested, uint32_t actual) {
-  cpuexec__omp_count_block *b = cpuexec__openmp_block();
-  if (kind == CPUEXEC__OMP_NESTED) {
-    cpuexec__openmp_bump(b, &b->c[CPUEXEC__C_NESTED]);
+  cpuexec__omp_count_block *b = cpuexec__omp_my_block;
+  uintptr_t key = (uintptr_t)codeptr;
+  unsigned slot = (uint32_t)((key >> 4) * 0x9E3779B1u) & (CPUEXEC__OMP_TABLE_SIZE - 1);
+  if (__builtin_expect(b == NULL || b == &cpuexec__omp_blocks[CPUEXEC__OMP_POOL] || kind == CPUEXEC__OMP_NESTED ||
+                           requested > 1 || actual > 1 || key == 0 ||
+                           atomic_load_explicit(&cpuexec__omp_table_keys[slot], memory_order_acquire) != key,
+                       0)) {
+    cpuexec__openmp_record_region_slow(kind, codeptr, requested, actual);
     return;
   }
-  /* IN_CALLBACK maps to INLINE or MULTI; the other kinds follow in order. */
-  unsigned column = kind == CPUEXEC__OMP_IN_CALLBACK ? (actual > 1 ? CPUEXEC__T_MULTI : CPUEXEC__T_INLINE)
-                                                     : (unsigned)kind + 1;
-  uintptr_t key = codeptr != NULL ? (uintptr_t)codeptr : 1;
-  unsigned slot = (uint32_t)((key >> 4) * 0x9E3779B1u) & (CPUEXEC__OMP_TABLE_SIZE - 1);
-  if (__builtin_expect(atomic_load_explicit(&cpuexec__omp_table_keys[slot], memory_order_acquire) != key, 0)) {
-    int found = cpuexec__openmp_table_slot(key);
-    if (found < 0) {
-      cpuexec__openmp_bump(b, &b->c[CPUEXEC__C_OVERFLOW + column]);
-      return;
-    }
-    slot = (unsigned)found;
-  }
-  cpuexec__openmp_bump(b, &b->n[slot][column]);
-  if (__builtin_expect(requested > 1, 0))
-    cpuexec__openmp_raise_max(&cpuexec__omp_table_max_requested[slot], requested);
-  if (__builtin_expect(actual > 1, 0))
-    cpuexec__openmp_raise_max(&cpuexec__omp_table_max_actual[slot], actual);
+  /* IN_CALLBACK (one thread here) is INLINE; the other kinds follow in order. */
+  _Atomic uint64_t *counter = &b->n[slot][kind == CPUEXEC__OMP_IN_CALLBACK ? CPUEXEC__T_INLINE : (unsigned)kind + 1];
+  atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + 1, memory_order_relaxed);
 }
 
 #endif

@@ -86,6 +86,25 @@ int cpuexec__openmp_table_slot(uintptr_t key) {
   return -1;
 }
 
+void cpuexec__openmp_record_region_slow(cpuexec__omp_region_kind kind, const void *codeptr, uint32_t requested,
+                                        uint32_t actual) {
+  cpuexec__omp_count_block *b = cpuexec__openmp_block();
+  if (kind == CPUEXEC__OMP_NESTED) {
+    cpuexec__openmp_bump(b, &b->c[CPUEXEC__C_NESTED]);
+    return;
+  }
+  unsigned column = kind == CPUEXEC__OMP_IN_CALLBACK ? (actual > 1 ? CPUEXEC__T_MULTI : CPUEXEC__T_INLINE)
+                                                     : (unsigned)kind + 1;
+  int slot = cpuexec__openmp_table_slot(codeptr != NULL ? (uintptr_t)codeptr : 1);
+  if (slot < 0) {
+    cpuexec__openmp_bump(b, &b->c[CPUEXEC__C_OVERFLOW + column]);
+    return;
+  }
+  cpuexec__openmp_bump(b, &b->n[slot][column]);
+  cpuexec__openmp_raise_max(&cpuexec__omp_table_max_requested[slot], requested);
+  cpuexec__openmp_raise_max(&cpuexec__omp_table_max_actual[slot], actual);
+}
+
 void cpuexec__openmp_record_thread(int thread_type, bool begin) {
   if (thread_type == 2 /* ompt_thread_worker */) {
     cpuexec__omp_count_block *b = cpuexec__openmp_block();
