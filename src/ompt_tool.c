@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "ompt_abi.h"
+#include "openmp_counts.h"
 #include "openmp_internal.h"
 #include "thread_state.h"
 
@@ -50,20 +51,34 @@ char cpuexec__ompt_chained_name[256];
 #if CPUEXEC_WITH_OMPT
 
 /* Regions this thread began and has not ended, innermost last. Deeper
- * nesting than this is counted as untracked. Written only by its thread. */
+ * nesting than this is counted as untracked. Written only by its thread.
+ * initial-exec, like cpuexec__tls: every region reads it three times, and
+ * the default model in a shared library makes each access a call. The block
+ * is 16 + 16 * REGION_STACK_MAX + 8 bytes, well inside glibc's static TLS
+ * reserve, so the library can still be dlopen()ed. */
 #define REGION_STACK_MAX 16
+/* A frame is two words, each written and read whole: parallel_end reads
+ * what parallel_begin just stored, and a load that spans two smaller
+ * stores (bit-fields, or fields the compiler reads together) cannot be
+ * forwarded from the store buffer and stalls, which cost more than the
+ * rest of the tool's work per region. meta: requested team (bits 0-31),
+ * kind (32-39: cpuexec__omp_region_kind, or KIND_LEAGUE, not counted),
+ * actual team (40-63: 1 unless implicit_task reported a larger one). */
+#define KIND_LEAGUE 0xFFu
+#define META(requested, kind, actual) \
+  ((uint64_t)(requested) | (uint64_t)(kind) << 32 | (uint64_t)(actual) << 40)
+#define META_ACTUAL_MAX 0xFFFFFFu
 typedef struct region_frame {
   const void *codeptr;
-  uint32_t requested;
-  uint32_t actual;
-  uint32_t kind;
+  uint64_t meta;
 } region_frame;
 typedef struct tool_thread {
   uint32_t depth;
-  bool openmp_worker;
+  uint32_t unused; /* keeps depth a load of its own */
   region_frame stack[REGION_STACK_MAX];
+  bool openmp_worker; /* away from depth, for the same reason */
 } tool_thread;
-static __thread tool_thread tool_tls;
+static __thread tool_thread tool_tls __attribute__((tls_model("initial-exec")));
 
 /* The chained tool. next_tool is written in ompt_start_tool and the
  * callbacks below during our initialize, both before the runtime dispatches
@@ -96,9 +111,15 @@ static void on_thread_end(cpuexec__ompt_data *thread_data) {
                                 false);
 }
 
-static void on_parallel_begin(cpuexec__ompt_data *encountering_task_data,
-                              const cpuexec__ompt_frame *encountering_task_frame, cpuexec__ompt_data *parallel_data,
-                              unsigned int requested_parallelism, int flags, const void *codeptr_ra) {
+/* Each per-region callback comes in two builds: without the chain (what
+ * the runtime gets when no other tool was found: no load, no test, no
+ * argument kept for a call) and with it. chain is a constant in each. */
+#define ALWAYS_INLINE static inline __attribute__((always_inline))
+
+ALWAYS_INLINE void parallel_begin(bool chain, cpuexec__ompt_data *encountering_task_data,
+                                  const cpuexec__ompt_frame *encountering_task_frame,
+                                  cpuexec__ompt_data *parallel_data, unsigned int requested_parallelism, int flags,
+                                  const void *codeptr_ra) {
   tool_thread *self = &tool_tls;
   cpuexec__omp_region_kind kind;
   if (cpuexec__tls.callback_depth > 0)
@@ -112,34 +133,64 @@ static void on_parallel_begin(cpuexec__ompt_data *encountering_task_data,
   if (self->depth < REGION_STACK_MAX) {
     region_frame *frame = &self->stack[self->depth];
     frame->codeptr = codeptr_ra;
-    frame->requested = requested_parallelism;
-    frame->actual = 0;
-    frame->kind = (flags & CPUEXEC__OMPT_PARALLEL_LEAGUE) ? UINT32_MAX : (uint32_t)kind;
+    /* A serialized region (the common case inside callbacks) reports a team
+     * of one to implicit_task, which then has nothing to write. */
+    frame->meta = META(requested_parallelism, (flags & CPUEXEC__OMPT_PARALLEL_LEAGUE) ? KIND_LEAGUE : (uint32_t)kind, 1);
   }
   self->depth++;
-  cpuexec__ompt_parallel_begin_fn next = NEXT(parallel_begin);
+  cpuexec__ompt_parallel_begin_fn next = chain ? NEXT(parallel_begin) : NULL;
   if (next != NULL)
     next(encountering_task_data, encountering_task_frame, parallel_data, requested_parallelism, flags, codeptr_ra);
 }
 
-static void on_implicit_task(int endpoint, cpuexec__ompt_data *parallel_data, cpuexec__ompt_data *task_data,
-                             unsigned int actual_parallelism, unsigned int index, int flags) {
+static void on_parallel_begin(cpuexec__ompt_data *encountering_task_data,
+                              const cpuexec__ompt_frame *encountering_task_frame, cpuexec__ompt_data *parallel_data,
+                              unsigned int requested_parallelism, int flags, const void *codeptr_ra) {
+  parallel_begin(false, encountering_task_data, encountering_task_frame, parallel_data, requested_parallelism, flags,
+                 codeptr_ra);
+}
+
+static void on_parallel_begin_chained(cpuexec__ompt_data *encountering_task_data,
+                                      const cpuexec__ompt_frame *encountering_task_frame,
+                                      cpuexec__ompt_data *parallel_data, unsigned int requested_parallelism,
+                                      int flags, const void *codeptr_ra) {
+  parallel_begin(true, encountering_task_data, encountering_task_frame, parallel_data, requested_parallelism, flags,
+                 codeptr_ra);
+}
+
+ALWAYS_INLINE void implicit_task(bool chain, int endpoint, cpuexec__ompt_data *parallel_data,
+                                 cpuexec__ompt_data *task_data, unsigned int actual_parallelism, unsigned int index,
+                                 int flags) {
   /* The primary thread (index 0) of a region is its encountering thread,
-   * so the innermost open region on this thread is the one beginning. */
-  if (endpoint == CPUEXEC__OMPT_SCOPE_BEGIN && index == 0 && (flags & CPUEXEC__OMPT_TASK_IMPLICIT) &&
-      !(flags & CPUEXEC__OMPT_TASK_INITIAL)) {
+   * so the innermost open region on this thread is the one beginning. A
+   * team of one is what parallel_begin already assumed. */
+  if (actual_parallelism > 1 && endpoint == CPUEXEC__OMPT_SCOPE_BEGIN && index == 0 &&
+      (flags & CPUEXEC__OMPT_TASK_IMPLICIT) && !(flags & CPUEXEC__OMPT_TASK_INITIAL)) {
     tool_thread *self = &tool_tls;
-    if (self->depth > 0 && self->depth <= REGION_STACK_MAX)
-      self->stack[self->depth - 1].actual = actual_parallelism;
+    if (self->depth > 0 && self->depth <= REGION_STACK_MAX) {
+      region_frame *frame = &self->stack[self->depth - 1];
+      uint64_t actual = actual_parallelism < META_ACTUAL_MAX ? actual_parallelism : META_ACTUAL_MAX;
+      frame->meta = (frame->meta & ((UINT64_C(1) << 40) - 1)) | actual << 40;
+    }
   }
-  cpuexec__ompt_implicit_task_fn next = NEXT(implicit_task);
+  cpuexec__ompt_implicit_task_fn next = chain ? NEXT(implicit_task) : NULL;
   if (next != NULL)
     next(endpoint, parallel_data, task_data, actual_parallelism, index, flags);
 }
 
-static void on_parallel_end(cpuexec__ompt_data *parallel_data, cpuexec__ompt_data *encountering_task_data,
-                            int flags, const void *codeptr_ra) {
-  cpuexec__ompt_parallel_end_fn next = NEXT(parallel_end);
+static void on_implicit_task(int endpoint, cpuexec__ompt_data *parallel_data, cpuexec__ompt_data *task_data,
+                             unsigned int actual_parallelism, unsigned int index, int flags) {
+  implicit_task(false, endpoint, parallel_data, task_data, actual_parallelism, index, flags);
+}
+
+static void on_implicit_task_chained(int endpoint, cpuexec__ompt_data *parallel_data, cpuexec__ompt_data *task_data,
+                                     unsigned int actual_parallelism, unsigned int index, int flags) {
+  implicit_task(true, endpoint, parallel_data, task_data, actual_parallelism, index, flags);
+}
+
+ALWAYS_INLINE void parallel_end(bool chain, cpuexec__ompt_data *parallel_data,
+                                cpuexec__ompt_data *encountering_task_data, int flags, const void *codeptr_ra) {
+  cpuexec__ompt_parallel_end_fn next = chain ? NEXT(parallel_end) : NULL;
   if (next != NULL)
     next(parallel_data, encountering_task_data, flags, codeptr_ra);
   tool_thread *self = &tool_tls;
@@ -153,22 +204,40 @@ static void on_parallel_end(cpuexec__ompt_data *parallel_data, cpuexec__ompt_dat
     return;
   }
   const region_frame *frame = &self->stack[self->depth];
-  if (frame->kind != UINT32_MAX)
-    cpuexec__openmp_record_region((cpuexec__omp_region_kind)frame->kind, frame->codeptr, frame->requested,
-                                  frame->actual);
+  uint64_t meta = frame->meta;
+  uint32_t kind = (uint32_t)(meta >> 32) & 0xFFu;
+  if (kind != KIND_LEAGUE)
+    cpuexec__openmp_record_region((cpuexec__omp_region_kind)kind, frame->codeptr, (uint32_t)meta,
+                                  (uint32_t)(meta >> 40));
+}
+
+static void on_parallel_end(cpuexec__ompt_data *parallel_data, cpuexec__ompt_data *encountering_task_data,
+                            int flags, const void *codeptr_ra) {
+  parallel_end(false, parallel_data, encountering_task_data, flags, codeptr_ra);
+}
+
+static void on_parallel_end_chained(cpuexec__ompt_data *parallel_data, cpuexec__ompt_data *encountering_task_data,
+                                    int flags, const void *codeptr_ra) {
+  parallel_end(true, parallel_data, encountering_task_data, flags, codeptr_ra);
 }
 
 /* The events we use, and where a chained tool's callback for each goes. */
 static const struct {
   int event;
   cpuexec__ompt_callback ours;
+  cpuexec__ompt_callback ours_chained; /* registered when another tool was found */
   void *next_slot;
 } our_events[] = {
-    {CPUEXEC__OMPT_CB_THREAD_BEGIN, (cpuexec__ompt_callback)on_thread_begin, &next_thread_begin},
-    {CPUEXEC__OMPT_CB_THREAD_END, (cpuexec__ompt_callback)on_thread_end, &next_thread_end},
-    {CPUEXEC__OMPT_CB_PARALLEL_BEGIN, (cpuexec__ompt_callback)on_parallel_begin, &next_parallel_begin},
-    {CPUEXEC__OMPT_CB_PARALLEL_END, (cpuexec__ompt_callback)on_parallel_end, &next_parallel_end},
-    {CPUEXEC__OMPT_CB_IMPLICIT_TASK, (cpuexec__ompt_callback)on_implicit_task, &next_implicit_task},
+    {CPUEXEC__OMPT_CB_THREAD_BEGIN, (cpuexec__ompt_callback)on_thread_begin, (cpuexec__ompt_callback)on_thread_begin,
+     &next_thread_begin},
+    {CPUEXEC__OMPT_CB_THREAD_END, (cpuexec__ompt_callback)on_thread_end, (cpuexec__ompt_callback)on_thread_end,
+     &next_thread_end},
+    {CPUEXEC__OMPT_CB_PARALLEL_BEGIN, (cpuexec__ompt_callback)on_parallel_begin,
+     (cpuexec__ompt_callback)on_parallel_begin_chained, &next_parallel_begin},
+    {CPUEXEC__OMPT_CB_PARALLEL_END, (cpuexec__ompt_callback)on_parallel_end,
+     (cpuexec__ompt_callback)on_parallel_end_chained, &next_parallel_end},
+    {CPUEXEC__OMPT_CB_IMPLICIT_TASK, (cpuexec__ompt_callback)on_implicit_task,
+     (cpuexec__ompt_callback)on_implicit_task_chained, &next_implicit_task},
 };
 #define OUR_EVENTS (sizeof our_events / sizeof our_events[0])
 /* Bit i: our_events[i] is registered with the runtime (set in initialize). */
@@ -217,8 +286,11 @@ static int tool_initialize(cpuexec__ompt_lookup_fn lookup, int initial_device_nu
   real_lookup = lookup;
   real_set_callback = (cpuexec__ompt_set_callback_fn)lookup("ompt_set_callback");
   bool all = real_set_callback != NULL;
+  /* Only a tool found in ompt_start_tool can ever hand us callbacks to
+   * chain (through mux_lookup, which only it receives). */
+  bool chain = next_tool != NULL && next_tool->initialize != NULL;
   for (size_t i = 0; all && i < OUR_EVENTS; i++) {
-    int result = real_set_callback(our_events[i].event, our_events[i].ours);
+    int result = real_set_callback(our_events[i].event, chain ? our_events[i].ours_chained : our_events[i].ours);
     if (result == CPUEXEC__OMPT_SET_ALWAYS)
       registered_events |= 1U << i;
     else

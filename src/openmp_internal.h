@@ -68,9 +68,8 @@ typedef enum cpuexec__omp_region_kind {
   CPUEXEC__OMP_NESTED            /* inside another OpenMP region, outside callbacks */
 } cpuexec__omp_region_kind;
 
-/* Called by the tool when a region ends (on its encountering thread). */
-void cpuexec__openmp_record_region(cpuexec__omp_region_kind kind, const void *codeptr, uint32_t requested,
-                                   uint32_t actual);
+/* cpuexec__openmp_record_region(), called by the tool when a region ends,
+ * is inline: src/openmp_counts.h. */
 /* Called by the tool when an OpenMP worker thread starts or ends. */
 void cpuexec__openmp_record_thread(int thread_type, bool begin);
 /* Regions whose begin/end pairing was lost (nesting deeper than the tool tracks). */
