@@ -24,7 +24,7 @@
 #include "pthreadpool.h"
 
 #define CPUEXEC__PP_MAX_DIMS 6
-#define CPUEXEC__PP_CACHE_LINE 64
+#define CPUEXEC__PP_CACHE_LINE 128
 
 /* Exported names of the library (it is built with hidden visibility). */
 #if defined(__GNUC__)
