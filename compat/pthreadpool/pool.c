@@ -157,10 +157,12 @@ static inline uint64_t pp_now_ns(void) {
 }
 
 /* Measured on a 2-CPU VM: a stolen item costs thief and owner 150-200 ns
- * each (the slot's line moves twice); a thief that reads the slot more often
- * than every ~100 ns slows an owner running short items by a third. */
+ * each (the slot's line moves twice); a thief that reads the slot every
+ * 30-60 ns slows an owner running short items by a quarter to a half, every
+ * 120 ns still measurably; 250-500 ns keep the shape benchmarks at their
+ * best (400 by a hair) while a finished slot is still noticed soon. */
 #define PP_STEAL_NS 250u /* steal from an owner slower per item than this */
-#define PP_POLL_NS 250u  /* how often a waiting thief looks at the slot */
+#define PP_POLL_NS 400u  /* how often a waiting thief looks at the slot */
 
 /* Spins until the clock reads `until`; returns the time read. */
 static uint64_t pp_wait_until(uint64_t until) {
