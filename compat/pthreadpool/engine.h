@@ -13,7 +13,9 @@
  * other slots. Claiming one item at a time keeps pthreadpool's guarantee
  * that an item not yet started can run on any participant (an item may
  * wait for the others); the owner still walks its slot with a division-free
- * odometer, and only stolen items are decomposed with divisions. */
+ * odometer, and only stolen items are decomposed with divisions. Thieves
+ * are patient: they leave a slot to an owner that keeps claiming short
+ * items (see pp_take in pool.c). */
 #ifndef CPUEXEC_COMPAT_PTHREADPOOL_ENGINE_H
 #define CPUEXEC_COMPAT_PTHREADPOOL_ENGINE_H
 
@@ -24,7 +26,7 @@
 #include "pthreadpool.h"
 
 #define CPUEXEC__PP_MAX_DIMS 6
-#define CPUEXEC__PP_CACHE_LINE 64
+#define CPUEXEC__PP_CACHE_LINE 128
 
 /* Exported names of the library (it is built with hidden visibility). */
 #if defined(__GNUC__)
@@ -39,8 +41,9 @@
  *              it only divides the items, the executor's completion orders
  *              everything the tasks wrote), a claim succeeds while it was > 0;
  *   end:       one past the last unclaimed item; only thieves decrement it;
- *   begin:     the first item; read by the owner only.
- * One cache line each, so owners do not share lines. */
+ *   begin:     the first item; never changes.
+ * Two cache lines each (adjacent-line prefetch pairs 64-byte lines), so
+ * owners do not share lines. */
 typedef struct cpuexec__pp_slot {
   _Alignas(CPUEXEC__PP_CACHE_LINE) atomic_llong remaining;
   atomic_size_t end;

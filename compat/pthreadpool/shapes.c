@@ -56,12 +56,14 @@ PP_ALWAYS_INLINE void pp_advance(size_t *pos, const size_t *range, const size_t 
     }                                                                                                          \
   }                                                                                                            \
   static void name##_own(const cpuexec__pp_task *t, size_t thread, cpuexec__pp_slot *slot) {                  \
+    if (!cpuexec__pp_claim(slot))                                                                              \
+      return;                                                                                                  \
     PP_LOCALS(N, FN_T);                                                                                        \
     pp_decompose(t, slot->begin, pos, N);                                                                      \
-    while (cpuexec__pp_claim(slot)) {                                                                          \
+    do {                                                                                                       \
       CALL;                                                                                                    \
       pp_advance(pos, range, tile, N);                                                                         \
-    }                                                                                                          \
+    } while (cpuexec__pp_claim(slot));                                                                         \
   }                                                                                                            \
   static void name##_one(const cpuexec__pp_task *t, size_t thread, size_t flat) {                             \
     PP_LOCALS(N, FN_T);                                                                                        \
