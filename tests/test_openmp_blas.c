@@ -20,20 +20,11 @@
 
 #include "executor_test_util.h"
 #include "openmp_tsan.h"
+#include "task_count.h"
 
 #define THREADS 4
 #define ITEMS 16
 #define N 96
-
-static int task_count(void) {
-  DIR *dir = opendir("/proc/self/task");
-  int n = 0;
-  for (struct dirent *e; dir != NULL && (e = readdir(dir)) != NULL;)
-    n += e->d_name[0] != '.';
-  if (dir != NULL)
-    closedir(dir);
-  return n;
-}
 
 typedef struct gemm_ctx {
   float a[ITEMS][N * N], b[ITEMS][N * N], c[ITEMS][N * N];

@@ -22,6 +22,7 @@
 #include "executor_test_util.h"
 #include "openmp_tsan.h"
 #include "openmp_kernels.h"
+#include "task_count.h"
 
 /* What the tool can count: nothing under libgomp or without the tool. */
 #if defined(EXPECT_LIBGOMP) || !CPUEXEC_WITH_OMPT
@@ -32,16 +33,6 @@
 #define ITEMS 64
 
 static cpuexec_executor *exec;
-
-static int task_count(void) {
-  DIR *dir = opendir("/proc/self/task");
-  int n = 0;
-  for (struct dirent *e; dir != NULL && (e = readdir(dir)) != NULL;)
-    n += e->d_name[0] != '.';
-  if (dir != NULL)
-    closedir(dir);
-  return n;
-}
 
 typedef struct kernels_ctx {
   double x[ITEMS];
