@@ -46,6 +46,9 @@ static int pool_job(void *arg, uint32_t worker_id, uint32_t worker_count) {
 
 static int run_job_pool(void *self, int64_t count, void *ctx, cpuexec_range_callback callback) {
   const cpuexec_job_pool *pool = self;
+  if (pool == NULL || pool->run_pool == NULL)
+    return cpuexec__fail(CPUEXEC_EINVAL, "job pool: %s is NULL; pass a cpuexec_job_pool with its run_pool",
+                         pool == NULL ? "pool" : "run_pool");
   if (count <= 0)
     return 0;
   pool_call call = {.count = count, .ctx = ctx, .callback = callback};

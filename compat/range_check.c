@@ -83,6 +83,8 @@ static int report(check_call *call, int kind) {
 
 static int check_run(void *self, int64_t count, void *ctx, cpuexec_range_callback callback) {
   const cpuexec_range_checker *checker = self;
+  if (checker == NULL)
+    return cpuexec__fail(CPUEXEC_EINVAL, "checker: NULL; pass a cpuexec_range_checker to cpuexec_range_executor_checking()");
   if (count <= 0)
     return 0;
   check_call call = {.count = count, .ctx = ctx, .callback = callback, .seen = NULL};
@@ -126,6 +128,8 @@ static int check_run(void *self, int64_t count, void *ctx, cpuexec_range_callbac
 CPUEXEC_EXPORT cpuexec_range_executor cpuexec_range_executor_checking(cpuexec_range_checker *checker,
                                                                       cpuexec_range_executor inner,
                                                                       bool verify_coverage) {
+  if (checker == NULL) /* the executor it returns fails each run with CPUEXEC_EINVAL */
+    return (cpuexec_range_executor){check_run, NULL};
   checker->inner = inner;
   checker->verify_coverage = verify_coverage;
   return (cpuexec_range_executor){check_run, checker};

@@ -15,6 +15,8 @@
 #include "src/error.h"
 
 CPUEXEC_EXPORT void cpuexec_range_schedule_init(cpuexec_range_schedule *schedule) {
+  if (schedule == NULL)
+    return;
   schedule->min_parallel_size = 1;
   schedule->min_block_size = 1;
   schedule->block_multiple = 1;

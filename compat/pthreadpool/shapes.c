@@ -117,6 +117,8 @@ PP_SHAPE(pp_6d_tile_2d, 6, pthreadpool_task_6d_tile_2d_t,
 /* Builds the task on the caller's stack and runs it. */
 static void pp_go(pthreadpool_t pool, const cpuexec__pp_shape *shape, void (*fn)(void), void *context,
                   uint32_t uarch_index, uint32_t dims, const size_t *range, const size_t *tile, uint32_t flags) {
+  if (fn == NULL) /* no error return in this API: nothing to call, so nothing runs */
+    return;
   cpuexec__pp_task task;
   task.shape = shape;
   task.fn = fn;
