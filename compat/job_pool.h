@@ -36,7 +36,8 @@ CPUEXEC_BEGIN_DECLS
  * range is empty calls nothing. It returns what run_pool returned. A worker
  * id >= n, or n == 0, runs nothing and makes the call fail with
  * CPUEXEC_ERANGE naming the id, after run_pool returned. *pool must outlive
- * the executor. */
+ * the executor. pool NULL, or its run_pool NULL: each run (of 2 or more
+ * groups) fails with CPUEXEC_EINVAL naming it. */
 CPUEXEC_EXPORT cpuexec_range_executor cpuexec_range_executor_from_job_pool(const cpuexec_job_pool *pool);
 
 /* The serial loop

@@ -87,7 +87,9 @@ CPUEXEC_EXPORT int cpuexec_range_executor_run(const cpuexec_range_executor *exec
  *     state stays valid; a callback the inner executor starts after that is
  *     beyond any check.
  * A violation takes precedence over a callback's error. The wrapper keeps
- * its settings in *checker, which must outlive the executor it returns. */
+ * its settings in *checker, which must outlive the executor it returns.
+ * checker NULL: the executor returned fails each run (of 2 or more groups)
+ * with CPUEXEC_EINVAL naming checker. */
 typedef struct cpuexec_range_checker {
   cpuexec_range_executor inner;
   bool verify_coverage;

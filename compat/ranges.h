@@ -67,7 +67,8 @@ typedef struct cpuexec_range_schedule {
 
 CPUEXEC_BEGIN_DECLS
 
-/* Sets the defaults above: serial until the kernel raises max_participants. */
+/* Sets the defaults above: serial until the kernel raises max_participants.
+ * NULL is ignored. */
 CPUEXEC_EXPORT void cpuexec_range_schedule_init(cpuexec_range_schedule *schedule);
 
 /* Runs fn over [0, total) as described at the top of this header.

@@ -22,7 +22,9 @@
  * threads, and returns when every call has returned. An item that has not
  * started may be taken by any participant, so an item may wait for other
  * items of the same call to finish. Item indices are computed in size_t; the
- * product of the tile counts must fit in size_t.
+ * product of the tile counts must fit in size_t. A NULL function makes the
+ * call return at once having run nothing (the API has no error return); a
+ * tile of 0 counts as 1.
  *
  * Extensions beyond the Debian interface: the *_with_thread calls of later
  * pthreadpool releases (marked below). See doc/pthreadpool-compat.md. */

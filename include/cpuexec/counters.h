@@ -43,7 +43,8 @@ CPUEXEC_BEGIN_DECLS
 
 /* Turns counting on for every lease of exec, until it is destroyed. */
 CPUEXEC_EXPORT int cpuexec_executor_enable_counters(cpuexec_executor *exec);
-/* A snapshot; all zero while counters are off. */
+/* A snapshot; all zero while counters are off. These calls return
+ * CPUEXEC_EINVAL naming exec or out when either is NULL. */
 CPUEXEC_EXPORT int cpuexec_executor_counters(const cpuexec_executor *exec, cpuexec_counters *out);
 
 /* One process-wide observer, called on the dispatching thread once per

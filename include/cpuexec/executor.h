@@ -74,15 +74,17 @@ CPUEXEC_BEGIN_DECLS
  * everything it started. A serial policy starts no thread. */
 CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpuexec_executor **out);
 /* Stops and joins the workers of an executor from cpuexec_executor_create().
- * In a forked child it frees memory only. */
+ * In a forked child it frees memory only. NULL is ignored (like free). */
 CPUEXEC_EXPORT void cpuexec_executor_destroy(cpuexec_executor *exec);
 
 CPUEXEC_EXPORT int cpuexec_parallel_for(cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
                                         cpuexec_range_fn fn, uint32_t max_participants);
 
+/* Accessors. exec NULL is the serial executor of cpuexec_parallel_for:
+ * 1 effective thread, policy NULL, id 0. */
 CPUEXEC_EXPORT uint32_t cpuexec_executor_effective_threads(const cpuexec_executor *exec);
 CPUEXEC_EXPORT const cpuexec_resolved *cpuexec_executor_policy(const cpuexec_executor *exec);
-/* Process-local, non-zero, never reused within the process. */
+/* Process-local, non-zero, never reused within the process (0 for NULL). */
 CPUEXEC_EXPORT uint64_t cpuexec_executor_id(const cpuexec_executor *exec);
 
 /* Inside a callback: this participant's index (0 = the caller) and the
@@ -91,7 +93,9 @@ CPUEXEC_EXPORT uint32_t cpuexec_participant_index(void);
 CPUEXEC_EXPORT uint32_t cpuexec_participant_count(void);
 
 /* Chooses grain and participants from the cost model documented in
- * src/plan.c. Small work plans one participant. */
+ * src/plan.c. Small work plans one participant; exec NULL plans for the
+ * serial caller. cost or plan NULL, or a cost field negative or not finite,
+ * is CPUEXEC_EINVAL naming it. */
 CPUEXEC_EXPORT int cpuexec_plan_parallel_for(const cpuexec_executor *exec, int64_t total,
                                              const cpuexec_cost *cost,
                                              const cpuexec_plan_constraints *constraints, cpuexec_plan *plan);

@@ -55,7 +55,7 @@ typedef enum cpuexec_format {
 CPUEXEC_BEGIN_DECLS
 
 /* Defaults: num_threads 0, ADAPTIVE spin with budget 0, PHYSICAL_CORES
- * affinity, empty cpu_set, nesting not allowed (seed 000). */
+ * affinity, empty cpu_set, nesting not allowed (seed 000). NULL is ignored. */
 CPUEXEC_EXPORT void cpuexec_policy_init(cpuexec_policy *policy);
 
 /* Parses "key=value,key=value" into *policy, starting from the defaults.
@@ -92,7 +92,7 @@ CPUEXEC_EXPORT int cpuexec_policy_parse(const char *text, cpuexec_policy *policy
 CPUEXEC_EXPORT int cpuexec_policy_format(const cpuexec_policy *policy, char *buf, size_t size);
 
 /* True when the two requests are field-for-field equal (cpu_set entries
- * past cpu_set_count are ignored). */
+ * past cpu_set_count are ignored). NULL equals only NULL. */
 CPUEXEC_EXPORT bool cpuexec_policy_equal(const cpuexec_policy *a, const cpuexec_policy *b);
 
 /* The process default request: CPUEXEC_POLICY from the environment parsed

@@ -22,9 +22,11 @@ typedef struct cpuexec_registry_options {
 
 CPUEXEC_BEGIN_DECLS
 
+/* Sets the defaults above; NULL is ignored. */
 CPUEXEC_EXPORT void cpuexec_registry_options_init(cpuexec_registry_options *options);
 CPUEXEC_EXPORT int cpuexec_registry_create(const cpuexec_registry_options *options, cpuexec_registry **out);
-/* CPUEXEC_EBUSY while leases are live; otherwise stops retained pools and frees. */
+/* CPUEXEC_EBUSY while leases are live; otherwise stops retained pools and
+ * frees. NULL is ignored and returns 0 (like free). */
 CPUEXEC_EXPORT int cpuexec_registry_destroy(cpuexec_registry *registry);
 /* The process-owned registry (capacity 8, no idle retention). */
 CPUEXEC_EXPORT cpuexec_registry *cpuexec_registry_default(void);
@@ -33,9 +35,10 @@ CPUEXEC_EXPORT cpuexec_registry *cpuexec_registry_default(void);
 CPUEXEC_EXPORT int cpuexec_registry_acquire(cpuexec_registry *registry, const cpuexec_resolved *resolved,
                                             cpuexec_executor **lease);
 /* Releases a lease from the registry (or destroys an executor from
- * cpuexec_executor_create()). */
+ * cpuexec_executor_create()). NULL is ignored (like free). */
 CPUEXEC_EXPORT void cpuexec_executor_release(cpuexec_executor *lease);
-/* Pools currently holding threads or leases (serial pools never count). */
+/* Pools currently holding threads or leases (serial pools never count);
+ * 0 for NULL. */
 CPUEXEC_EXPORT uint32_t cpuexec_registry_live_pools(const cpuexec_registry *registry);
 
 CPUEXEC_END_DECLS

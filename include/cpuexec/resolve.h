@@ -31,7 +31,13 @@ CPUEXEC_EXPORT int cpuexec_resolve(const cpuexec_policy *request, const cpuexec_
  * CPUEXEC_DISPLAY=1 (or verbose) it is printed to stderr the first time. The
  * caller must not destroy it. */
 CPUEXEC_EXPORT int cpuexec_resolve_default(const cpuexec_resolved **out);
+/* NULL is ignored (like free). */
 CPUEXEC_EXPORT void cpuexec_resolved_destroy(cpuexec_resolved *resolved);
+/* Accessors on NULL return neutral values and never crash: request,
+ * worker processors, diagnostic and sharing key NULL (and *count 0), counts
+ * and effective threads 0, caller processor -1, the bools false, spin
+ * behaviour PARK_IMMEDIATELY with no spin. A diagnostic index at or past
+ * the count is NULL too. */
 
 CPUEXEC_EXPORT const cpuexec_policy *cpuexec_resolved_request(const cpuexec_resolved *resolved);
 CPUEXEC_EXPORT uint32_t cpuexec_resolved_effective_threads(const cpuexec_resolved *resolved);
@@ -55,7 +61,8 @@ CPUEXEC_EXPORT const char *cpuexec_resolved_diagnostic(const cpuexec_resolved *r
 /* Behaviour-only identity: equal keys <=> interchangeable executors. */
 CPUEXEC_EXPORT const char *cpuexec_resolved_sharing_key(const cpuexec_resolved *resolved);
 /* Text or JSON description (request, resolution, diagnostics, key).
- * snprintf-like: returns the full length. */
+ * snprintf-like: returns the full length. resolved NULL, a format outside
+ * the enum, or buf NULL with size > 0 is CPUEXEC_EINVAL naming it. */
 CPUEXEC_EXPORT int cpuexec_resolved_describe(const cpuexec_resolved *resolved, cpuexec_format format,
                                              char *buf, size_t size);
 

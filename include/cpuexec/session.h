@@ -29,7 +29,9 @@ CPUEXEC_BEGIN_DECLS
  * installed its executor; an unshared executor (cpuexec_executor_create) is
  * borrowed instead, and must outlive the session. */
 CPUEXEC_EXPORT int cpuexec_session_create(const cpuexec_policy *policy, cpuexec_session **out);
+/* NULL is ignored (like free). */
 CPUEXEC_EXPORT void cpuexec_session_destroy(cpuexec_session *session);
+/* The session's executor; NULL for NULL. */
 CPUEXEC_EXPORT cpuexec_executor *cpuexec_session_executor(const cpuexec_session *session);
 /* Installs the session's executor for the whole call of fn(arg) and returns fn's result. */
 CPUEXEC_EXPORT int cpuexec_session_run(cpuexec_session *session, int (*fn)(void *arg), void *arg);

@@ -31,6 +31,7 @@ typedef struct cpuexec_topology_options {
 
 CPUEXEC_BEGIN_DECLS
 
+/* Zeroes every field (all "from the process"); NULL is ignored. */
 CPUEXEC_EXPORT void cpuexec_topology_options_init(cpuexec_topology_options *options);
 
 /* This process's topology. options may be NULL. */
@@ -42,9 +43,11 @@ CPUEXEC_EXPORT int cpuexec_topology_load_xml(const char *path, const cpuexec_top
 CPUEXEC_EXPORT int cpuexec_topology_load_synthetic(const char *description,
                                                    const cpuexec_topology_options *options,
                                                    cpuexec_topology **out);
+/* NULL is ignored (like free). */
 CPUEXEC_EXPORT void cpuexec_topology_destroy(cpuexec_topology *topology);
 
-/* Counts over the process-visible part of the topology. */
+/* Counts over the process-visible part of the topology. Every accessor
+ * below returns 0 for a NULL topology (processor_id -1), never crashes. */
 CPUEXEC_EXPORT uint32_t cpuexec_topology_processor_count(const cpuexec_topology *topology);
 CPUEXEC_EXPORT uint32_t cpuexec_topology_core_count(const cpuexec_topology *topology);
 CPUEXEC_EXPORT uint32_t cpuexec_topology_package_count(const cpuexec_topology *topology);
@@ -62,7 +65,9 @@ CPUEXEC_EXPORT uint32_t cpuexec_topology_performance_core_count(const cpuexec_to
 CPUEXEC_EXPORT int32_t cpuexec_topology_processor_id(const cpuexec_topology *topology, uint32_t i);
 
 /* Human-readable summary (packages, cores, SMT, kinds, visible processors,
- * quota) in text or JSON. snprintf-like: returns the full length. */
+ * quota) in text or JSON. snprintf-like: returns the full length.
+ * topology NULL, a format outside the enum, or buf NULL with size > 0 is
+ * CPUEXEC_EINVAL naming it. */
 CPUEXEC_EXPORT int cpuexec_topology_describe(const cpuexec_topology *topology, cpuexec_format format,
                                              char *buf, size_t size);
 
