@@ -96,6 +96,7 @@ typedef struct failing_call {
 
 static cpuexec_executor *lease_out;
 static cpuexec_session *session_out;
+static cpuexec_registry *registry_out;
 static cpuexec_resolved *resolved_out;
 static cpuexec_topology *topology_out;
 static cpuexec_counters counters_out;
@@ -208,6 +209,55 @@ static int ranges_negative_parallel_size(void) {
   return cpuexec_execute_ranges(10, &schedule, NULL, range_ok);
 }
 
+static int topology_option(double quota, const char *allowed) {
+  cpuexec_topology_options options;
+  cpuexec_topology_options_init(&options);
+  options.cpu_quota = quota;
+  options.allowed_cpulist = allowed;
+  return cpuexec_topology_load_synthetic("core:2 pu:1", &options, &topology_out);
+}
+
+static int topology_negative_quota(void) { return topology_option(-1.0, NULL); }
+static int topology_nan_quota(void) { return topology_option(NAN, NULL); }
+static int topology_bad_allowed_list(void) { return topology_option(0.0, "zz"); }
+
+static int registry_zero_capacity(void) {
+  cpuexec_registry_options options;
+  cpuexec_registry_options_init(&options);
+  options.capacity = 0;
+  return cpuexec_registry_create(&options, &registry_out);
+}
+
+static int resolve_explicit(uint32_t count, int32_t first) {
+  cpuexec_policy p = policy_with(0, CPUEXEC_SPIN_ADAPTIVE, CPUEXEC_AFFINITY_EXPLICIT);
+  p.cpu_set_count = count;
+  p.cpu_set[0] = first;
+  p.cpu_set[1] = 1;
+  return cpuexec_resolve(&p, fx.topology, &resolved_out);
+}
+
+static int resolve_negative_cpu_id(void) { return resolve_explicit(2, -1); }
+static int resolve_cpu_set_too_long(void) { return resolve_explicit(CPUEXEC_CPU_SET_MAX + 1, 0); }
+
+static int check_descriptor_bad_enum(void) {
+  cpuexec_descriptor expected;
+  if (cpuexec_executor_descriptor(fx.exec, &expected) != 0)
+    return 1;
+  expected.affinity_class = (cpuexec_affinity_policy)99;
+  return cpuexec_executor_check_descriptor(fx.exec, &expected);
+}
+
+/* Leaving the outer scope first is refused; the scopes are then left in order. */
+static int scope_leave_out_of_order(void) {
+  cpuexec_scope outer, inner;
+  if (cpuexec_scope_enter(fx.exec, &outer) != 0 || cpuexec_scope_enter(fx.exec, &inner) != 0)
+    return 1;
+  int rc = cpuexec_scope_leave(&outer); /* successful leaves below keep its message */
+  if (cpuexec_scope_leave(&inner) != 0 || cpuexec_scope_leave(&outer) != 0 || cpuexec_current() != NULL)
+    return 2;
+  return rc;
+}
+
 /* Executors made from NULL: they fail when run (2+ groups reach them). */
 static int checking_null_checker(void) {
   cpuexec_range_executor e = cpuexec_range_executor_checking(NULL, cpuexec_range_executor_serial(), true);
@@ -298,6 +348,14 @@ static const failing_call failing_calls[] = {
     ROW(range_run_null_callback, EINVAL, "callback"),
     ROW(worker_jobs_null_job, EINVAL, "job"),
     ROW(worker_jobs_serial_null_job, EINVAL, "job"),
+    ROW(topology_negative_quota, EINVAL, "cpu_quota: -1"),
+    ROW(topology_nan_quota, EINVAL, "cpu_quota: nan"),
+    ROW(topology_bad_allowed_list, EINVAL, "allowed_cpulist: 'zz'"),
+    ROW(registry_zero_capacity, EINVAL, "capacity: 0"),
+    ROW(resolve_negative_cpu_id, EINVAL, "cpu_set: entry 0 is -1"),
+    ROW(resolve_cpu_set_too_long, EINVAL, "cpu_set: 1025"),
+    ROW(check_descriptor_bad_enum, EMISMATCH, "affinity_class"),
+    ROW(scope_leave_out_of_order, ESTATE, "reverse order"),
     ROW(checking_null_checker, EINVAL, "checker"),
     ROW(job_pool_null_pool, EINVAL, "pool is NULL"),
     ROW(job_pool_null_run_pool, EINVAL, "run_pool is NULL"),
