@@ -48,6 +48,11 @@ typedef struct cpuexec__pp_slot {
   _Alignas(CPUEXEC__PP_CACHE_LINE) atomic_llong remaining;
   atomic_size_t end;
   size_t begin;
+  /* The unclaimed items of the next slot (in stealing order) when this
+   * slot's owner finished its own: written once by the owner, read by the
+   * dispatching thread after cpuexec_parallel_for() returns (pool.c uses it
+   * to balance the next call's split). */
+  size_t ahead;
 } cpuexec__pp_slot;
 
 typedef struct cpuexec__pp_task cpuexec__pp_task;
