@@ -8,7 +8,9 @@
  * function call of the serial loop the shape replaces.
  *
  * Parallel calls split the items into one contiguous slot per participant
- * (like pthreadpool). A participant claims the items of its own slot one at
+ * (like pthreadpool; the caller's slot longer by what the previous call of
+ * the same function and grid showed its head start to be worth, see
+ * pp_split in pool.c). A participant claims the items of its own slot one at
  * a time from the front, then takes unclaimed items from the back of the
  * other slots. Claiming one item at a time keeps pthreadpool's guarantee
  * that an item not yet started can run on any participant (an item may

@@ -288,8 +288,6 @@ static void pp_run_serial(const cpuexec__pp_task *task, uint32_t flags) {
   pp_fpu_leave(&fpu);
 }
 
-/* Returns 0 when every item ran; non-zero when nothing could be dispatched
- * (the caller then runs the task serially). */
 /* The caller's head start. The dispatching thread starts on its slot at
  * once; a worker starts 100-250 ns later and must first pull the lines the
  * caller wrote, so with an even split of short items the caller idles at the
@@ -328,6 +326,8 @@ static void pp_learn(pthreadpool_t pool, const cpuexec__pp_task *task, const cpu
   atomic_store_explicit(&pool->hint_shift, next, memory_order_relaxed);
 }
 
+/* Returns 0 when every item ran; non-zero when nothing could be dispatched
+ * (the caller then runs the task serially). */
 static int pp_dispatch_parallel(pthreadpool_t pool, cpuexec_executor *exec, const cpuexec__pp_task *task,
                                 size_t participants, uint32_t flags) {
   pp_dispatch d; /* no initializer: it would clear every local slot */
