@@ -371,6 +371,22 @@ static void every_shape_lets_other_threads_take_a_blocked_threads_items(void **s
   pthreadpool_destroy(pool);
 }
 
+/* Repeated calls of one function and grid split their items by what the
+ * previous call saw (pool.c: pp_split); a call whose first item blocks
+ * moves that split the most. Alternating the two, every call still runs
+ * each item exactly once. */
+static void repeated_calls_cover_each_item_once_as_the_split_adapts(void **state) {
+  (void)state;
+  pthreadpool_t pool = pthreadpool_create(2);
+  assert_non_null(pool);
+  for (size_t i = 0; i < SHAPE_COUNT; i++) {
+    const shape *s = &shapes[i];
+    for (int call = 0; call < 12; call++)
+      run_shape(pool, s, test_range[s->dims], test_tile[s->dims], 0, call % 4 == 3);
+  }
+  pthreadpool_destroy(pool);
+}
+
 /* Grids smaller than the pool, single items and empty dimensions. */
 static void degenerate_grids_call_exactly_the_items_they_have(void **state) {
   (void)state;
@@ -750,6 +766,7 @@ int main(void) {
       cmocka_unit_test(every_shape_covers_each_item_once_on_two_threads),
       cmocka_unit_test(every_shape_covers_each_item_once_on_the_default_pool),
       cmocka_unit_test(every_shape_lets_other_threads_take_a_blocked_threads_items),
+      cmocka_unit_test(repeated_calls_cover_each_item_once_as_the_split_adapts),
       cmocka_unit_test(degenerate_grids_call_exactly_the_items_they_have),
       cmocka_unit_test(a_zero_tile_is_taken_as_one),
   };

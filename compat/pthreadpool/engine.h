@@ -8,7 +8,9 @@
  * function call of the serial loop the shape replaces.
  *
  * Parallel calls split the items into one contiguous slot per participant
- * (like pthreadpool). A participant claims the items of its own slot one at
+ * (like pthreadpool; the caller's slot longer by what the previous call of
+ * the same function and grid showed its head start to be worth, see
+ * pp_split in pool.c). A participant claims the items of its own slot one at
  * a time from the front, then takes unclaimed items from the back of the
  * other slots. Claiming one item at a time keeps pthreadpool's guarantee
  * that an item not yet started can run on any participant (an item may
@@ -48,6 +50,11 @@ typedef struct cpuexec__pp_slot {
   _Alignas(CPUEXEC__PP_CACHE_LINE) atomic_llong remaining;
   atomic_size_t end;
   size_t begin;
+  /* The unclaimed items of the next slot (in stealing order) when this
+   * slot's owner finished its own: written once by the owner, read by the
+   * dispatching thread after cpuexec_parallel_for() returns (pool.c uses it
+   * to balance the next call's split). */
+  size_t ahead;
 } cpuexec__pp_slot;
 
 typedef struct cpuexec__pp_task cpuexec__pp_task;

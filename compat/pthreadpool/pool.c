@@ -19,11 +19,17 @@
 
 #include "engine.h"
 
-/* Immutable after pthreadpool_create() returns, so calls from several
- * threads read it without synchronisation. */
+/* exec and threads are immutable after pthreadpool_create() returns, so
+ * calls from several threads read them without synchronisation. The split
+ * hint is only advice (see pp_split): each field is a relaxed atomic, and
+ * calls racing on one pool may read a mixed triple, which at worst
+ * unbalances one call by a bounded number of items. */
 struct pthreadpool {
   cpuexec_executor *exec; /* our lease; NULL for a one-thread pool */
   size_t threads;         /* most participants of one call, >= 1 */
+  _Atomic(uintptr_t) hint_fn; /* the last parallel call's function ... */
+  atomic_size_t hint_items;   /* ... its item count ... */
+  atomic_size_t hint_shift;   /* ... and the items each worker slot gave the caller's */
 };
 
 /* > 0 while this thread runs pthreadpool tasks: a call made then runs
@@ -251,7 +257,7 @@ static void pp_steal(const pp_dispatch *d, size_t thread, size_t after, int pati
 
 /* The executor's range callback: [begin, end) are slot numbers. */
 static int pp_run_slots(void *ctx, int64_t begin, int64_t end) {
-  const pp_dispatch *d = ctx;
+  pp_dispatch *d = ctx;
   const cpuexec__pp_task *task = &d->task;
   /* Start moving our slot's line here (for writing) while the task's lines
    * arrive; the first claim then finds it. */
@@ -262,6 +268,11 @@ static int pp_run_slots(void *ctx, int64_t begin, int64_t end) {
   pp_task_depth++;
   for (int64_t s = begin; s < end; s++)
     task->shape->own(task, thread, &d->slots[s]);
+  /* How far the next slot's owner is behind us (one relaxed load of a line
+   * pp_steal reads next anyway). */
+  cpuexec__pp_slot *next = &d->slots[(size_t)end < d->slot_count ? (size_t)end : 0];
+  long long left = atomic_load_explicit(&next->remaining, memory_order_relaxed);
+  d->slots[end - 1].ahead = left > 0 ? (size_t)left : 0;
   pp_steal(d, thread, (size_t)end - 1, 1);
   pp_task_depth--;
   pp_fpu_leave(&fpu);
@@ -277,10 +288,48 @@ static void pp_run_serial(const cpuexec__pp_task *task, uint32_t flags) {
   pp_fpu_leave(&fpu);
 }
 
+/* The caller's head start. The dispatching thread starts on its slot at
+ * once; a worker starts 100-250 ns later and must first pull the lines the
+ * caller wrote, so with an even split of short items the caller idles at the
+ * end while the worker finishes. Each worker slot therefore gives `shift`
+ * items to the caller's slot (slot 0). The right shift is a time over the
+ * item's duration, both unknown here, so it is learnt from the previous call
+ * of the same function and item count on this pool: the caller notes how
+ * many items slot 1 still had when it finished its own, the last worker how
+ * many slot 0 still had; half their difference corrects the shift. Items
+ * longer than the head start converge to no shift; a wrong shift costs at
+ * most PP_SHIFT_MAX_DIV-th of a slot, and idle thieves still take from a slow
+ * owner (pp_take). */
+#define PP_SHIFT_MAX_DIV 4
+
+static size_t pp_split(pthreadpool_t pool, const cpuexec__pp_task *task) {
+  if (atomic_load_explicit(&pool->hint_fn, memory_order_relaxed) != (uintptr_t)task->fn ||
+      atomic_load_explicit(&pool->hint_items, memory_order_relaxed) != task->items)
+    return 0;
+  return atomic_load_explicit(&pool->hint_shift, memory_order_relaxed);
+}
+
+static void pp_learn(pthreadpool_t pool, const cpuexec__pp_task *task, const cpuexec__pp_slot *slots,
+                     size_t participants, size_t shift, size_t base) {
+  /* caller_ahead: slot 1's unclaimed items when the caller finished;
+   * worker_ahead: slot 0's when the last worker finished its own. */
+  size_t caller_ahead = slots[0].ahead, worker_ahead = slots[participants - 1].ahead;
+  size_t next = shift;
+  if (caller_ahead > worker_ahead)
+    next += (caller_ahead - worker_ahead + 1) / 2;
+  else
+    next -= (worker_ahead - caller_ahead + 1) / 2 < shift ? (worker_ahead - caller_ahead + 1) / 2 : shift;
+  if (next > base / PP_SHIFT_MAX_DIV)
+    next = base / PP_SHIFT_MAX_DIV;
+  atomic_store_explicit(&pool->hint_fn, (uintptr_t)task->fn, memory_order_relaxed);
+  atomic_store_explicit(&pool->hint_items, task->items, memory_order_relaxed);
+  atomic_store_explicit(&pool->hint_shift, next, memory_order_relaxed);
+}
+
 /* Returns 0 when every item ran; non-zero when nothing could be dispatched
  * (the caller then runs the task serially). */
-static int pp_dispatch_parallel(cpuexec_executor *exec, const cpuexec__pp_task *task, size_t participants,
-                                uint32_t flags) {
+static int pp_dispatch_parallel(pthreadpool_t pool, cpuexec_executor *exec, const cpuexec__pp_task *task,
+                                size_t participants, uint32_t flags) {
   pp_dispatch d; /* no initializer: it would clear every local slot */
   cpuexec__pp_slot *slots = d.local;
   if (participants > PP_STACK_SLOTS) {
@@ -293,9 +342,14 @@ static int pp_dispatch_parallel(cpuexec_executor *exec, const cpuexec__pp_task *
   d.slot_count = participants;
   d.flags = flags;
   size_t base = d.task.items / participants, extra = d.task.items % participants, first = 0;
+  size_t shift = pp_split(pool, task);
+  if (shift > base / PP_SHIFT_MAX_DIV)
+    shift = base / PP_SHIFT_MAX_DIV;
   for (size_t s = 0; s < participants; s++) {
     size_t count = base + (s < extra);
+    count = s == 0 ? count + shift * (participants - 1) : count - shift;
     slots[s].begin = first;
+    slots[s].ahead = 0;
     atomic_init(&slots[s].remaining, (long long)count);
     atomic_init(&slots[s].end, first + count);
     first += count;
@@ -311,6 +365,8 @@ static int pp_dispatch_parallel(cpuexec_executor *exec, const cpuexec__pp_task *
     pp_steal(&d, 0, participants - 1, 0);
     pp_task_depth--;
     pp_fpu_leave(&fpu);
+  } else {
+    pp_learn(pool, task, slots, participants, shift, base);
   }
   if (slots != d.local)
     free(slots);
@@ -333,7 +389,7 @@ void cpuexec__pp_run(pthreadpool_t threadpool, const cpuexec__pp_task *task, uin
       participants = effective;
     if (participants > task->items)
       participants = task->items;
-    if (participants > 1 && pp_dispatch_parallel(exec, task, participants, flags) == 0)
+    if (participants > 1 && pp_dispatch_parallel(threadpool, exec, task, participants, flags) == 0)
       return;
   }
   pp_run_serial(task, flags);
