@@ -46,6 +46,33 @@ void bench_backend_for(int64_t n, int64_t chunk, bench_range_fn body, void *ctx)
   }
 }
 
+void bench_backend_describe(char *buf, size_t size) {
+  char text[512];
+  cpuexec_policy_format(cpuexec_resolved_request(resolved), text, sizeof text);
+  snprintf(buf, size, "policy %s; resolved %s", text, cpuexec_resolved_sharing_key(resolved));
+}
+
+/* The two-pools variant: a second executor from the same resolution. */
+void *bench_backend_pool_open(unsigned participants) {
+  cpuexec_executor *e = NULL;
+  if (cpuexec_executor_create(resolved, &e) != 0 || cpuexec_executor_effective_threads(e) != participants) {
+    cpuexec_executor_destroy(e);
+    return NULL;
+  }
+  return e;
+}
+
+void bench_backend_pool_for(void *pool, int64_t n, int64_t chunk, bench_range_fn body, void *ctx) {
+  int rc = cpuexec_parallel_for(pool, n, chunk, ctx, body, 0);
+  if (rc != 0) {
+    printf("FAIL libcpuexec: cpuexec_parallel_for returned %s: %s\n", cpuexec_err_name(rc), cpuexec_last_error());
+    fflush(stdout);
+    exit(1);
+  }
+}
+
+void bench_backend_pool_close(void *pool) { cpuexec_executor_destroy(pool); }
+
 void bench_backend_fini(void) {
   cpuexec_executor_destroy(executor);
   cpuexec_resolved_destroy(resolved);

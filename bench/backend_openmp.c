@@ -44,4 +44,9 @@ void bench_backend_for(int64_t n, int64_t chunk, bench_range_fn body, void *ctx)
   }
 }
 
+void bench_backend_describe(char *buf, size_t size) {
+  snprintf(buf, size, "%s: parallel for schedule(static) num_threads(%d), runtime defaults (OMP_*/KMP_*/GOMP_* unset)",
+           BENCH_BACKEND_NAME, team);
+}
+
 void bench_backend_fini(void) {}

@@ -34,6 +34,27 @@ int bench_backend_init(unsigned participants, char *err, size_t err_size) {
   return 0;
 }
 
+void bench_backend_describe(char *buf, size_t size) {
+  snprintf(buf, size, "pthreadpool_create(%zu), parallelize_1d_tile_1d, flags 0", pthreadpool_get_threads_count(pool));
+}
+
+/* The two-pools variant: one more pool of the same size. */
+void *bench_backend_pool_open(unsigned participants) {
+  pthreadpool_t p = pthreadpool_create(participants);
+  if (p && pthreadpool_get_threads_count(p) != participants) {
+    pthreadpool_destroy(p);
+    p = NULL;
+  }
+  return p;
+}
+
+void bench_backend_pool_for(void *p, int64_t n, int64_t chunk, bench_range_fn body, void *ctx) {
+  tile_ctx t = {body, ctx};
+  pthreadpool_parallelize_1d_tile_1d(p, run_tile, &t, (size_t)n, (size_t)chunk, 0);
+}
+
+void bench_backend_pool_close(void *p) { pthreadpool_destroy(p); }
+
 void bench_backend_for(int64_t n, int64_t chunk, bench_range_fn body, void *ctx) {
   tile_ctx t = {body, ctx};
   pthreadpool_parallelize_1d_tile_1d(pool, run_tile, &t, (size_t)n, (size_t)chunk, 0);

@@ -36,4 +36,9 @@ extern "C" void bench_backend_for(int64_t n, int64_t chunk, bench_range_fn body,
       [&](const tbb::blocked_range<int64_t> &r) { body(ctx, r.begin(), r.end()); }, tbb::static_partitioner());
 }
 
+extern "C" void bench_backend_describe(char *buf, size_t size) {
+  std::snprintf(buf, size, "parallel_for blocked_range static_partitioner, global_control max_allowed_parallelism=%zu",
+                tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
+}
+
 extern "C" void bench_backend_fini(void) { limit.reset(); }

@@ -44,6 +44,18 @@ int bench_backend_init(unsigned participants, char *err, size_t err_size);
 void bench_backend_for(int64_t n, int64_t chunk, bench_range_fn body, void *ctx);
 void bench_backend_fini(void);
 
+/* Used by the inference benchmark (bench/inference.c) only. */
+/* One line saying how the backend was set up and what it resolved to
+ * (policy, runtime settings), printed next to every row it runs. */
+void bench_backend_describe(char *buf, size_t size);
+/* Optional (weak): a second, private pool of `participants` for the
+ * concurrent-sessions row's "two pools" variant; backends without one run
+ * both sessions on the one they have. NULL when it cannot start. */
+void *bench_backend_pool_open(unsigned participants) __attribute__((weak));
+void bench_backend_pool_for(void *pool, int64_t n, int64_t chunk, bench_range_fn body, void *ctx)
+    __attribute__((weak));
+void bench_backend_pool_close(void *pool) __attribute__((weak));
+
 #ifdef __cplusplus
 }
 #endif

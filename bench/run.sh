@@ -284,8 +284,15 @@ lat_gapX: one call of `participants` iterations of the tiny body (us), X = no ga
 idle_burn: CPU time of the process minus the caller's own, during 1 s of sleep right after a burst
   of 1000 calls (ms per idle second). axpy_S: y += a*x over S floats, 12 bytes per element (GB/s).
 syscalls_hot: system calls, on any thread, during 10000 back-to-back calls (strace -f -ttt, in the loop's time bounds).
-min/max: over the rounds (pooled samples for lat_*). cpuexec/x: libcpuexec median / this backend's.
+infer_*, sess2_*, gemm_gflops: the 20-operator model of bench/model.h (3 GEMMs 64x512x512, a 1x512x2048 head,
+  bias+GELU, softmax, layer norm, adds), ceil(items/participants) items per range on every backend:
+  infer_ips back to back; infer_gapX one inference after an X clock_nanosleep (p99 over pooled samples);
+  sess2_* two threads each running inferences on one shared pool (X-2pools: a pool each); gemm 64x512x512 alone.
+min/max: over the rounds (pooled samples for lat_*, infer_gap*, sess2_lat). cpuexec/x: libcpuexec median / this backend's.
 EOF
+  # How each row's backend ran: the "# policy NAME: ..." lines programs print.
+  awk '/^# policy [^:]*: / { sub(/^# policy /, ""); k = $1; if (!seen[k]++) print "  " $0 }' "$work/log" >"$work/policies"
+  if [ -s "$work/policies" ]; then echo "policy and resolution per backend row:"; cat "$work/policies"; fi
 } >"$work/table"
 cat "$work/table"
 if [ -n "$table_copy" ]; then cp "$work/table" "$table_copy" 2>/dev/null || true; fi
