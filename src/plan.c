@@ -1,36 +1,54 @@
 /* Costed planning: how many participants a loop deserves, and its grain.
  *
- * The model, in nanoseconds:
- *   t      = compute_cycles * NS_PER_CYCLE + (bytes_read + bytes_written) * NS_PER_BYTE
- *            (the time of one iteration on one participant)
- *   W      = total * t
- *   T(1)   = W                                    (inline: no dispatch at all)
- *   T(p)   = W / p + DISPATCH_NS + PER_PARTICIPANT_NS * (p - 1)     for p >= 2
- * The plan takes the smallest p in [1, limit] that minimizes T, where limit is
- * min(constraints->max_participants or the executor's threads, the executor's
- * threads, total). T(p+1) - T(p) falls as W grows, so more work (or more
- * compute per byte, which only raises t) never plans fewer participants.
+ * The model, in nanoseconds, for `total` iterations of the declared cost
+ * (bytes read and written, compute cycles per iteration):
+ *   C      = total * compute_cycles * NS_PER_CYCLE            (compute)
+ *   B      = total * (bytes_read + bytes_written) * ns_per_byte  (data)
+ *            ns_per_byte is NS_PER_BYTE_CACHED while the loop's footprint
+ *            (total * bytes) fits CACHED_BYTES, NS_PER_BYTE_MEMORY above:
+ *            a loop over data in cache moves bytes ~4x faster than one
+ *            streaming from memory
+ *   T(1)   = C + B                                   (inline: no dispatch)
+ *   T(p)   = C / p + B / min(p, BANDWIDTH_PARTICIPANTS)  (memory bandwidth
+ *            saturates: past a few streams, more cores move no more bytes)
+ *            + DISPATCH_NS + PER_PARTICIPANT_NS * (p - 1)      for p >= 2
+ * and the plan is the SMALLEST p in [1, limit] whose T(p) is within
+ * TOLERANCE of the best T, where limit is min(constraints->max_participants
+ * or the executor's threads, the executor's threads, total). Near its
+ * minimum T is flat, so the smallest count within a few percent costs
+ * almost nothing in time and saves participants that would each pay a
+ * wake-up (a parked worker costs microseconds, not the hot-dispatch cost
+ * the model counts), and a loop goes parallel only when that saves more
+ * than TOLERANCE: a near-tie stays on the caller.
  * A preferred participant count p' (clamped to the limit) replaces the
- * model's choice when T(p') < T(1), i.e. whenever going parallel pays at all.
+ * model's choice only when the model already goes parallel: a preference
+ * says how wide, never whether.
  *
  * Grain: each participant gets about CHUNKS_PER_PARTICIPANT ranges, so a
  * participant that finishes early has something to take, but no range is
  * shorter than MIN_RANGE_NS of work (a claim and a call cost ~20-50 ns), and
  * there are at least p ranges so every planned participant runs.
  *
- * Calibration: bench/executor-calibrate (built by `make`), run on the
- * 2-core development VM (Xeon, KVM, busy with other builds), three runs,
- * typical values:
+ * Calibration: bench/executor-calibrate (built by `make`; `cpuexec-info
+ * --bench` prints the same figures for the machine it runs on), on the
+ * 2-core development VM (Xeon, KVM, busy with other builds), three runs:
  *   dispatch_ns 330-343  (a 2-participant region with an empty body, 346-353
  *                         ns, minus an inline call, 9-16 ns)
- *   ns_per_byte 0.058-0.092 (one participant streaming axpy over 16M floats)
+ *   ns_per_byte memory 0.058-0.092 (one participant streaming axpy over 16M floats)
+ *   ns_per_byte cached 0.015-0.025 (the same over 16K floats, in cache)
  *   ns_per_cycle 0.344-0.390 (dependent adds: ~2.7 GHz)
  * T(2) is the measured 2-participant cost: DISPATCH_NS + PER_PARTICIPANT_NS
  * = 350. The cost of each further participant cannot be measured on 2 cores
  * (8 participants there measure parking: 3-12 us each); it is one more slot
  * line written and one more atomic add arriving, taken as one cross-core
  * line transfer, 100-240 ns on this VM (a two-thread ping-pong), so 150.
- * Re-run the program on new hardware and update the constants. */
+ * BANDWIDTH_PARTICIPANTS and CACHED_BYTES are not measurable on the VM
+ * either (two streams already share one memory channel there): 4 streams
+ * and 1 MiB (one core's L2) are the common desktop and server figures.
+ * TOLERANCE comes from bench/plan-regret (`make bench-plan`): the regret
+ * targets are a median of 1.10 and no tiny loop more than 5% slower than
+ * serial, and 0.10 keeps both on the VM (doc/performance.md has the run).
+ * Re-run the programs on new hardware and update the constants. */
 #include <math.h>
 
 #include "error.h"
@@ -38,14 +56,24 @@
 
 #define CPUEXEC__PLAN_DISPATCH_NS 200.0
 #define CPUEXEC__PLAN_PER_PARTICIPANT_NS 150.0
-#define CPUEXEC__PLAN_NS_PER_BYTE 0.075
+#define CPUEXEC__PLAN_NS_PER_BYTE_MEMORY 0.075
+#define CPUEXEC__PLAN_NS_PER_BYTE_CACHED 0.02
+#define CPUEXEC__PLAN_CACHED_BYTES (1024.0 * 1024.0)
+#define CPUEXEC__PLAN_BANDWIDTH_PARTICIPANTS 4u
 #define CPUEXEC__PLAN_NS_PER_CYCLE 0.36
+#define CPUEXEC__PLAN_TOLERANCE 0.10
 #define CPUEXEC__PLAN_MIN_RANGE_NS 2000.0
 #define CPUEXEC__PLAN_CHUNKS_PER_PARTICIPANT 8
 
-static double plan_time(double work, uint32_t p) {
-  if (p <= 1) return work;
-  return work / p + CPUEXEC__PLAN_DISPATCH_NS + CPUEXEC__PLAN_PER_PARTICIPANT_NS * (p - 1);
+typedef struct plan_work {
+  double compute; /* C, ns */
+  double data;    /* B, ns */
+} plan_work;
+
+static double plan_time(const plan_work *w, uint32_t p) {
+  if (p <= 1) return w->compute + w->data;
+  uint32_t streams = p < CPUEXEC__PLAN_BANDWIDTH_PARTICIPANTS ? p : CPUEXEC__PLAN_BANDWIDTH_PARTICIPANTS;
+  return w->compute / p + w->data / streams + CPUEXEC__PLAN_DISPATCH_NS + CPUEXEC__PLAN_PER_PARTICIPANT_NS * (p - 1);
 }
 
 static bool valid_cost(double v) { return isfinite(v) && v >= 0.0; }
@@ -66,22 +94,21 @@ CPUEXEC_EXPORT int cpuexec_plan_parallel_for(const cpuexec_executor *exec, int64
     limit = constraints->max_participants;
   if ((int64_t)limit > total) limit = (uint32_t)total;
 
-  double iteration_ns = cost->compute_cycles * CPUEXEC__PLAN_NS_PER_CYCLE +
-                        (cost->bytes_read + cost->bytes_written) * CPUEXEC__PLAN_NS_PER_BYTE;
-  double work = (double)total * iteration_ns;
-  uint32_t best = 1;
-  double best_time = plan_time(work, 1);
+  double bytes = cost->bytes_read + cost->bytes_written;
+  double ns_per_byte = (double)total * bytes <= CPUEXEC__PLAN_CACHED_BYTES ? CPUEXEC__PLAN_NS_PER_BYTE_CACHED
+                                                                           : CPUEXEC__PLAN_NS_PER_BYTE_MEMORY;
+  plan_work w = {(double)total * cost->compute_cycles * CPUEXEC__PLAN_NS_PER_CYCLE,
+                 (double)total * bytes * ns_per_byte};
+  double iteration_ns = (w.compute + w.data) / (double)total;
+  double best_time = plan_time(&w, 1);
   for (uint32_t p = 2; p <= limit; p++) {
-    double t = plan_time(work, p);
-    if (t < best_time) {
-      best = p;
-      best_time = t;
-    }
+    double t = plan_time(&w, p);
+    if (t < best_time) best_time = t;
   }
-  if (constraints && constraints->preferred_participants != 0) {
-    uint32_t preferred = constraints->preferred_participants < limit ? constraints->preferred_participants : limit;
-    if (preferred == 1 || plan_time(work, preferred) < plan_time(work, 1)) best = preferred;
-  }
+  uint32_t best = 1;
+  while (best < limit && plan_time(&w, best) > best_time * (1.0 + CPUEXEC__PLAN_TOLERANCE)) best++;
+  if (best > 1 && constraints && constraints->preferred_participants != 0)
+    best = constraints->preferred_participants < limit ? constraints->preferred_participants : limit;
   if (best == 1) return 0;
 
   int64_t grain = total / ((int64_t)best * CPUEXEC__PLAN_CHUNKS_PER_PARTICIPANT);
@@ -95,7 +122,6 @@ CPUEXEC_EXPORT int cpuexec_plan_parallel_for(const cpuexec_executor *exec, int64
   plan->participants = best;
   return 0;
 }
-
 CPUEXEC_EXPORT int cpuexec_parallel_for_costed(cpuexec_executor *exec, int64_t total, const cpuexec_cost *cost,
                                                const cpuexec_plan_constraints *constraints, void *ctx,
                                                cpuexec_range_fn fn) {
