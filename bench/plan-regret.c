@@ -19,7 +19,8 @@
  * Timing: a configuration's time is the median over BLOCKS blocks of
  * back-to-back calls (each block about BLOCK_NS long); the blocks of all the
  * configurations of a case are interleaved, so a busy machine's drifts hit
- * them alike. Workers stay warm between calls (the spin policy's budget),
+ * them alike; the plan, the grid's best and serial are then timed again,
+ * head to head, and the regret comes from that second pass. Workers stay warm between calls (the spin policy's budget),
  * which is the case the plan is for: a caller that plans runs loops.
  *
  * Output: one line per case, then the median and p90 regret over all cases,
@@ -264,6 +265,16 @@ int main(int argc, char **argv) {
         int best = 0;
         for (int i = 1; i < n; i++)
           if (cs[i].ns < cs[best].ns) best = i;
+        /* Picking the least of several noisy times favours the grid (the
+         * winner's curse): the plan, the winner and serial are timed once
+         * more, head to head, and the regret is taken from that pass. */
+        if (best != 0 || serial != 0) {
+          config again[3] = {cs[0], cs[best], cs[serial]};
+          measure(e, kn, &d, items, again, 3);
+          cs[0].ns = again[0].ns, cs[best].ns = again[1].ns, cs[serial].ns = again[2].ns;
+          if (best == serial) cs[best].ns = again[1].ns < again[2].ns ? again[1].ns : again[2].ns;
+          if (cs[0].ns < cs[best].ns) best = 0;
+        }
         double regret = cs[0].ns / cs[best].ns, vs_serial = cs[0].ns / cs[serial].ns;
         regrets[nr++] = regret;
         if (cs[best].participants == 1) tiny[nt++] = vs_serial;

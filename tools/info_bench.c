@@ -13,8 +13,10 @@
  * defaults for waiting (libomp KMP_BLOCKTIME, libgomp GOMP_SPINCOUNT), as an
  * application would; the report says so.
  *
- * Then a short run with counters on shows what the executor did. */
+ * Then a short run with counters on shows what the executor did, and the
+ * planner's constants are measured here (tools/info_plan.c). */
 #include "info_bench.h"
+#include "info_plan.h"
 
 #include <dlfcn.h>
 #include <stdint.h>
@@ -229,5 +231,6 @@ int info_bench_run(FILE *out) {
 
   show_counters(out, exec, threads);
   cpuexec_executor_release(exec);
-  return c.failures != 0;
+  int plan_rc = info_plan_calibrate(out);
+  return c.failures != 0 || plan_rc != 0;
 }

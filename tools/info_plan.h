@@ -1,0 +1,13 @@
+/* Calibration of the costed planner's model (src/plan.c) on this machine:
+ * measures each constant the way src/plan.c documents and prints it next
+ * to the value compiled in. Shared by `cpuexec-info --bench` and
+ * bench/executor-calibrate. */
+#ifndef CPUEXEC_TOOLS_INFO_PLAN_H
+#define CPUEXEC_TOOLS_INFO_PLAN_H
+
+#include <stdio.h>
+
+/* Returns 0, or 1 when no executor could be made (the reason printed). */
+int info_plan_calibrate(FILE *out);
+
+#endif
