@@ -23,8 +23,13 @@ static void *worker_main(void *arg) {
   for (;;) {
     bool slept;
     seen = cpuexec__wait_while_equal(&slot->epoch, seen, &slot->parked, &exec->spin, &exec->caller_cpu, &slept);
-    if (slot->participants == 0) break;
+    uint32_t participants = slot->participants;
+    if (participants == 0) break;
     cpuexec__counters_block *counters = cpuexec__counters_of(exec);
+    if (participants >= exec->wake_tree_min) {
+      uint64_t wakes = cpuexec__wake_tree_children(exec, w->index, participants);
+      if (counters && wakes) atomic_fetch_add_explicit(&counters->workers.wakeups, wakes, memory_order_relaxed);
+    }
     if (counters) {
       atomic_fetch_add_explicit(slept ? &counters->workers.parks : &counters->workers.spins_found_work, 1,
                                 memory_order_relaxed);
@@ -35,7 +40,10 @@ static void *worker_main(void *arg) {
     } else {
       cpuexec__region_participate(exec, w->index);
     }
-    cpuexec__region_leave(exec, w->index);
+    if (participants >= exec->wake_tree_min)
+      cpuexec__wake_tree_leave(exec, w->index, participants);
+    else
+      cpuexec__region_leave(exec, w->index);
   }
   return NULL;
 }
@@ -112,6 +120,7 @@ static int start_worker(struct cpuexec_executor *exec, uint32_t k, int32_t cpu) 
 static void free_executor(struct cpuexec_executor *exec) {
   free(exec->workers);
   free(exec->slots);
+  free(exec->wake_groups);
   free(atomic_load_explicit(&exec->counters, memory_order_relaxed));
   if (exec->resolved) cpuexec_resolved_destroy((cpuexec_resolved *)exec->resolved);
   free(exec);
@@ -137,7 +146,10 @@ CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpu
   exec->worker_count = threads - 1;
   exec->workers = calloc(threads, sizeof(cpuexec__worker));
   exec->slots = alloc_lines(threads, sizeof(cpuexec__slot));
-  if (!exec->workers || !exec->slots) {
+  uint32_t tree_min = cpuexec__wake_tree_min();
+  bool groups_ok = cpuexec__wake_tree_alloc(threads, tree_min, &exec->wake_groups);
+  exec->wake_tree_min = exec->wake_groups ? tree_min : UINT32_MAX;
+  if (!exec->workers || !exec->slots || !groups_ok) {
     free_executor(exec);
     return cpuexec__fail(CPUEXEC_ENOMEM, "executor: no memory for %u threads", threads);
   }

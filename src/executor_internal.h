@@ -20,6 +20,9 @@
  *   - slots[p].next is claimed by every participant with relaxed fetch_add:
  *     claims are disjoint by construction;
  *   - slots[k].parked is written by worker k only (see wait.h);
+ *   - in regions of wake_tree_min participants or more, worker k's epoch is
+ *     bumped by its parent in the wake tree instead of the dispatcher, and
+ *     workers count completion in wake_groups first (wake_tree.h);
  *   - `error` is the first non-zero callback result (compare-exchange); the
  *     caller resets it, under the lock, only after a failed region, so in
  *     the common case the line is never written and stays shared;
@@ -42,6 +45,7 @@
 #include "executor_lease.h"
 #include "resolved.h"
 #include "wait.h"
+#include "wake_tree.h"
 
 /* Two lines: adjacent-line prefetch makes neighbours of 64-byte lines share. */
 #define CPUEXEC__LINE 128
@@ -81,6 +85,10 @@ struct cpuexec_executor {
   cpuexec__lease_slot lease; /* the registry's, under its lock */
   cpuexec__worker *workers;  /* worker_count entries */
   cpuexec__slot *slots;      /* threads entries; slots[0] is the caller's */
+  /* Regions of at least wake_tree_min participants wake and count as a
+   * tree (wake_tree.h); UINT32_MAX and NULL groups when threads is below. */
+  uint32_t wake_tree_min;
+  cpuexec__wake_group *wake_groups;
   _Atomic(cpuexec__counters_block *) counters;
 
   /* What the dispatcher writes on every region lives apart from what

@@ -255,10 +255,14 @@ CPUEXEC_EXPORT int cpuexec_parallel_for(cpuexec_executor *exec, int64_t total, i
   uint32_t target = exec->finish_target += participants - 1;
   publish_slots(exec, total, grain, ctx, fn, participants, target);
   uint64_t wakes = 0;
-  for (uint32_t k = 1; k < participants; k++) {
-    cpuexec__slot *s = &exec->slots[k];
-    wakes += cpuexec__store_and_wake(&s->epoch, atomic_load_explicit(&s->epoch, memory_order_relaxed) + 1,
-                                     &s->parked);
+  if (participants >= exec->wake_tree_min) { /* wide regions: wake_tree.h */
+    wakes = cpuexec__wake_tree_children(exec, 0, participants);
+  } else {
+    for (uint32_t k = 1; k < participants; k++) {
+      cpuexec__slot *s = &exec->slots[k];
+      wakes += cpuexec__store_and_wake(&s->epoch, atomic_load_explicit(&s->epoch, memory_order_relaxed) + 1,
+                                       &s->parked);
+    }
   }
   cpuexec__region_participate(exec, 0);
   if (atomic_load_explicit(&exec->finished, memory_order_acquire) != target) {
