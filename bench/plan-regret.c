@@ -16,7 +16,7 @@
  * processors online (at least 2). The grid: participants 1..threads, and for
  * each count p > 1 the grains ceil(items / (p x k)), k = 1, 2, 4, 8, 16.
  *
- * Timing: a configuration's time is the median over BLOCKS blocks of
+ * Timing: a configuration's time is the fastest of `blocks` blocks of
  * back-to-back calls (each block about BLOCK_NS long); the blocks of all the
  * configurations of a case are interleaved, so a busy machine's drifts hit
  * them alike; the plan, the grid's best and serial are then timed again,
@@ -56,10 +56,6 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* ---- kernels ------------------------------------------------------------ */
 
@@ -165,7 +161,14 @@ static void measure(cpuexec_executor *e, const kernel *k, data *d, int64_t items
       for (int r = 0; r < cs[i].reps; r++) call(e, k, d, items, &cs[i]);
       cs[i].samples[b] = (now_ns() - t0) / cs[i].reps;
     }
-  for (int i = 0; i < n; i++) cs[i].ns = median(cs[i].samples, blocks);
+  /* The fastest block: on a shared machine a block only ever gets slower
+   * (a participant preempted stalls the whole region for a time slice), so
+   * the minimum estimates the machine's own speed best. */
+  for (int i = 0; i < n; i++) {
+    cs[i].ns = cs[i].samples[0];
+    for (int b = 1; b < blocks; b++)
+      if (cs[i].samples[b] < cs[i].ns) cs[i].ns = cs[i].samples[b];
+  }
 }
 
 static cpuexec_executor *make(uint32_t threads, long online) {
