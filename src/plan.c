@@ -24,10 +24,12 @@
  * model's choice only when the model already goes parallel: a preference
  * says how wide, never whether.
  *
- * Grain: each participant gets about CHUNKS_PER_PARTICIPANT ranges, so a
+ * Grain: each participant gets up to CHUNKS_PER_PARTICIPANT ranges, so a
  * participant that finishes early has something to take, but no range is
- * shorter than MIN_RANGE_NS of work (a claim and a call cost ~20-50 ns), and
- * there are at least p ranges so every planned participant runs.
+ * shorter than MIN_RANGE_NS of work (a claim and a call cost ~20-50 ns),
+ * there are at least p ranges so every planned participant runs, and of
+ * the chunk counts allowed the one that leaves the busiest participant the
+ * least work wins (ties: more chunks).
  *
  * Calibration: bench/executor-calibrate (built by `make`; `cpuexec-info
  * --bench` prints the same figures for the machine it runs on), on the
@@ -50,6 +52,7 @@
  * serial, and 0.10 keeps both on the VM (doc/performance.md has the run).
  * Re-run the programs on new hardware and update the constants. */
 #include <math.h>
+#include <stdint.h>
 
 #include "error.h"
 #include "executor_internal.h"
@@ -102,13 +105,28 @@ CPUEXEC_EXPORT int cpuexec_plan_parallel_for(const cpuexec_executor *exec, int64
     best = constraints->preferred_participants < limit ? constraints->preferred_participants : limit;
   if (best == 1) return 0;
 
-  int64_t grain = total / ((int64_t)best * CPUEXEC__PLAN_CHUNKS_PER_PARTICIPANT);
+  /* k chunks per participant: up to CHUNKS_PER_PARTICIPANT, fewer when a
+   * chunk would fall under MIN_RANGE_NS; among those, the k whose split
+   * leaves the busiest participant the least work (16 rows on 2
+   * participants in chunks of 6 would give one of them 12). */
+  int64_t kmax = CPUEXEC__PLAN_CHUNKS_PER_PARTICIPANT;
   if (iteration_ns > 0.0) {
-    double min_grain = ceil(CPUEXEC__PLAN_MIN_RANGE_NS / iteration_ns);
-    if (min_grain > (double)grain) grain = min_grain >= (double)total ? total : (int64_t)min_grain;
+    double fit = floor((double)total / ((double)best * ceil(CPUEXEC__PLAN_MIN_RANGE_NS / iteration_ns)));
+    if (fit < (double)kmax) kmax = fit < 1.0 ? 1 : (int64_t)fit;
   }
-  if (grain > total / best) grain = total / best; /* at least one range per participant */
-  if (grain < 1) grain = 1;
+  int64_t grain = total / best, busiest = INT64_MAX;
+  for (int64_t k = 1; k <= kmax; k++) {
+    int64_t split = (int64_t)best * k;
+    int64_t candidates[2] = {total / split, total / split + (total % split != 0)};
+    for (int c = 0; c < 2; c++) {
+      int64_t g = candidates[c];
+      if (g < 1) continue;
+      int64_t chunks = total / g + (total % g != 0);
+      if (chunks < (int64_t)best) continue; /* every planned participant runs a range */
+      int64_t most = (chunks / best + (chunks % best != 0)) * g;
+      if (most <= busiest) busiest = most, grain = g;
+    }
+  }
   plan->grain = grain;
   plan->participants = best;
   return 0;

@@ -157,6 +157,37 @@ static void a_preference_never_makes_a_serial_plan_parallel(void **state) {
   cpuexec_executor_destroy(exec);
 }
 
+/* The busiest participant's ranges, as region.c splits them: blocks of
+ * ceil(chunks / participants) chunks at most. */
+static int64_t busiest_share(const cpuexec_plan *p, int64_t total) {
+  int64_t chunks = total / p->grain + (total % p->grain != 0);
+  return (chunks / p->participants + (chunks % p->participants != 0)) * p->grain;
+}
+
+static void the_grain_splits_work_evenly(void **state) {
+  (void)state;
+  cpuexec_executor *two = test_executor(2), *eight = test_executor(8);
+  /* 16 output rows of a GEMM tile loop: chunks of 6 would leave 12 rows to one participant. */
+  cpuexec_cost rows = {.bytes_read = 256, .bytes_written = 256, .compute_cycles = 1024};
+  cpuexec_plan p;
+  assert_int_equal(cpuexec_plan_parallel_for(two, 16, &rows, NULL, &p), 0);
+  assert_int_equal(p.participants, 2);
+  assert_int_equal(busiest_share(&p, 16), 8);
+  /* Over many totals, the busiest participant gets at most one chunk of
+   * rounding above an even split. */
+  for (int64_t total = 17; total < 5000; total = total * 5 / 4 + 3)
+    for (int e = 0; e < 2; e++) {
+      cpuexec_executor *exec = e ? eight : two;
+      assert_int_equal(cpuexec_plan_parallel_for(exec, total, &rows, NULL, &p), 0);
+      check_plan_shape(&p, total, e ? 8 : 2);
+      if (p.participants == 1) continue;
+      int64_t even = total / p.participants + (total % p.participants != 0);
+      assert_true(busiest_share(&p, total) <= even + p.grain);
+    }
+  cpuexec_executor_destroy(two);
+  cpuexec_executor_destroy(eight);
+}
+
 static void invalid_costs_are_rejected(void **state) {
   (void)state;
   cpuexec_plan p;
@@ -199,6 +230,7 @@ int main(void) {
       cmocka_unit_test(abs_over_1024_floats_stays_on_the_caller),
       cmocka_unit_test(costlier_log_gets_more_participants_than_abs),
       cmocka_unit_test(a_preference_never_makes_a_serial_plan_parallel),
+      cmocka_unit_test(the_grain_splits_work_evenly),
       cmocka_unit_test(invalid_costs_are_rejected),
       cmocka_unit_test(a_costed_call_runs_every_index_once),
   };
