@@ -259,7 +259,7 @@ order=$(for b in $backends; do printf '%s ' "${b%%=*}"; done)
         ok = rel == "<=" ? med[mine] <= bound : med[mine] >= bound
         add_target(m, peer, "cpuexec " rel " " f[4] "x" (cmp == "best" ? " best" : ""), ok ? "PASS" : "MISS")
       }
-      printf "%-14s %-7s %-12s %10s %10s %10s %10s %9s  %-22s %s\n", "metric", "unit", "backend", "median", \
+      printf "%-14s %-7s %-18s %10s %10s %10s %10s %9s  %-22s %s\n", "metric", "unit", "backend", "median", \
         "min", "max", "p99", "cpuexec/x", "target", "verdict"
       for (j = 1; j <= nm; j++) {
         m = mo[j]; first = 1
@@ -269,7 +269,7 @@ order=$(for b in $backends; do printf '%s ' "${b%%=*}"; done)
           mine = m SUBSEP "libcpuexec"
           ratio = "-"
           if (b != "libcpuexec" && (mine in med) && med[k] > 0 && med[mine] >= 0) ratio = sprintf("%.2f", med[mine] / med[k])
-          printf "%-14s %-7s %-12s %10s %10s %10s %10s %9s  %-22s %s\n", first ? m : "", first ? unit[m] : "", b, \
+          printf "%-14s %-7s %-18s %10s %10s %10s %10s %9s  %-22s %s\n", first ? m : "", first ? unit[m] : "", b, \
             fmt(med[k]), fmt(lo[k]), fmt(hi[k]), (n[k] >= 50 ? fmt(p99[k]) : "-"), ratio, \
             (k in ttext) ? ttext[k] : "", (k in tverd) ? tverd[k] : ""
           first = 0
