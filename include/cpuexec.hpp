@@ -55,8 +55,9 @@
 #include <utility>
 #include <vector>
 
+/** 1 when the translation unit is compiled with exceptions, else 0
+ * (-fno-exceptions: failures print their message and call std::terminate). */
 #if defined(__cpp_exceptions) || defined(__EXCEPTIONS)
-/** 1 when the translation unit is compiled with exceptions, else 0. */
 #define CPUEXEC_HPP_EXCEPTIONS 1
 #else
 #define CPUEXEC_HPP_EXCEPTIONS 0
@@ -440,7 +441,9 @@ public:
   explicit resolved(const policy &p) { detail::check(cpuexec_resolve(&p.c_policy(), nullptr, &r_)); }
   /** Takes ownership of a C resolution (NULL: empty). */
   explicit resolved(cpuexec_resolved *owned) noexcept : r_(owned) {}
+  /** Takes o's resolution; o becomes empty. */
   resolved(resolved &&o) noexcept : r_(std::exchange(o.r_, nullptr)) {}
+  /** Destroys this resolution, then takes o's; o becomes empty. */
   resolved &operator=(resolved &&o) noexcept {
     if (this != &o) {
       cpuexec_resolved_destroy(r_);
@@ -533,7 +536,9 @@ public:
     out.e_ = lease;
     return out;
   }
+  /** Takes o's lease; o becomes empty. */
   executor(executor &&o) noexcept : e_(std::exchange(o.e_, nullptr)) {}
+  /** Releases this lease, then takes o's; o becomes empty. */
   executor &operator=(executor &&o) noexcept {
     if (this != &o) {
       reset();
@@ -610,7 +615,9 @@ public:
   session() { detail::check(cpuexec_session_create(nullptr, &s_)); }
   /** A session for p; throws cpuexec::error naming what was wrong. */
   explicit session(const policy &p) { detail::check(cpuexec_session_create(&p.c_policy(), &s_)); }
+  /** Takes o's session; o becomes empty. */
   session(session &&o) noexcept : s_(std::exchange(o.s_, nullptr)) {}
+  /** Destroys this session, then takes o's; o becomes empty. */
   session &operator=(session &&o) noexcept {
     if (this != &o) {
       cpuexec_session_destroy(s_);
