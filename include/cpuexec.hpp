@@ -30,7 +30,13 @@
  *
  * Bodies run concurrently on several threads, so they are called through a
  * const reference: a `mutable` lambda does not compile. Everything the
- * header calls in the C library is in namespace cpuexec::detail::capi. */
+ * header calls in the C library is in namespace cpuexec::detail::capi.
+ *
+ * Shared libraries built with hidden visibility each get their own copy of
+ * the header's inline state: an exception thrown by a range-executor
+ * implementation defined in one of them and run from a call made in another
+ * arrives as cpuexec::error (CPUEXEC_ECALLBACK) instead of with its type,
+ * and error_category() objects of two libraries compare unequal. */
 #ifndef CPUEXEC_HPP
 #define CPUEXEC_HPP
 
@@ -314,7 +320,7 @@ template <class F> struct job_call {
   }
 };
 
-template <class F> using range_body_ok = std::is_invocable<const F &, int64_t, int64_t>;
+template <class F> using range_body_ok = std::is_invocable<const std::remove_reference_t<F> &, int64_t, int64_t>;
 
 } // namespace detail
 
@@ -635,9 +641,11 @@ public:
   cpuexec_session *get() const noexcept { return s_; }
 
   /** Runs f() with the session's executor installed on this thread and
-   * returns its result; an exception from f is rethrown after the scope is
-   * left; a library failure throws cpuexec::error. */
-  template <class F> std::invoke_result_t<F &> run(F &&f) {
+   * returns its result (by value); an exception from f is rethrown after
+   * the scope is left; a library failure throws cpuexec::error. */
+  template <class F>
+  std::conditional_t<std::is_void_v<std::invoke_result_t<F &>>, void, std::decay_t<std::invoke_result_t<F &>>>
+  run(F &&f) {
     using R = std::invoke_result_t<F &>;
     struct run_call {
       F &fn;
@@ -712,7 +720,7 @@ inline cpuexec_plan_constraints c_constraints(const plan_constraints &c) {
 template <class F> void parallel_for(executor_ref exec, int64_t total, int64_t grain, int32_t max_participants, F &&f) {
   static_assert(detail::range_body_ok<F>::value, "f must be callable as f(int64_t begin, int64_t end) const");
   uint32_t limit = detail::count(max_participants, "max_participants");
-  detail::range_call<std::decay_t<F>> call(f);
+  detail::range_call<std::remove_reference_t<F>> call(f);
   call.state.finish(detail::capi::parallel_for(exec.get(), total, grain, limit, &call, &call.invoke));
 }
 /** parallel_for() with the executor's participant limit. */
@@ -740,7 +748,7 @@ void parallel_for_costed(executor_ref exec, int64_t total, const cost &c, const 
   static_assert(detail::range_body_ok<F>::value, "f must be callable as f(int64_t begin, int64_t end) const");
   cpuexec_cost cc = detail::c_cost(c);
   cpuexec_plan_constraints cl = detail::c_constraints(limits);
-  detail::range_call<std::decay_t<F>> call(f);
+  detail::range_call<std::remove_reference_t<F>> call(f);
   call.state.finish(detail::capi::parallel_for_costed(exec.get(), total, &cc, &cl, &call, &call.invoke));
 }
 /** parallel_for_costed() with at most max_participants participants. */
@@ -790,7 +798,7 @@ private:
  * rules of parallel_for(). */
 template <class F> void execute_ranges(int64_t total, const range_schedule &schedule, F &&f) {
   static_assert(detail::range_body_ok<F>::value, "f must be callable as f(int64_t begin, int64_t end) const");
-  detail::range_call<std::decay_t<F>> call(f);
+  detail::range_call<std::remove_reference_t<F>> call(f);
   call.state.finish(detail::capi::execute_ranges(total, &schedule.c_schedule(), &call, &call.invoke));
 }
 
@@ -802,7 +810,7 @@ void execute_costed_ranges(int64_t total, const cost &c, const plan_constraints 
   static_assert(detail::range_body_ok<F>::value, "f must be callable as f(int64_t begin, int64_t end) const");
   cpuexec_cost cc = detail::c_cost(c);
   cpuexec_plan_constraints cl = detail::c_constraints(limits);
-  detail::range_call<std::decay_t<F>> call(f);
+  detail::range_call<std::remove_reference_t<F>> call(f);
   call.state.finish(detail::capi::execute_costed_ranges(total, &cc, &cl, block_multiple, &call, &call.invoke));
 }
 
@@ -814,10 +822,10 @@ void execute_costed_ranges(int64_t total, const cost &c, const plan_constraints 
  * threads); jobs must not wait for each other. The exception rules of
  * parallel_for(). */
 template <class F> void run_worker_jobs(executor_ref exec, int32_t worker_count, F &&job) {
-  static_assert(std::is_invocable_v<const std::decay_t<F> &, uint32_t, uint32_t>,
+  static_assert(std::is_invocable_v<const std::remove_reference_t<F> &, uint32_t, uint32_t>,
                 "job must be callable as job(uint32_t worker_id, uint32_t worker_count) const");
   uint32_t n = detail::count(worker_count, "worker_count");
-  detail::job_call<std::decay_t<F>> call(job);
+  detail::job_call<std::remove_reference_t<F>> call(job);
   call.state.finish(detail::capi::run_worker_jobs(exec.get(), n, &call, &call.invoke));
 }
 
@@ -872,7 +880,7 @@ public:
    * executor failure throws cpuexec::error. */
   template <class F> void run(int64_t count, F &&f) const {
     static_assert(detail::range_body_ok<F>::value, "f must be callable as f(int64_t begin, int64_t end) const");
-    detail::range_call<std::decay_t<F>> call(f);
+    detail::range_call<std::remove_reference_t<F>> call(f);
     int rc;
     {
       detail::active_call_guard active(&call.state);

@@ -101,6 +101,9 @@ void check_usable(cpuexec::executor_ref exec) {
   CHECK(cov.each_once());
 }
 
+coverage *function_coverage = nullptr;
+void count_range(int64_t b, int64_t e) { function_coverage->add(b, e); }
+
 void adapters(cpuexec::executor_ref exec) {
   start_case("parallel_for: a lambda capturing by reference covers each index once");
   {
@@ -135,6 +138,14 @@ void adapters(cpuexec::executor_ref exec) {
     };
     coverage cov(777);
     cpuexec::parallel_for(cpuexec::executor_ref(), 777, 5, body{&cov});
+    CHECK(cov.each_once());
+  }
+  start_case("parallel_for: a plain function as the body");
+  {
+    coverage cov(4321);
+    function_coverage = &cov;
+    cpuexec::parallel_for(exec, 4321, 3, count_range);
+    cpuexec::parallel_for(exec, 0, 3, &count_range); // total 0 calls nothing
     CHECK(cov.each_once());
   }
   start_case("parallel_for_costed: three overloads and plan_parallel_for");
@@ -248,6 +259,10 @@ void adapters(cpuexec::executor_ref exec) {
     int calls = 0;
     s.run([&] { calls++; });
     CHECK(calls == 1);
+    // A reference result comes back by value (the scope it came from is gone).
+    int copy = s.run([&]() -> int & { return calls; });
+    calls++;
+    CHECK(copy == 1 && calls == 2);
   }
 }
 
