@@ -54,7 +54,9 @@ try "$cmakedir" "$work/build"
 mv "$work/destdir" "$work/moved"
 try "$(echo "$cmakedir" | sed "s|^$work/destdir|$work/moved|")" "$work/build-moved"
 
-# A version it does not satisfy is refused.
+# A version it does not satisfy is refused; its own major.minor is accepted.
+release=$(sed -n 's/^release=//p' "$src/VERSION")
+major_minor=$(echo "$release" | cut -d. -f1-2)
 moved_dir=$(echo "$cmakedir" | sed "s|^$work/destdir|$work/moved|")
 mkdir -p "$work/version"
 cat >"$work/version/CMakeLists.txt" <<EOT
@@ -64,7 +66,10 @@ find_package(cpuexec 99.0 CONFIG QUIET PATHS "$moved_dir" NO_DEFAULT_PATH)
 if(cpuexec_FOUND)
   message(FATAL_ERROR "cpuexec 99.0 was accepted")
 endif()
-find_package(cpuexec 0.1 CONFIG REQUIRED PATHS "$moved_dir" NO_DEFAULT_PATH)
+find_package(cpuexec $major_minor CONFIG REQUIRED PATHS "$moved_dir" NO_DEFAULT_PATH)
+if(NOT cpuexec_VERSION STREQUAL "$release")
+  message(FATAL_ERROR "cpuexec_VERSION is \${cpuexec_VERSION}, VERSION says $release")
+endif()
 EOT
 cmake -S "$work/version" -B "$work/version/build" >"$work/version.log" 2>&1 ||
   { cat "$work/version.log"; echo "cmake-package: the version check failed"; exit 1; }

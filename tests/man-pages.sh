@@ -23,5 +23,10 @@ for word in CPUEXEC_POLICY CPUEXEC_NUM_THREADS OMP_NUM_THREADS CPUEXEC_DISPLAY C
   "SS Policy grammar" "SS Precedence" "SH FILES" cpu.max; do
   grep -q -- "$word" "$src/doc/man/cpuexec.7" || { echo "man-pages: cpuexec.7 does not mention $word"; status=1; }
 done
+# The pages name the release they describe (VERSION).
+release=$(sed -n 's/^release=//p' "$src/VERSION")
+for page in "$src"/doc/man/*.[17]; do
+  grep -q "^\.TH .*\"libcpuexec $release\"" "$page" || { echo "man-pages: $page does not say libcpuexec $release"; status=1; }
+done
 [ "$status" -eq 0 ] && echo "man-pages: 3 pages render without warnings"
 exit "$status"
