@@ -50,7 +50,7 @@ int main(int argc, char **argv) {
     if (std::fscanf(f, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3) load[0] = -1;
     std::fclose(f);
   }
-  std::printf("bench_cxx: %u participants, %ld calls x %d repetitions, load average %.2f %.2f %.2f\n",
+  std::printf("bench_cxx: %d participants, %ld calls x %d repetitions, load average %.2f %.2f %.2f\n",
               exec.effective_threads(), calls, repeats, load[0], load[1], load[2]);
   for (const shape &s : shapes) {
     std::vector<double> c_ns, cxx_ns;

@@ -31,6 +31,8 @@
  * Bodies run concurrently on several threads, so they are called through a
  * const reference: a `mutable` lambda does not compile. Everything the
  * header calls in the C library is in namespace cpuexec::detail::capi.
+ * Thread and participant counts are int32_t throughout (a negative limit
+ * is rejected with CPUEXEC_EINVAL).
  *
  * Shared libraries built with hidden visibility each get their own copy of
  * the header's inline state: an exception thrown by a range-executor
@@ -96,6 +98,8 @@ namespace detail {
  * int32_t in C++; a negative one is rejected here. */
 namespace capi {
 
+/** A thread count from the C API, as the C++ interface gives it (int32_t). */
+inline int32_t threads(uint32_t n) noexcept { return static_cast<int32_t>(n); }
 /** A participant count for the C API; false when it is negative. */
 inline bool count(int32_t n, uint32_t *out) noexcept {
   *out = static_cast<uint32_t>(n);
@@ -316,7 +320,7 @@ template <class F> struct job_call {
   explicit job_call(const F &fn) : f(fn) {}
   static int invoke(void *ctx, uint32_t id, uint32_t count) noexcept {
     auto *self = static_cast<job_call *>(ctx);
-    return guarded(self->state, [&] { std::invoke(self->f, id, count); });
+    return guarded(self->state, [&] { std::invoke(self->f, capi::threads(id), capi::threads(count)); });
   }
 };
 
@@ -464,7 +468,7 @@ public:
   /** The C resolution (still owned by this object). */
   const cpuexec_resolved *get() const noexcept { return r_; }
   /** Participants that will run, the caller included. */
-  uint32_t effective_threads() const noexcept { return cpuexec_resolved_effective_threads(r_); }
+  int32_t effective_threads() const noexcept { return detail::capi::threads(cpuexec_resolved_effective_threads(r_)); }
   /** Behaviour-only identity: equal keys share a pool. */
   std::string sharing_key() const {
     const char *k = cpuexec_resolved_sharing_key(r_);
@@ -510,7 +514,7 @@ public:
   /** True unless serial. */
   explicit operator bool() const noexcept { return e_ != nullptr; }
   /** Most participants of a region on it (1 for serial). */
-  uint32_t effective_threads() const noexcept { return cpuexec_executor_effective_threads(e_); }
+  int32_t effective_threads() const noexcept { return detail::capi::threads(cpuexec_executor_effective_threads(e_)); }
   /** Process-local identity, never reused; 0 for serial. */
   uint64_t id() const noexcept { return cpuexec_executor_id(e_); }
   /** Same executor. */
@@ -565,7 +569,7 @@ public:
   /** A view. */
   executor_ref ref() const noexcept { return executor_ref(e_); }
   /** Most participants of a region on it. */
-  uint32_t effective_threads() const noexcept { return cpuexec_executor_effective_threads(e_); }
+  int32_t effective_threads() const noexcept { return detail::capi::threads(cpuexec_executor_effective_threads(e_)); }
   /** Process-local identity; 0 when empty. */
   uint64_t id() const noexcept { return cpuexec_executor_id(e_); }
 
@@ -582,9 +586,9 @@ inline executor_ref current() noexcept { return executor_ref(cpuexec_current());
  * that exception). False outside bodies. */
 inline bool cancelled() noexcept { return detail::body_call != nullptr && detail::body_call->stopped(); }
 /** Inside a body: this participant's index (0 = the caller); 0 outside. */
-inline uint32_t participant_index() noexcept { return cpuexec_participant_index(); }
+inline int32_t participant_index() noexcept { return detail::capi::threads(cpuexec_participant_index()); }
 /** Inside a body: the region's participants; 1 outside. */
-inline uint32_t participant_count() noexcept { return cpuexec_participant_count(); }
+inline int32_t participant_count() noexcept { return detail::capi::threads(cpuexec_participant_count()); }
 
 /** Installs an executor on this thread for the object's lifetime
  * (cpuexec_scope_enter/leave). Not copyable or movable: scopes nest on one
@@ -685,7 +689,7 @@ struct plan_constraints {
 /** A plan: grain and participants (cpuexec_plan). */
 struct plan {
   int64_t grain = 1;         /**< indices per range, at least */
-  uint32_t participants = 1; /**< participants to run */
+  int32_t participants = 1;  /**< participants to run */
 };
 
 namespace detail {
@@ -737,7 +741,7 @@ inline plan plan_parallel_for(executor_ref exec, int64_t total, const cost &c, c
   detail::check(cpuexec_plan_parallel_for(exec.get(), total, &cc, &cl, &p));
   plan out;
   out.grain = p.grain;
-  out.participants = p.participants;
+  out.participants = detail::capi::threads(p.participants);
   return out;
 }
 
@@ -816,14 +820,14 @@ void execute_costed_ranges(int64_t total, const cost &c, const plan_constraints 
 
 /** The serial loop
  * @code
- * for (uint32_t id = 0; id < worker_count; id++) job(id, worker_count);
+ * for (int32_t id = 0; id < worker_count; id++) job(id, worker_count);
  * @endcode
  * run on exec (cpuexec_run_worker_jobs(); worker_count 0: exec's effective
  * threads); jobs must not wait for each other. The exception rules of
  * parallel_for(). */
 template <class F> void run_worker_jobs(executor_ref exec, int32_t worker_count, F &&job) {
-  static_assert(std::is_invocable_v<const std::remove_reference_t<F> &, uint32_t, uint32_t>,
-                "job must be callable as job(uint32_t worker_id, uint32_t worker_count) const");
+  static_assert(std::is_invocable_v<const std::remove_reference_t<F> &, int32_t, int32_t>,
+                "job must be callable as job(int32_t worker_id, int32_t worker_count) const");
   uint32_t n = detail::count(worker_count, "worker_count");
   detail::job_call<std::remove_reference_t<F>> call(job);
   call.state.finish(detail::capi::run_worker_jobs(exec.get(), n, &call, &call.invoke));

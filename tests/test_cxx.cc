@@ -52,7 +52,7 @@ struct coverage {
 // A barrier for n threads (C++17 has none).
 class barrier {
 public:
-  explicit barrier(uint32_t n) : left_(n) {}
+  explicit barrier(int32_t n) : left_(n) {}
   void arrive_and_wait() {
     std::unique_lock<std::mutex> lock(m_);
     if (--left_ == 0) {
@@ -65,7 +65,7 @@ public:
 private:
   std::mutex m_;
   std::condition_variable cv_;
-  uint32_t left_;
+  int32_t left_;
 };
 
 // Distinct exception types, so the rethrown type is checked, not just "an exception".
@@ -183,7 +183,7 @@ void adapters(cpuexec::executor_ref exec) {
                             });
     CHECK(cov.each_once());
     CHECK(misaligned.load() == 0);
-    CHECK(calls.load() >= 1 && static_cast<uint32_t>(calls.load()) <= exec.effective_threads());
+    CHECK(calls.load() >= 1 && calls.load() <= exec.effective_threads());
   }
   start_case("execute_costed_ranges: the planner's blocks cover each index once");
   {
@@ -198,8 +198,8 @@ void adapters(cpuexec::executor_ref exec) {
   {
     std::vector<std::atomic<int>> ids(5);
     std::atomic<int> wrong_count{0};
-    cpuexec::run_worker_jobs(exec, 5, [&](uint32_t id, uint32_t n) {
-      ids[id]++;
+    cpuexec::run_worker_jobs(exec, 5, [&](int32_t id, int32_t n) {
+      ids[static_cast<size_t>(id)]++;
       if (n != 5) wrong_count++;
     });
     CHECK(std::all_of(ids.begin(), ids.end(), [](const std::atomic<int> &h) { return h.load() == 1; }));
@@ -317,7 +317,7 @@ void exceptions(cpuexec::executor_ref exec) {
   }
   start_case("exceptions on several participants at once: one is rethrown, once");
   {
-    const uint32_t n = exec.effective_threads();
+    const int32_t n = exec.effective_threads();
     barrier all(n);
     std::atomic<int> started{0}, thrown{0};
     int caught = 0;
@@ -347,8 +347,8 @@ void exceptions(cpuexec::executor_ref exec) {
       CHECK(message.rfind("participant ", 0) == 0);
     }
     CHECK(caught == 1);
-    CHECK(static_cast<uint32_t>(started.load()) == n);
-    CHECK(static_cast<uint32_t>(thrown.load()) == n);
+    CHECK(started.load() == n);
+    CHECK(thrown.load() == n);
     check_usable(exec);
   }
   start_case("exception from a nested inline call on a worker: rethrown through both calls");
@@ -420,7 +420,7 @@ void exceptions(cpuexec::executor_ref exec) {
       caught++;
     }
     try {
-      cpuexec::run_worker_jobs(exec, 0, [&](uint32_t id, uint32_t) {
+      cpuexec::run_worker_jobs(exec, 0, [&](int32_t id, int32_t) {
         if (id == 0) throw worker_error("job");
       });
     } catch (const worker_error &) {

@@ -69,7 +69,7 @@ int main() {
   });
   CHECK(sum == 9999LL * 10000 / 2);
   std::atomic<int> jobs{0};
-  cpuexec::run_worker_jobs(s.executor(), 4, [&](uint32_t, uint32_t) { jobs++; });
+  cpuexec::run_worker_jobs(s.executor(), 4, [&](int32_t, int32_t) { jobs++; });
   CHECK(jobs.load() == 4);
   if (failures != 0) return 1;
   std::printf("test_cxx_noexcept: all checks passed (the failure terminated with: %s)\n", message.c_str());

@@ -24,7 +24,7 @@ int main() {
     });
     return 1;
   } catch (const std::runtime_error &e) {
-    std::printf("app: y = 5 everywhere; caught \"%s\"; %u participants\n", e.what(),
+    std::printf("app: y = 5 everywhere; caught \"%s\"; %d participants\n", e.what(),
                 session.executor().effective_threads());
   }
   return 0;
