@@ -17,7 +17,9 @@ fi
 flags="-std=c++17 -Wall -Wextra -Wpedantic -Werror -fsyntax-only -I$src/include -I$build/cxx-include"
 "$cxx" $flags "$src/tests/test_cxx.cc"
 "$cxx" $flags -fno-exceptions "$src/tests/test_cxx_noexcept.cc"
-# The header alone, first in its translation unit (it stands alone).
-printf '#include <cpuexec.hpp>\nint main() { return cpuexec::current() ? 1 : 0; }\n' |
-  "$cxx" $flags -Wshadow -x c++ -
+# Each header alone, first in its translation unit (each stands alone).
+for h in cpuexec.hpp cpuexec/cxx/capi.hpp cpuexec/cxx/error.hpp cpuexec/cxx/call_state.hpp cpuexec/cxx/policy.hpp \
+  cpuexec/cxx/session.hpp cpuexec/cxx/loops.hpp cpuexec/cxx/range_executor.hpp; do
+  printf '#include <%s>\nint main() { return 0; }\n' "$h" | "$cxx" $flags -Wshadow -x c++ -
+done
 echo "cxx-header: $cxx compiles cpuexec.hpp's tests without warnings"
