@@ -13,12 +13,17 @@
 typedef struct cpuexec_session cpuexec_session;
 
 /* Saved state of one installed scope. The fields are private to the
- * library; the struct is public only so scopes can live on the stack. */
+ * library; the struct is public only so scopes can live on the stack.
+ * reserved_ holds what the runtime hooks save for the scope
+ * (include/cpuexec/hooks.h: CPUEXEC_HOOKS_MAX blocks of
+ * CPUEXEC_HOOK_STATE_MAX bytes) and leaves room to grow without changing
+ * the struct's size. */
 typedef struct cpuexec_scope {
   cpuexec_executor *previous_;
   cpuexec_executor *installed_;
-  int32_t openmp_saved_[4];
   uint32_t depth_;
+  uint32_t hooks_entered_;
+  uint64_t reserved_[32];
 } cpuexec_scope;
 
 CPUEXEC_BEGIN_DECLS
