@@ -31,8 +31,9 @@ CPUEXEC_BEGIN_DECLS
 /* policy NULL: the executor installed on this thread if any (a nested
  * session keeps the enclosing executor), else the process default. A
  * session holds its own lease, so a nested session may outlive the one that
- * installed its executor; an unshared executor (cpuexec_executor_create) is
- * borrowed instead, and must outlive the session. */
+ * installed its executor; an unshared executor (cpuexec_executor_create, or
+ * a foreign one: include/cpuexec/foreign.h) is borrowed instead, and must
+ * outlive the session. */
 CPUEXEC_EXPORT int cpuexec_session_create(const cpuexec_policy *policy, cpuexec_session **out);
 /* NULL is ignored (like free). */
 CPUEXEC_EXPORT void cpuexec_session_destroy(cpuexec_session *session);
