@@ -94,8 +94,8 @@ static void a_end(void *user, void *state) {
   if (phase != 3 || s->magic != MAGIC_A || s->index != cpuexec_participant_index() ||
       s->count != cpuexec_participant_count())
     violation();
-  /* Every participant ran at least one callback, each seen by both hooks. */
-  if (thread_callbacks_a == 0 || thread_callbacks_a != thread_callbacks_b) violation();
+  /* Each callback was seen by both hooks. */
+  if (thread_callbacks_a != thread_callbacks_b) violation();
   thread_callbacks_a = thread_callbacks_b = 0;
   phase = 0;
   atomic_fetch_add(&ends, 1);
@@ -156,6 +156,20 @@ static void assert_regions(unsigned regions, uint32_t participants, unsigned cal
   assert_int_equal(atomic_load(&callbacks_b), callbacks);
 }
 
+/* The built-in pool may give a late worker's share to the participants
+ * already running (DESIGN.md, "nobody waits for a late participant"), so
+ * per region at most one begin and one end per participant, the caller's
+ * always, every callback seen. */
+static void assert_regions_at_most(unsigned regions, uint32_t participants, unsigned callbacks) {
+  assert_int_equal(atomic_load(&violations), 0);
+  assert_int_equal(atomic_load(&begins), atomic_load(&ends));
+  assert_true(atomic_load(&begins) >= regions && atomic_load(&begins) <= regions * participants);
+  assert_true((atomic_load(&begin_mask) & 1u) != 0);
+  assert_int_equal(atomic_load(&begin_mask) & ~((1u << participants) - 1), 0);
+  assert_true(atomic_load(&callbacks_a) >= regions && atomic_load(&callbacks_a) <= callbacks);
+  assert_int_equal(atomic_load(&callbacks_a), atomic_load(&callbacks_b));
+}
+
 static int register_a_and_b(void **state) {
   (void)state;
   cpuexec_hook a, b;
@@ -197,7 +211,10 @@ static void builtin_and_foreign_participants_begin_and_end_once_per_region_in_or
     reset();
     /* Grain 1 over 3 indices: one callback per participant. */
     for (int r = 0; r < 5; r++) assert_int_equal(cpuexec_parallel_for(executors[e], 3, 1, NULL, one_range, 0), 0);
-    assert_regions(5, 3, 15);
+    if (executors[e] == foreign)
+      assert_regions(5, 3, 15); /* each foreign participant runs its reserved range */
+    else
+      assert_regions_at_most(5, 3, 15);
   }
   cpuexec_executor_destroy(foreign);
   foreign_pool_destroy(pool);
