@@ -24,11 +24,13 @@
  * Starts at 0, so a thread's first region checks; then 32..63, staggered by
  * a process-wide refresh count so the participants of one region rarely
  * check together. runtimes: what the innermost guard_begin saved, which is what
- * guard_callback drives. */
+ * guard_callback drives. initial-exec, like cpuexec__tls (src/thread_state.h):
+ * the hook runs on every participant of every region, and the default model
+ * makes each access a __tls_get_addr call (8 bytes more of static TLS). */
 static __thread struct {
   uint32_t countdown;
   uint32_t runtimes;
-} guard_tls;
+} guard_tls __attribute__((tls_model("initial-exec")));
 
 #define RUNTIMES_FOR_EACH(mask, r) \
   for (int r = 0; r < CPUEXEC__OMP_RUNTIMES; r++) \
