@@ -21,6 +21,9 @@ typedef struct cpuexec_counters {
   uint64_t caller_waits;      /**< times the caller waited for workers to finish */
   uint64_t worker_active_ns;  /**< time workers spent running callbacks */
 } cpuexec_counters;
+/* A foreign executor (include/cpuexec/foreign.h) counts dispatches (calls
+ * handed to its pool), nested_inline and limited_inline; its pool does the
+ * waiting, so the others stay 0. */
 
 /** One parallel region, as the dispatch observer sees it. */
 typedef struct cpuexec_dispatch_event {
@@ -64,7 +67,10 @@ CPUEXEC_EXPORT int cpuexec_executor_counters(const cpuexec_executor *exec, cpuex
  * loaded the previous observer just before the change may still call it. */
 CPUEXEC_EXPORT void cpuexec_set_dispatch_observer(cpuexec_dispatch_observer observer, void *user);
 
-/** Writes exec's stable properties to *out, for keying a tuning cache. */
+/** Writes exec's stable properties to *out, for keying a tuning cache. A
+ * foreign executor (include/cpuexec/foreign.h) describes itself as its
+ * effective threads, CPUEXEC_AFFINITY_NONE, no SMT, CPUEXEC_SPIN_PARK_IMMEDIATELY:
+ * libcpuexec neither places nor spins its threads. */
 CPUEXEC_EXPORT int cpuexec_executor_descriptor(const cpuexec_executor *exec, cpuexec_descriptor *out);
 /** 0 when expected matches exec; CPUEXEC_EMISMATCH naming the first field that differs. */
 CPUEXEC_EXPORT int cpuexec_executor_check_descriptor(const cpuexec_executor *exec,

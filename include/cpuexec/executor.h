@@ -44,10 +44,13 @@
 #include <cpuexec/common.h>
 #include <cpuexec/resolve.h>
 
-/** An executor (opaque): the caller plus effective_threads - 1 persistent
- * workers. Owned by whoever created or leased it (cpuexec_executor_create(),
- * cpuexec_registry_acquire()); any number of threads may call into it at
- * once; it must not be destroyed or released while a call is in progress. */
+/** An executor (opaque): the built-in pool (cpuexec_executor_create, the
+ * registry, sessions: the caller plus effective_threads - 1 persistent
+ * workers) or an application's own pool wrapped with
+ * cpuexec_executor_create_foreign() (include/cpuexec/foreign.h); every call
+ * that takes an executor takes both. Owned by whoever created or leased
+ * it; any number of threads may call into it at once; it must not be
+ * destroyed or released while a call is in progress. */
 typedef struct cpuexec_executor cpuexec_executor;
 
 /** A range callback: 0 on success, any non-zero value stops the loop and is
@@ -112,8 +115,12 @@ CPUEXEC_EXPORT const cpuexec_resolved *cpuexec_executor_policy(const cpuexec_exe
 /** Process-local, non-zero, never reused within the process (0 for NULL). */
 CPUEXEC_EXPORT uint64_t cpuexec_executor_id(const cpuexec_executor *exec);
 
-/** Inside a callback: this participant's index (0 = the caller), stable
- * for the whole callback. Outside any callback: 0. Thread-local. */
+/** Inside a callback: this participant's index (0 = the caller; on a
+ * foreign executor, the index its pool ran on this thread), stable for the
+ * whole callback, on whichever thread runs it (the executor's workers, a
+ * foreign pool's threads, a job pool's workers). A call nested inside a
+ * callback runs inline as participant 0 of 1. Outside any callback: 0.
+ * Thread-local. */
 CPUEXEC_EXPORT uint32_t cpuexec_participant_index(void);
 /** Inside a callback: the number of participants of the region. Outside
  * any callback: 1. Thread-local. */
