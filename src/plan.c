@@ -50,14 +50,17 @@
  * TOLERANCE comes from bench/plan-regret (`make bench-plan`): the regret
  * targets are a median of 1.10 and no tiny loop more than 5% slower than
  * serial, and 0.10 keeps both on the VM (doc/performance.md has the run).
- * Re-run the programs on new hardware and update the constants. */
+ * Re-run the programs on new hardware and update the constants.
+ *
+ * A foreign executor with its own planner (include/cpuexec/foreign.h) plans
+ * instead of this model, for total >= 2; its plan is checked against the
+ * same limit. */
 #include <math.h>
 #include <stdint.h>
 
 #include "error.h"
 #include "executor_internal.h"
 #include "plan_model.h"
-
 
 typedef struct plan_work {
   double compute; /* C, ns */
@@ -82,6 +85,8 @@ CPUEXEC_EXPORT int cpuexec_plan_parallel_for(const cpuexec_executor *exec, int64
   plan->grain = total > 0 ? total : 1;
   plan->participants = 1;
   if (total <= 1) return 0;
+  int foreign_rc;
+  if (cpuexec__foreign_plan(exec, total, cost, constraints, plan, &foreign_rc)) return foreign_rc;
 
   uint32_t limit = exec ? exec->threads : 1;
   if (constraints && constraints->max_participants != 0 && constraints->max_participants < limit)
@@ -131,6 +136,7 @@ CPUEXEC_EXPORT int cpuexec_plan_parallel_for(const cpuexec_executor *exec, int64
   plan->participants = best;
   return 0;
 }
+
 CPUEXEC_EXPORT int cpuexec_parallel_for_costed(cpuexec_executor *exec, int64_t total, const cpuexec_cost *cost,
                                                const cpuexec_plan_constraints *constraints, void *ctx,
                                                cpuexec_range_fn fn) {
