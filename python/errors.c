@@ -78,9 +78,10 @@ int cpx_errors_init(PyObject *module, cpx_state *st) {
 /* The object as an int, or NULL with TypeError naming field. */
 static PyObject *as_int(PyObject *value, const char *field) {
   if (PyBool_Check(value) || !PyIndex_Check(value)) {
-    PyErr_Format(PyExc_TypeError, "%s: %.100s is a %.100s; use an int", field,
-                 PyBool_Check(value) ? (value == Py_True ? "True" : "False") : "the value",
-                 Py_TYPE(value)->tp_name);
+    if (PyBool_Check(value))
+      PyErr_Format(PyExc_TypeError, "%s: %s is a bool; use an int", field, value == Py_True ? "True" : "False");
+    else
+      PyErr_Format(PyExc_TypeError, "%s: got %.100s; use an int", field, Py_TYPE(value)->tp_name);
     return NULL;
   }
   return PyNumber_Index(value);
@@ -117,7 +118,7 @@ int cpx_uint64_arg(cpx_state *st, PyObject *value, const char *field, uint64_t *
     Py_DECREF(i);
     return -1;
   }
-  if (overflow < 0 || signed_value < 0) {
+  if (overflow < 0 || (overflow == 0 && signed_value < 0)) {
     Py_DECREF(i);
     if (overflow < 0)
       cpx_invalid(st, "%s: negative; use 0 to %llu", field, (unsigned long long)UINT64_MAX);

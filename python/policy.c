@@ -91,20 +91,30 @@ static int enum_arg(cpx_state *st, PyObject *value, int field, int *out) {
     return -1;
   int rc = -1;
   if (!PyUnicode_Check(str)) {
-    PyErr_Format(PyExc_TypeError, "%s: a %.100s; use a cpuexec.%s member or its name as a str", field_names[field],
+    PyErr_Format(PyExc_TypeError, "%s: got %.100s; use a cpuexec.%s member or its name as a str", field_names[field],
                  Py_TYPE(value)->tp_name, field == F_SPIN_POLICY ? "SpinPolicy" : "AffinityPolicy");
     goto done;
   }
   const char *s = text_value(st, str, field_names[field], ",=");
   if (s == NULL)
     goto done;
+  for (int v = 0;; v++) {
+    const char *name = field == F_SPIN_POLICY ? cpuexec_spin_policy_name((cpuexec_spin_policy)v)
+                                              : cpuexec_affinity_policy_name((cpuexec_affinity_policy)v);
+    if (name == NULL)
+      break;
+    if (strcmp(name, s) == 0) {
+      *out = v;
+      rc = 0;
+      goto done;
+    }
+  }
+  /* Not a name: the parser says so, naming the key and the names allowed. */
   char prefix[40];
   snprintf(prefix, sizeof prefix, "%s=", field_names[field]);
   cpuexec_policy parsed;
-  if (parse_pair(st, prefix, s, &parsed) < 0)
-    goto done;
-  *out = field == F_SPIN_POLICY ? (int)parsed.spin_policy : (int)parsed.affinity_policy;
-  rc = 0;
+  if (parse_pair(st, prefix, s, &parsed) == 0)
+    cpx_invalid(st, "%s: %.60R is not accepted", field_names[field], str);
 done:
   Py_DECREF(str);
   return rc;
@@ -129,14 +139,14 @@ static int cpu_set_arg(cpx_state *st, PyObject *value, cpuexec_policy *p) {
   }
   if (PyAnySet_Check(value) || PyDict_Check(value) || PyBytes_Check(value) || PyByteArray_Check(value)) {
     PyErr_Format(PyExc_TypeError,
-                 "cpu_set: a %.100s; use a list or tuple of processor ids (the caller's first) or a cpulist str",
+                 "cpu_set: got %.100s; use a list or tuple of processor ids (the caller's first) or a cpulist str",
                  Py_TYPE(value)->tp_name);
     return -1;
   }
   PyObject *it = PyObject_GetIter(value);
   if (it == NULL) {
     PyErr_Clear();
-    PyErr_Format(PyExc_TypeError, "cpu_set: a %.100s; use a list or tuple of processor ids or a cpulist str",
+    PyErr_Format(PyExc_TypeError, "cpu_set: got %.100s; use a list or tuple of processor ids or a cpulist str",
                  Py_TYPE(value)->tp_name);
     return -1;
   }
@@ -205,7 +215,7 @@ static int policy_from_fields(cpx_state *st, PyObject *const values[F_COUNT], co
     return -1;
   if (values[F_NESTED] != NULL) {
     if (!PyBool_Check(values[F_NESTED])) {
-      PyErr_Format(PyExc_TypeError, "allow_nested_parallelism: a %.100s; use True or False",
+      PyErr_Format(PyExc_TypeError, "allow_nested_parallelism: got %.100s; use True or False",
                    Py_TYPE(values[F_NESTED])->tp_name);
       return -1;
     }
@@ -263,7 +273,7 @@ static int is_mapping(PyObject *obj) {
 
 static int policy_from_text(cpx_state *st, PyObject *text, cpuexec_policy *out) {
   if (!PyUnicode_Check(text)) {
-    PyErr_Format(PyExc_TypeError, "policy text: a %.100s; use a str such as \"num_threads=4\"",
+    PyErr_Format(PyExc_TypeError, "policy text: got %.100s; use a str such as \"num_threads=4\"",
                  Py_TYPE(text)->tp_name);
     return -1;
   }
@@ -308,7 +318,7 @@ int cpx_policy_convert(cpx_state *st, PyObject *obj, cpuexec_policy *out, int *i
     cpuexec_policy_init(&base);
     return policy_from_mapping(st, obj, PyExc_KeyError, &base, out);
   }
-  PyErr_Format(PyExc_TypeError, "policy: a %.100s; use a cpuexec.Policy, a mapping, policy text or None",
+  PyErr_Format(PyExc_TypeError, "policy: got %.100s; use a cpuexec.Policy, a mapping, policy text or None",
                Py_TYPE(obj)->tp_name);
   return -1;
 }
@@ -347,7 +357,7 @@ static PyObject *policy_from_mapping_method(PyObject *cls, PyObject *mapping) {
   if (st == NULL)
     return NULL;
   if (!is_mapping(mapping)) {
-    PyErr_Format(PyExc_TypeError, "policy mapping: a %.100s; use a dict such as {\"num_threads\": 4}",
+    PyErr_Format(PyExc_TypeError, "policy mapping: got %.100s; use a dict such as {\"num_threads\": 4}",
                  Py_TYPE(mapping)->tp_name);
     return NULL;
   }

@@ -38,7 +38,7 @@ PyObject *cpx_parallel_for(PyObject *module, PyObject *args, PyObject *kwargs) {
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OO:parallel_for", kw, &fn, &total_obj, &grain_obj, &max_obj))
     return NULL;
   if (!PyCallable_Check(fn)) {
-    PyErr_Format(PyExc_TypeError, "fn: a %.100s; use a callable fn(begin, end)", Py_TYPE(fn)->tp_name);
+    PyErr_Format(PyExc_TypeError, "fn: got %.100s; use a callable fn(begin, end)", Py_TYPE(fn)->tp_name);
     return NULL;
   }
   int64_t total, grain = 1, max = 0;

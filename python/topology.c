@@ -13,7 +13,7 @@ typedef struct {
 
 const cpuexec_topology *cpx_topology_get(cpx_state *st, PyObject *obj) {
   if (!Py_IS_TYPE(obj, st->topology_type)) {
-    PyErr_Format(PyExc_TypeError, "topology: a %.100s; use a cpuexec.Topology or None (this process)",
+    PyErr_Format(PyExc_TypeError, "topology: got %.100s; use a cpuexec.Topology or None (this process)",
                  Py_TYPE(obj)->tp_name);
     return NULL;
   }
@@ -62,7 +62,7 @@ static int cpulist_option(cpx_state *st, PyObject *value, const char *field, PyO
     if (text == NULL)
       return -1;
   } else {
-    PyErr_Format(PyExc_TypeError, "%s: a %.100s; use a cpulist str such as \"0-3,8\" or a list of processor ids",
+    PyErr_Format(PyExc_TypeError, "%s: got %.100s; use a cpulist str such as \"0-3,8\" or a list of processor ids",
                  field, Py_TYPE(value)->tp_name);
     return -1;
   }
@@ -100,7 +100,7 @@ static int read_options(cpx_state *st, PyObject *allowed, PyObject *binding, PyO
     goto fail;
   if (quota != NULL && quota != Py_None) {
     if (PyBool_Check(quota) || !(PyFloat_Check(quota) || PyIndex_Check(quota))) {
-      PyErr_Format(PyExc_TypeError, "quota: a %.100s; use a number of CPUs such as 1.5", Py_TYPE(quota)->tp_name);
+      PyErr_Format(PyExc_TypeError, "quota: got %.100s; use a number of CPUs such as 1.5", Py_TYPE(quota)->tp_name);
       goto fail;
     }
     double q = PyFloat_AsDouble(quota);
@@ -161,7 +161,7 @@ static PyObject *load(PyObject *cls, PyObject *args, PyObject *kwargs, enum sour
   }
   if (source == FROM_SYNTHETIC) {
     if (!PyUnicode_Check(what)) {
-      PyErr_Format(PyExc_TypeError, "description: a %.100s; use a str such as \"package:2 core:8 pu:2\"",
+      PyErr_Format(PyExc_TypeError, "description: got %.100s; use a str such as \"package:2 core:8 pu:2\"",
                    Py_TYPE(what)->tp_name);
       options_clear(&h);
       return NULL;

@@ -1,0 +1,37 @@
+"""Shared fixtures: where the build tree's cpuexec-info and the stored
+topologies are (python/run-pytest sets the two directories)."""
+import glob
+import os
+import subprocess
+import sys
+
+import pytest
+
+SRCDIR = os.environ.get("CPUEXEC_TEST_SRCDIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+BUILDDIR = os.environ.get("CPUEXEC_TEST_BUILDDIR", SRCDIR)
+TOPOLOGIES = sorted(glob.glob(os.path.join(SRCDIR, "tests", "topologies", "*.xml")))
+QUOTA_FIXTURE = os.path.join(SRCDIR, "tests", "topologies", "quota-1.5")
+
+
+def cpuexec_info(*args):
+    """stdout of the build tree's tools/cpuexec-info with args (must exit 0)."""
+    tool = os.path.join(BUILDDIR, "tools", "cpuexec-info")
+    done = subprocess.run([tool, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
+    assert done.returncode == 0, f"cpuexec-info {args}: {done.stderr.decode()}"
+    return done.stdout.decode()
+
+
+def run_python(code, env=None):
+    """Runs code in a fresh interpreter (same paths and preload); returns stdout."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    done = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          env=full_env, check=False, timeout=240)
+    assert done.returncode == 0, f"child failed ({done.returncode}):\n{done.stderr.decode()}"
+    return done.stdout.decode()
+
+
+@pytest.fixture(scope="session")
+def topologies():
+    assert TOPOLOGIES, f"no stored topologies under {SRCDIR}/tests/topologies"
+    return TOPOLOGIES
