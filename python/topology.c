@@ -155,6 +155,11 @@ static PyObject *load(PyObject *cls, PyObject *args, PyObject *kwargs, enum sour
     return NULL;
   PyObject *what_bytes = NULL;
   const char *what_str = NULL;
+  if (source == FROM_XML && what == Py_None) {
+    PyErr_SetString(PyExc_TypeError, "path: got NoneType; use the path of an hwloc XML file");
+    options_clear(&h);
+    return NULL;
+  }
   if (source == FROM_XML && path_option(what, &what_bytes, &what_str) < 0) {
     options_clear(&h);
     return NULL;
