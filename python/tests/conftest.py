@@ -21,9 +21,10 @@ def cpuexec_info(*args):
     return done.stdout.decode()
 
 
-def run_python(code, env=None):
-    """Runs code in a fresh interpreter (same paths and preload); returns stdout."""
-    full_env = dict(os.environ)
+def run_python(code, env=None, unset=()):
+    """Runs code in a fresh interpreter (same paths and preload, env added,
+    the names in unset removed); returns stdout."""
+    full_env = {k: v for k, v in os.environ.items() if k not in unset}
     full_env.update(env or {})
     done = subprocess.run([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           env=full_env, check=False, timeout=240)
