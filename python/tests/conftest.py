@@ -13,10 +13,17 @@ TOPOLOGIES = sorted(glob.glob(os.path.join(SRCDIR, "tests", "topologies", "*.xml
 QUOTA_FIXTURE = os.path.join(SRCDIR, "tests", "topologies", "quota-1.5")
 
 
+def run_cpuexec_info(*args):
+    """The build tree's tools/cpuexec-info run with args (a CompletedProcess)."""
+    tool = os.path.join(BUILDDIR, "tools", "cpuexec-info")
+    # The tool links its sanitizer runtime itself; the preload is the interpreter's.
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    return subprocess.run([tool, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, check=False)
+
+
 def cpuexec_info(*args):
     """stdout of the build tree's tools/cpuexec-info with args (must exit 0)."""
-    tool = os.path.join(BUILDDIR, "tools", "cpuexec-info")
-    done = subprocess.run([tool, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
+    done = run_cpuexec_info(*args)
     assert done.returncode == 0, f"cpuexec-info {args}: {done.stderr.decode()}"
     return done.stdout.decode()
 

@@ -3,13 +3,11 @@ stored topologies matching cpuexec-info byte for byte (JSON and text), the
 accepted forms, and errors from bad topologies or arguments."""
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
 import cpuexec
-from conftest import QUOTA_FIXTURE, cpuexec_info, run_python
+from conftest import QUOTA_FIXTURE, cpuexec_info, run_cpuexec_info, run_python
 
 POLICIES = [
     "",
@@ -49,9 +47,7 @@ def test_stored_topologies_match_cpuexec_info_json_byte_for_byte(topologies):
             resolution, error = resolve_or_error(policy, topology)
             if error is not None:
                 # The tool refuses the same request with the same message.
-                tool = os.path.join(os.environ.get("CPUEXEC_TEST_BUILDDIR", "."), "tools", "cpuexec-info")
-                done = subprocess.run([tool, "--json", "--topology", path, "--policy", policy],
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
+                done = run_cpuexec_info("--json", "--topology", path, "--policy", policy)
                 assert done.returncode != 0 and error.message in done.stderr.decode(), (path, policy)
                 continue
             topo_json, res_json = info_parts(path, policy)
