@@ -44,7 +44,7 @@ PyObject *cpx_parallel_for(PyObject *module, PyObject *args, PyObject *kwargs) {
   int64_t total, grain = 1, max = 0;
   if (cpx_int64_arg(st, total_obj, "total", INT64_MIN, INT64_MAX, &total) < 0 ||
       (grain_obj != NULL && cpx_int64_arg(st, grain_obj, "grain", INT64_MIN, INT64_MAX, &grain) < 0) ||
-      (max_obj != NULL && cpx_int64_arg(st, max_obj, "max_participants", 0, UINT32_MAX, &max) < 0))
+      (max_obj != NULL && cpx_int64_arg(st, max_obj, "max_participants", 0, INT32_MAX, &max) < 0))
     return NULL;
   range_ctx c = {.fn = fn};
   int rc;

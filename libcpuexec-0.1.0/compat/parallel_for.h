@@ -1,0 +1,51 @@
+/* libcpuexec compat: the legacy free ParallelFor.
+ *
+ * For kernel code written against a free ParallelFor(total, grain, ctx, fn):
+ * include <cpuexec/compat/parallel_for.h> and link with
+ * `pkg-config --libs cpuexec`; nothing is preloaded or interposed.
+ *
+ * ParallelFor(total, grain, ctx, fn) is the serial loop
+ *
+ *     for (int64_t i = 0; i < total; i += grain)
+ *       fn(ctx, i, min(i + grain, total));
+ *
+ * made parallel, with the rules of cpuexec_parallel_for() (every index
+ * exactly once, contiguous half-open ranges, the caller is participant 0):
+ *   - inside a session run or scope (cpuexec_current() != NULL) it runs on
+ *     the installed executor with that executor's participant count, so a
+ *     session's requested threads are the threads its kernels see;
+ *   - outside any session it runs on one process-wide pool, created on the
+ *     first call from CPUEXEC_POLICY (else the default policy) and leased
+ *     from the process registry; there is never a second one. In a child
+ *     created by fork() that pool is rebuilt on first use, silently;
+ *   - a call made from inside a callback runs inline on that thread.
+ * Legacy callbacks return nothing, so a callback cannot stop the loop;
+ * callers that need to stop early use cpuexec_parallel_for() directly.
+ *
+ * Returns 0, or a negative CPUEXEC_E* code: grain < 1 or fn == NULL is
+ * CPUEXEC_EINVAL (nothing runs); CPUEXEC_EFORKED when the installed executor
+ * was inherited across fork (nothing runs). When the process-wide pool
+ * cannot be created (for example a malformed CPUEXEC_POLICY) the loop still
+ * runs, serially on the caller, and the creation error is returned;
+ * cpuexec_last_error() names the cause. The pool is tried once per process. */
+#ifndef CPUEXEC_COMPAT_PARALLEL_FOR_H
+#define CPUEXEC_COMPAT_PARALLEL_FOR_H
+
+#include <stdint.h>
+
+#include <cpuexec/common.h>
+
+CPUEXEC_BEGIN_DECLS
+
+typedef void (*ParallelForFunction)(void *ctx, int64_t begin, int64_t end);
+
+CPUEXEC_EXPORT int ParallelFor(int64_t total, int64_t grain, void *ctx, ParallelForFunction fn);
+
+/* Participants a ParallelFor call made here would use at most: the installed
+ * executor's effective threads inside a session, else the process-wide
+ * pool's (creating it), or 1 when that pool cannot be created. */
+CPUEXEC_EXPORT uint32_t ParallelForThreadCount(void);
+
+CPUEXEC_END_DECLS
+
+#endif

@@ -1,0 +1,112 @@
+/* The range-executor core and libcpuexec's own range executors
+ * (compat/range_executor.h). */
+#include "compat/range_executor.h"
+
+#include <inttypes.h>
+#include <stdatomic.h>
+
+#include <cpuexec/session.h>
+
+#include "compat/region.h"
+#include "src/error.h"
+
+static int run_serial(void *self, int64_t count, void *ctx, cpuexec_range_callback callback) {
+  (void)self;
+  return count > 0 ? callback(ctx, 0, count) : 0;
+}
+
+/* About one range per participant: the groups of these kernels are coarse
+ * (an output row, a retained coordinate) and each callback sets up its own
+ * scratch, so fewer, larger ranges win; the executor still balances them. */
+static int run_on(cpuexec_executor *exec, int64_t count, void *ctx, cpuexec_range_callback callback) {
+  if (count <= 0)
+    return 0;
+  uint32_t threads = exec != NULL ? cpuexec_executor_effective_threads(exec) : 1;
+  if (threads <= 1 || cpuexec__compat_nested())
+    return callback(ctx, 0, count);
+  int64_t grain = count / threads + (count % threads != 0);
+  return cpuexec_parallel_for(exec, count, grain, ctx, callback, 0);
+}
+
+static int run_installed(void *self, int64_t count, void *ctx, cpuexec_range_callback callback) {
+  (void)self;
+  return run_on(cpuexec_current(), count, ctx, callback);
+}
+
+static int run_executor(void *self, int64_t count, void *ctx, cpuexec_range_callback callback) {
+  return run_on(self, count, ctx, callback);
+}
+
+CPUEXEC_EXPORT cpuexec_range_executor cpuexec_range_executor_serial(void) {
+  return (cpuexec_range_executor){run_serial, NULL};
+}
+
+CPUEXEC_EXPORT cpuexec_range_executor cpuexec_range_executor_installed(void) {
+  return (cpuexec_range_executor){run_installed, NULL};
+}
+
+CPUEXEC_EXPORT cpuexec_range_executor cpuexec_range_executor_of(cpuexec_executor *exec) {
+  return (cpuexec_range_executor){run_executor, exec};
+}
+
+/* One core call. The callback may run on any thread the executor uses, so
+ * the first bounds violation is published with a small state machine:
+ * the winner of the 0 -> 1 exchange writes begin/end (relaxed) and then
+ * stores 2 with release; the caller reads them after an acquire load of 2,
+ * once the executor has returned. */
+typedef struct core_call {
+  int64_t count;
+  void *ctx;
+  cpuexec_range_callback callback;
+  atomic_int violation; /* 0 none, 1 being recorded, 2 recorded */
+  atomic_int_least64_t bad_start;
+  atomic_int_least64_t bad_end;
+} core_call;
+
+static int core_run_range(void *arg, int64_t start, int64_t end) {
+  core_call *call = arg;
+  if (start < 0 || start > end || end > call->count) {
+    int expected = 0;
+    if (atomic_compare_exchange_strong_explicit(&call->violation, &expected, 1, memory_order_relaxed,
+                                                memory_order_relaxed)) {
+      atomic_store_explicit(&call->bad_start, start, memory_order_relaxed);
+      atomic_store_explicit(&call->bad_end, end, memory_order_relaxed);
+      atomic_store_explicit(&call->violation, 2, memory_order_release);
+    }
+    return CPUEXEC_ERANGE;
+  }
+  if (start == end)
+    return 0;
+  return cpuexec__compat_call_inline(call->ctx, call->callback, start, end);
+}
+
+CPUEXEC_EXPORT int cpuexec_range_executor_run(const cpuexec_range_executor *executor, int64_t count, void *ctx,
+                                              cpuexec_range_callback callback) {
+  if (callback == NULL)
+    return cpuexec__fail(CPUEXEC_EINVAL, "callback: NULL; pass the range callback");
+  if (count < 0)
+    return cpuexec__fail(CPUEXEC_EINVAL, "count: %" PRId64 " is negative; use 0 or more groups", count);
+  if (count == 0)
+    return 0;
+  if (count == 1 || executor == NULL || executor->run == NULL || cpuexec__compat_nested())
+    return cpuexec__compat_call_inline(ctx, callback, 0, count);
+
+  core_call call = {.count = count, .ctx = ctx, .callback = callback};
+  atomic_init(&call.violation, 0);
+  atomic_init(&call.bad_start, 0);
+  atomic_init(&call.bad_end, 0);
+  int rc = executor->run(executor->self, count, &call, core_run_range);
+  int violation = atomic_load_explicit(&call.violation, memory_order_acquire);
+  if (violation == 2)
+    return cpuexec__fail(CPUEXEC_ERANGE,
+                         "range executor: passed the range [%" PRId64 ", %" PRId64
+                         "), outside 0 <= start <= end <= count = %" PRId64,
+                         (int64_t)atomic_load_explicit(&call.bad_start, memory_order_relaxed),
+                         (int64_t)atomic_load_explicit(&call.bad_end, memory_order_relaxed), count);
+  if (violation == 1)
+    return cpuexec__fail(CPUEXEC_ERANGE,
+                         "range executor: passed a range outside [0, %" PRId64
+                         ") and returned before that callback did",
+                         count);
+  return rc;
+}

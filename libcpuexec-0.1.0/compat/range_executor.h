@@ -1,0 +1,104 @@
+/* libcpuexec compat: the (count, callback) range-executor contract.
+ *
+ * Kernel libraries that schedule "groups" (matmul output rows, reduction
+ * coordinates) take a range executor: a function that runs
+ *
+ *     for each range [start, end) of some partition of [0, count):
+ *       callback(ctx, start, end);
+ *
+ * possibly in parallel. The executor's obligations (the contract):
+ *   - the ranges are disjoint, half-open and cover [0, count) exactly once;
+ *     0 <= start <= end <= count; empty ranges are allowed;
+ *   - it chooses partition sizes, worker count and thresholds, and may run
+ *     everything serially;
+ *   - it waits for every started callback before returning, and for the
+ *     remaining workers before it returns a worker's error; after it returns
+ *     no callback touches ctx or anything reachable from it;
+ *   - it returns 0, the non-zero value of a callback (the first observed),
+ *     or its own negative CPUEXEC_E* error.
+ *
+ * Kernels call an executor through cpuexec_range_executor_run(), never
+ * directly: the core checks every range's bounds, skips empty ranges,
+ * handles zero and one group without scheduling, and runs each callback with
+ * nested scheduling disabled (a range-executor, range-schedule or
+ * cpuexec_parallel_for call from inside a callback runs inline on that
+ * thread). Coverage and disjointness stay the executor's obligations; the
+ * core keeps no per-index state. cpuexec_range_executor_checking() verifies
+ * them too, at O(count) memory, for tests and debugging.
+ *
+ * Destinations: the core never writes caller memory. Whether a failing
+ * operation leaves its destination unchanged is the operation's rule: a
+ * reduction or fused operation stages its results and copies them after the
+ * executor succeeded (unchanged on failure); a matmul-style operation writes
+ * its output rows directly (partly written on failure). doc/adapters.md
+ * gives the rule for each adapter. */
+#ifndef CPUEXEC_COMPAT_RANGE_EXECUTOR_H
+#define CPUEXEC_COMPAT_RANGE_EXECUTOR_H
+
+#include <cpuexec/common.h>
+#include <cpuexec/executor.h>
+
+/* The callback a range executor calls: cpuexec_range_fn, 0 or an error. */
+typedef cpuexec_range_fn cpuexec_range_callback;
+
+/* A range executor: run(self, count, ctx, callback) under the contract
+ * above. run NULL means serial. The struct is a value: copy it freely; what
+ * self points to must outlive every call. */
+typedef struct cpuexec_range_executor {
+  int (*run)(void *self, int64_t count, void *ctx, cpuexec_range_callback callback);
+  void *self;
+} cpuexec_range_executor;
+
+CPUEXEC_BEGIN_DECLS
+
+/* The serial range executor: one callback over [0, count) on the caller. */
+CPUEXEC_EXPORT cpuexec_range_executor cpuexec_range_executor_serial(void);
+
+/* The executor installed on the calling thread at the time of each call
+ * (cpuexec_current(): a session's, or an explicit scope's), serial when none
+ * is installed. It hands each participant about one range:
+ * cpuexec_parallel_for(exec, count, ceil(count / effective threads), ...). */
+CPUEXEC_EXPORT cpuexec_range_executor cpuexec_range_executor_installed(void);
+
+/* A given libcpuexec executor, whatever is installed (exec NULL: serial). */
+CPUEXEC_EXPORT cpuexec_range_executor cpuexec_range_executor_of(cpuexec_executor *exec);
+
+/* The core: calls executor (NULL or run NULL: serial) for [0, count).
+ *   - count < 0 or callback NULL: CPUEXEC_EINVAL; count 0 calls nothing;
+ *     count 1 runs callback(ctx, 0, 1) on the caller without the executor;
+ *     a call from inside any libcpuexec callback runs serially on the caller;
+ *   - a range outside 0 <= start <= end <= count is not passed to the
+ *     callback; the call returns CPUEXEC_ERANGE naming the first such range
+ *     once the executor has returned (the callback it was given returned
+ *     CPUEXEC_ERANGE for it, so a conforming executor stops early);
+ *   - otherwise it returns what the executor returned: 0, the first callback
+ *     error observed (unchanged), or the executor's own error. */
+CPUEXEC_EXPORT int cpuexec_range_executor_run(const cpuexec_range_executor *executor, int64_t count, void *ctx,
+                                              cpuexec_range_callback callback);
+
+/* The checking wrapper: an executor that runs `inner` and, after it
+ * returns, also reports contract violations the core cannot see:
+ *   - a range that overlaps another (an index passed twice) or an index no
+ *     range covered: CPUEXEC_ERANGE naming the index (only with
+ *     verify_coverage: it allocates count bytes per call, CPUEXEC_ENOMEM when
+ *     that fails);
+ *   - a return while callbacks were still running: CPUEXEC_ESTATE. The
+ *     wrapper then waits for those callbacks before it returns, so its own
+ *     state stays valid; a callback the inner executor starts after that is
+ *     beyond any check.
+ * A violation takes precedence over a callback's error. The wrapper keeps
+ * its settings in *checker, which must outlive the executor it returns.
+ * checker NULL: the executor returned fails each run (of 2 or more groups)
+ * with CPUEXEC_EINVAL naming checker. */
+typedef struct cpuexec_range_checker {
+  cpuexec_range_executor inner;
+  bool verify_coverage;
+} cpuexec_range_checker;
+
+CPUEXEC_EXPORT cpuexec_range_executor cpuexec_range_executor_checking(cpuexec_range_checker *checker,
+                                                                      cpuexec_range_executor inner,
+                                                                      bool verify_coverage);
+
+CPUEXEC_END_DECLS
+
+#endif

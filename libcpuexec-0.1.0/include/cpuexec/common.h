@@ -1,0 +1,44 @@
+/* libcpuexec: common definitions shared by every topic header.
+ *
+ * One export macro, the compile-time API version, and the run-time version
+ * query. This header stands alone; every other public header includes it. */
+#ifndef CPUEXEC_COMMON_H
+#define CPUEXEC_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(CPUEXEC_BUILDING) && defined(__GNUC__)
+#define CPUEXEC_EXPORT __attribute__((visibility("default")))
+#else
+#define CPUEXEC_EXPORT
+#endif
+
+#ifdef __cplusplus
+#define CPUEXEC_BEGIN_DECLS extern "C" {
+#define CPUEXEC_END_DECLS }
+#else
+#define CPUEXEC_BEGIN_DECLS
+#define CPUEXEC_END_DECLS
+#endif
+
+/* The API version this header describes. It must equal the release in the
+ * VERSION file; configure refuses to run when they differ, and a test checks
+ * that cpuexec_version() agrees with these macros. */
+#define CPUEXEC_VERSION_MAJOR 0
+#define CPUEXEC_VERSION_MINOR 1
+#define CPUEXEC_VERSION_PATCH 0
+#define CPUEXEC_VERSION_HEX \
+  ((CPUEXEC_VERSION_MAJOR << 16) | (CPUEXEC_VERSION_MINOR << 8) | CPUEXEC_VERSION_PATCH)
+
+CPUEXEC_BEGIN_DECLS
+
+/* The version of the library loaded at run time, as CPUEXEC_VERSION_HEX. */
+CPUEXEC_EXPORT unsigned cpuexec_version(void);
+/* The same as "MAJOR.MINOR.PATCH". */
+CPUEXEC_EXPORT const char *cpuexec_version_string(void);
+
+CPUEXEC_END_DECLS
+
+#endif

@@ -1,0 +1,61 @@
+/* libcpuexec: optional counters, dispatch observer, execution descriptor.
+ *
+ * Counters belong to an executor (shared by every lease of it). They are off
+ * by default: the hot path then does no allocation, lock or clock read. */
+#ifndef CPUEXEC_COUNTERS_H
+#define CPUEXEC_COUNTERS_H
+
+#include <cpuexec/common.h>
+#include <cpuexec/executor.h>
+
+typedef struct cpuexec_counters {
+  uint64_t dispatches;        /* parallel regions that woke workers */
+  uint64_t nested_inline;     /* calls made inside a callback, run inline */
+  uint64_t limited_inline;    /* calls run inline because the work admitted one participant */
+  uint64_t spins_found_work;  /* waits that ended while spinning */
+  uint64_t parks;             /* waits that parked in the kernel */
+  uint64_t wakeups;           /* wake system calls made by dispatches */
+  uint64_t caller_waits;      /* times the caller waited for workers to finish */
+  uint64_t worker_active_ns;  /* time workers spent running callbacks */
+} cpuexec_counters;
+
+typedef struct cpuexec_dispatch_event {
+  uint64_t executor_id;
+  uint32_t effective_threads;
+  uint32_t requested_participants; /* max_participants as passed (0: the executor's limit) */
+  uint32_t admitted_participants;  /* participants the call ran with */
+  int64_t total;
+  int64_t grain;
+  bool ran_inline;                 /* nested or limited: ran on the caller only */
+} cpuexec_dispatch_event;
+
+typedef void (*cpuexec_dispatch_observer)(void *user, const cpuexec_dispatch_event *event);
+
+/* Stable properties a tuning profile depends on. */
+typedef struct cpuexec_descriptor {
+  uint32_t effective_threads;
+  cpuexec_affinity_policy affinity_class;
+  bool uses_smt;
+  cpuexec_spin_policy spin_class;
+} cpuexec_descriptor;
+
+CPUEXEC_BEGIN_DECLS
+
+/* Turns counting on for every lease of exec, until it is destroyed. */
+CPUEXEC_EXPORT int cpuexec_executor_enable_counters(cpuexec_executor *exec);
+/* A snapshot; all zero while counters are off. These calls return
+ * CPUEXEC_EINVAL naming exec or out when either is NULL. */
+CPUEXEC_EXPORT int cpuexec_executor_counters(const cpuexec_executor *exec, cpuexec_counters *out);
+
+/* One process-wide observer, called on the dispatching thread once per
+ * parallel region (NULL removes it). */
+CPUEXEC_EXPORT void cpuexec_set_dispatch_observer(cpuexec_dispatch_observer observer, void *user);
+
+CPUEXEC_EXPORT int cpuexec_executor_descriptor(const cpuexec_executor *exec, cpuexec_descriptor *out);
+/* 0 when expected matches exec; CPUEXEC_EMISMATCH naming the first field that differs. */
+CPUEXEC_EXPORT int cpuexec_executor_check_descriptor(const cpuexec_executor *exec,
+                                                     const cpuexec_descriptor *expected);
+
+CPUEXEC_END_DECLS
+
+#endif

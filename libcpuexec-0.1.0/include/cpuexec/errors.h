@@ -1,0 +1,51 @@
+/* libcpuexec: the error convention.
+ *
+ * Every function that can fail returns int: 0 on success, or one negative
+ * CPUEXEC_E* code below. When a public call fails it also records, for the
+ * calling thread, a message that names what was wrong: the field or argument,
+ * the value given and what is allowed (for example
+ * "num_threads: -3 is negative; use 0 for the topology default, 1 for serial
+ * or a participant count"). cpuexec_last_error() returns that message until
+ * the thread's next failing call. Successful calls leave it untouched.
+ *
+ * The codes, their names and their strings come from one table,
+ * CPUEXEC_ERRNO_MAP, so they never drift apart. */
+#ifndef CPUEXEC_ERRORS_H
+#define CPUEXEC_ERRORS_H
+
+#include <cpuexec/common.h>
+
+#define CPUEXEC_ERRNO_MAP(X)                                                           \
+  X(EINVAL, -1, "invalid argument")                                                    \
+  X(ENOMEM, -2, "out of memory")                                                       \
+  X(ETOPOLOGY, -3, "topology could not be read")                                       \
+  X(EAFFINITY, -4, "processor affinity could not be applied")                          \
+  X(ETHREAD, -5, "a worker thread could not be started")                               \
+  X(ECAPACITY, -6, "registry capacity exhausted")                                      \
+  X(EFORKED, -7, "executor was inherited across fork()")                               \
+  X(EMISMATCH, -8, "execution descriptor does not match the executor")                 \
+  X(ERANGE, -9, "range out of bounds")                                                 \
+  X(ENOTSUP, -10, "not supported on this platform or build")                           \
+  X(EBUSY, -11, "resource still in use")                                               \
+  X(ESTATE, -12, "call made in the wrong state")                                       \
+  X(ECALLBACK, -13, "a callback failed")
+
+typedef enum cpuexec_error {
+  CPUEXEC_OK = 0,
+#define CPUEXEC__ERRNO_ENUM(name, value, text) CPUEXEC_##name = (value),
+  CPUEXEC_ERRNO_MAP(CPUEXEC__ERRNO_ENUM)
+#undef CPUEXEC__ERRNO_ENUM
+} cpuexec_error;
+
+CPUEXEC_BEGIN_DECLS
+
+/* "invalid argument" for CPUEXEC_EINVAL; "unknown error" for other values. */
+CPUEXEC_EXPORT const char *cpuexec_strerror(int code);
+/* "CPUEXEC_EINVAL" for CPUEXEC_EINVAL; "CPUEXEC_OK" for 0; "CPUEXEC_UNKNOWN" otherwise. */
+CPUEXEC_EXPORT const char *cpuexec_err_name(int code);
+/* The detail message of the calling thread's last failed call, or "" if none. */
+CPUEXEC_EXPORT const char *cpuexec_last_error(void);
+
+CPUEXEC_END_DECLS
+
+#endif

@@ -1,0 +1,109 @@
+/* libcpuexec: the executor, a persistent pool that runs parallel loops.
+ *
+ * cpuexec_parallel_for(exec, total, grain, ctx, fn, max_participants) is the
+ * serial loop
+ *
+ *     for (int64_t i = 0; i < total; i += grain)
+ *       if ((rc = fn(ctx, i, min(i + grain, total))) != 0) return rc;
+ *
+ * made parallel:
+ *   - every index in [0, total) is passed exactly once, in contiguous
+ *     half-open ranges [begin, end); a range may hold several grains, and
+ *     each holds at least grain indices except the one that ends at total;
+ *   - total <= 0 calls nothing and returns 0; grain < 1 or fn == NULL is
+ *     CPUEXEC_EINVAL;
+ *   - at most min(max_participants (0: the executor's limit), the executor's
+ *     effective threads, ceil(total / grain)) participants run; the calling
+ *     thread is participant 0; when there is at least one grain per admitted
+ *     participant, every admitted participant runs at least one range;
+ *   - a callback returning non-zero stops ranges that have not started;
+ *     every started callback finishes before the call returns, which returns
+ *     that non-zero value (the first one observed); after the call returns no
+ *     worker touches ctx or anything reachable from it;
+ *   - a call made from inside a callback (on any participant, into any
+ *     executor) runs inline on that thread, serially, always;
+ *   - exec == NULL runs the serial loop on the caller.
+ * Ordering between ranges is unspecified.
+ *
+ * Threads calling into one executor at once all complete correctly: one
+ * region runs on the pool at a time and a second caller waits (asleep) for
+ * it, then runs its region with every participant. Measured on 2 cores, two
+ * callers of 100 us regions: waiting 44 us per region, running the second
+ * one inline on its caller 62 us; for regions of a few hundred ns the two are
+ * within noise (1.0 vs 0.9-1.2 us), so waiting it is.
+ *
+ * Placement: workers run where the resolved policy pins them. A caller the
+ * policy does not place, found at dispatch on the processor of a pinned
+ * worker it admits, is moved off it (its CPU set is narrowed and restored
+ * at once, so the set is unchanged; only its current processor moves):
+ * otherwise the two would take turns on one processor. */
+#ifndef CPUEXEC_EXECUTOR_H
+#define CPUEXEC_EXECUTOR_H
+
+#include <cpuexec/common.h>
+#include <cpuexec/resolve.h>
+
+typedef struct cpuexec_executor cpuexec_executor;
+
+/* A range callback: 0 on success, any non-zero value stops the loop and is
+ * returned by the parallel call. */
+typedef int (*cpuexec_range_fn)(void *ctx, int64_t begin, int64_t end);
+
+/* Per-iteration cost of a loop body, for cpuexec_plan_parallel_for(). */
+typedef struct cpuexec_cost {
+  double bytes_read;
+  double bytes_written;
+  double compute_cycles;
+} cpuexec_cost;
+
+typedef struct cpuexec_plan_constraints {
+  uint32_t max_participants;       /* 0: the executor's limit */
+  uint32_t preferred_participants; /* 0: no preference; otherwise used when the model allows it */
+} cpuexec_plan_constraints;
+
+typedef struct cpuexec_plan {
+  int64_t grain;
+  uint32_t participants;
+} cpuexec_plan;
+
+CPUEXEC_BEGIN_DECLS
+
+/* Creates an unshared executor for resolved (use the registry to share).
+ * Starts, names ("cpuexec-w<k>") and pins effective_threads - 1 workers
+ * before returning; a failure names the processor or thread, and joins
+ * everything it started. A serial policy starts no thread. */
+CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpuexec_executor **out);
+/* Stops and joins the workers of an executor from cpuexec_executor_create().
+ * In a forked child it frees memory only. NULL is ignored (like free). */
+CPUEXEC_EXPORT void cpuexec_executor_destroy(cpuexec_executor *exec);
+
+CPUEXEC_EXPORT int cpuexec_parallel_for(cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
+                                        cpuexec_range_fn fn, uint32_t max_participants);
+
+/* Accessors. exec NULL is the serial executor of cpuexec_parallel_for:
+ * 1 effective thread, policy NULL, id 0. */
+CPUEXEC_EXPORT uint32_t cpuexec_executor_effective_threads(const cpuexec_executor *exec);
+CPUEXEC_EXPORT const cpuexec_resolved *cpuexec_executor_policy(const cpuexec_executor *exec);
+/* Process-local, non-zero, never reused within the process (0 for NULL). */
+CPUEXEC_EXPORT uint64_t cpuexec_executor_id(const cpuexec_executor *exec);
+
+/* Inside a callback: this participant's index (0 = the caller) and the
+ * number of participants of the region. Outside any callback: 0 and 1. */
+CPUEXEC_EXPORT uint32_t cpuexec_participant_index(void);
+CPUEXEC_EXPORT uint32_t cpuexec_participant_count(void);
+
+/* Chooses grain and participants from the cost model documented in
+ * src/plan.c. Small work plans one participant; exec NULL plans for the
+ * serial caller. cost or plan NULL, or a cost field negative or not finite,
+ * is CPUEXEC_EINVAL naming it. */
+CPUEXEC_EXPORT int cpuexec_plan_parallel_for(const cpuexec_executor *exec, int64_t total,
+                                             const cpuexec_cost *cost,
+                                             const cpuexec_plan_constraints *constraints, cpuexec_plan *plan);
+/* Plans, then runs cpuexec_parallel_for with the plan. */
+CPUEXEC_EXPORT int cpuexec_parallel_for_costed(cpuexec_executor *exec, int64_t total, const cpuexec_cost *cost,
+                                               const cpuexec_plan_constraints *constraints, void *ctx,
+                                               cpuexec_range_fn fn);
+
+CPUEXEC_END_DECLS
+
+#endif

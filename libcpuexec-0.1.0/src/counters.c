@@ -1,0 +1,104 @@
+/* Counters, the dispatch observer and the execution descriptor. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "executor_internal.h"
+
+_Atomic(const cpuexec__observer *) cpuexec__dispatch_observer = NULL;
+
+/* Observers ever set, kept until exit: a dispatch may still hold a pointer
+ * it loaded just before the observer was replaced, so none is freed. The
+ * list keeps them reachable (not a leak) and is guarded by observer_lock. */
+typedef struct observer_node {
+  cpuexec__observer observer;
+  struct observer_node *older;
+} observer_node;
+static observer_node *observers_set = NULL;
+static pthread_mutex_t observer_lock = PTHREAD_MUTEX_INITIALIZER;
+
+CPUEXEC_EXPORT void cpuexec_set_dispatch_observer(cpuexec_dispatch_observer observer, void *user) {
+  pthread_mutex_lock(&observer_lock);
+  const cpuexec__observer *published = NULL;
+  if (observer) {
+    observer_node *node = NULL;
+    for (observer_node *n = observers_set; n; n = n->older)
+      if (n->observer.fn == observer && n->observer.user == user) node = n;
+    if (!node && (node = malloc(sizeof *node)) != NULL) {
+      node->observer.fn = observer;
+      node->observer.user = user;
+      node->older = observers_set;
+      observers_set = node;
+    }
+    published = node ? &node->observer : NULL; /* out of memory: observing stops rather than aborting */
+  }
+  atomic_store_explicit(&cpuexec__dispatch_observer, published, memory_order_release);
+  pthread_mutex_unlock(&observer_lock);
+}
+
+CPUEXEC_EXPORT int cpuexec_executor_enable_counters(cpuexec_executor *exec) {
+  if (!exec) return cpuexec__fail(CPUEXEC_EINVAL, "exec: NULL; counters belong to an executor");
+  if (cpuexec__counters_of(exec)) return 0;
+  cpuexec__counters_block *block = aligned_alloc(_Alignof(cpuexec__counters_block), sizeof *block);
+  if (!block) return cpuexec__fail(CPUEXEC_ENOMEM, "counters: no memory for the counter block");
+  _Atomic uint64_t *fields = (_Atomic uint64_t *)&block->callers;
+  for (size_t i = 0; i < sizeof block->callers / sizeof *fields; i++) {
+    atomic_init(&fields[i], 0);
+    atomic_init(&((_Atomic uint64_t *)&block->workers)[i], 0);
+  }
+  cpuexec__counters_block *expected = NULL;
+  if (!atomic_compare_exchange_strong_explicit(&exec->counters, &expected, block, memory_order_acq_rel,
+                                               memory_order_acquire))
+    free(block); /* another thread turned them on first */
+  return 0;
+}
+
+CPUEXEC_EXPORT int cpuexec_executor_counters(const cpuexec_executor *exec, cpuexec_counters *out) {
+  if (!exec || !out) return cpuexec__fail(CPUEXEC_EINVAL, "%s: NULL", !exec ? "exec" : "out");
+  memset(out, 0, sizeof *out);
+  cpuexec__counters_block *c = cpuexec__counters_of(exec);
+  if (!c) return 0;
+#define CPUEXEC__READ(field)                                           \
+  out->field = atomic_load_explicit(&c->callers.field, memory_order_relaxed) + \
+               atomic_load_explicit(&c->workers.field, memory_order_relaxed)
+  CPUEXEC__READ(dispatches);
+  CPUEXEC__READ(nested_inline);
+  CPUEXEC__READ(limited_inline);
+  CPUEXEC__READ(spins_found_work);
+  CPUEXEC__READ(parks);
+  CPUEXEC__READ(wakeups);
+  CPUEXEC__READ(caller_waits);
+  CPUEXEC__READ(worker_active_ns);
+#undef CPUEXEC__READ
+  return 0;
+}
+
+CPUEXEC_EXPORT int cpuexec_executor_descriptor(const cpuexec_executor *exec, cpuexec_descriptor *out) {
+  if (!exec || !out) return cpuexec__fail(CPUEXEC_EINVAL, "%s: NULL", !exec ? "exec" : "out");
+  memset(out, 0, sizeof *out);
+  out->effective_threads = exec->threads;
+  out->affinity_class = exec->resolved->request.affinity_policy;
+  out->uses_smt = exec->resolved->uses_smt;
+  out->spin_class = exec->resolved->spin.policy;
+  return 0;
+}
+
+CPUEXEC_EXPORT int cpuexec_executor_check_descriptor(const cpuexec_executor *exec,
+                                                     const cpuexec_descriptor *expected) {
+  if (!exec || !expected) return cpuexec__fail(CPUEXEC_EINVAL, "%s: NULL", !exec ? "exec" : "expected");
+  cpuexec_descriptor have;
+  cpuexec_executor_descriptor(exec, &have);
+  if (have.effective_threads != expected->effective_threads)
+    return cpuexec__fail(CPUEXEC_EMISMATCH, "effective_threads: profile made for %u, executor runs %u",
+                         expected->effective_threads, have.effective_threads);
+  if (have.affinity_class != expected->affinity_class)
+    return cpuexec__fail(CPUEXEC_EMISMATCH, "affinity_class: profile made for %d, executor uses %d",
+                         (int)expected->affinity_class, (int)have.affinity_class);
+  if (have.uses_smt != expected->uses_smt)
+    return cpuexec__fail(CPUEXEC_EMISMATCH, "uses_smt: profile made for %s, executor %s",
+                         expected->uses_smt ? "true" : "false", have.uses_smt ? "true" : "false");
+  if (have.spin_class != expected->spin_class)
+    return cpuexec__fail(CPUEXEC_EMISMATCH, "spin_class: profile made for %d, executor uses %d",
+                         (int)expected->spin_class, (int)have.spin_class);
+  return 0;
+}

@@ -1,0 +1,38 @@
+/* Internal: the counters an executor keeps when they are turned on.
+ *
+ * The executor holds an _Atomic pointer to one block, NULL while counters
+ * are off, so the hot path costs one load and a predicted branch. The block
+ * is allocated once by cpuexec_executor_enable_counters() and freed with the
+ * executor; every field is incremented with relaxed atomics by whichever
+ * thread observed the event. */
+#ifndef CPUEXEC_SRC_COUNTERS_INTERNAL_H
+#define CPUEXEC_SRC_COUNTERS_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+typedef struct cpuexec__counter_set {
+  _Atomic uint64_t dispatches;
+  _Atomic uint64_t nested_inline;
+  _Atomic uint64_t limited_inline;
+  _Atomic uint64_t spins_found_work;
+  _Atomic uint64_t parks;
+  _Atomic uint64_t wakeups;
+  _Atomic uint64_t caller_waits;
+  _Atomic uint64_t worker_active_ns;
+} cpuexec__counter_set;
+
+/* Dispatching threads count in `callers`, workers in `workers`: two lines,
+ * so counting does not add a line transfer to every region. A snapshot is
+ * the sum of the two. */
+typedef struct cpuexec__counters_block {
+  _Alignas(128) cpuexec__counter_set callers;
+  _Alignas(128) cpuexec__counter_set workers;
+} cpuexec__counters_block;
+
+#define CPUEXEC__COUNT(block, field, n)                                                       \
+  do {                                                                                        \
+    if (block) atomic_fetch_add_explicit(&(block)->callers.field, (n), memory_order_relaxed); \
+  } while (0)
+
+#endif

@@ -1,0 +1,50 @@
+/* The error table, its strings, and the per-thread detail message. */
+#include "error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include <cpuexec/common.h>
+
+/* Long enough for a message that quotes a whole policy text. */
+#define CPUEXEC__ERROR_DETAIL_MAX 512
+
+static __thread char last_error_detail[CPUEXEC__ERROR_DETAIL_MAX];
+
+CPUEXEC_EXPORT const char *cpuexec_strerror(int code) {
+  switch (code) {
+  case CPUEXEC_OK:
+    return "success";
+#define CPUEXEC__ERRNO_STR(name, value, text) \
+  case CPUEXEC_##name:                        \
+    return text;
+    CPUEXEC_ERRNO_MAP(CPUEXEC__ERRNO_STR)
+#undef CPUEXEC__ERRNO_STR
+  default:
+    return "unknown error";
+  }
+}
+
+CPUEXEC_EXPORT const char *cpuexec_err_name(int code) {
+  switch (code) {
+  case CPUEXEC_OK:
+    return "CPUEXEC_OK";
+#define CPUEXEC__ERRNO_NAME(name, value, text) \
+  case CPUEXEC_##name:                         \
+    return "CPUEXEC_" #name;
+    CPUEXEC_ERRNO_MAP(CPUEXEC__ERRNO_NAME)
+#undef CPUEXEC__ERRNO_NAME
+  default:
+    return "CPUEXEC_UNKNOWN";
+  }
+}
+
+CPUEXEC_EXPORT const char *cpuexec_last_error(void) { return last_error_detail; }
+
+int cpuexec__fail(int code, const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  vsnprintf(last_error_detail, sizeof last_error_detail, format, args);
+  va_end(args);
+  return code;
+}

@@ -1,0 +1,219 @@
+/* The executor's lifetime: creating, pinning and joining its workers, and
+ * the loop each worker runs. Dispatch lives in region.c. */
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "executor_internal.h"
+#include "thread_state.h"
+
+_Atomic int cpuexec__test_fail_thread_create_at = 0;
+
+/* Process-local executor ids: never reused, never 0. */
+static _Atomic uint64_t next_executor_id = 1;
+
+static void *worker_main(void *arg) {
+  cpuexec__worker *w = arg;
+  struct cpuexec_executor *exec = w->exec;
+  cpuexec__slot *slot = &exec->slots[w->index];
+  uint32_t seen = 0;
+  for (;;) {
+    bool slept;
+    seen = cpuexec__wait_while_equal(&slot->epoch, seen, &slot->parked, &exec->spin, &exec->caller_cpu, &slept);
+    if (slot->participants == 0) break;
+    cpuexec__counters_block *counters = cpuexec__counters_of(exec);
+    if (counters) {
+      atomic_fetch_add_explicit(slept ? &counters->workers.parks : &counters->workers.spins_found_work, 1,
+                                memory_order_relaxed);
+      uint64_t start = cpuexec__now_ns();
+      cpuexec__region_participate(exec, w->index);
+      atomic_fetch_add_explicit(&counters->workers.worker_active_ns, cpuexec__now_ns() - start,
+                                memory_order_relaxed);
+    } else {
+      cpuexec__region_participate(exec, w->index);
+    }
+    cpuexec__region_leave(exec, w->index);
+  }
+  return NULL;
+}
+
+cpuexec__spin_plan cpuexec__spin_plan_of(const cpuexec_resolved *resolved, uint32_t threads) {
+  cpuexec__spin_plan plan = {CPUEXEC__SPIN_NONE, 0, 0, false};
+  const cpuexec_resolved_spin *spin = &resolved->spin;
+  switch (spin->policy) {
+  case CPUEXEC_SPIN_FIXED_ITERATIONS:
+    plan.mode = CPUEXEC__SPIN_ITERATIONS;
+    plan.iterations = spin->spin_iterations;
+    break;
+  case CPUEXEC_SPIN_FIXED_DURATION:
+    plan.mode = CPUEXEC__SPIN_DURATION;
+    plan.ns = spin->spin_ns;
+    break;
+  case CPUEXEC_SPIN_ADAPTIVE:
+    /* More participants than processors: a spinning waiter would only steal
+     * the processor the thread it waits for needs, so park at once. */
+    if (spin->park_when_oversubscribed && resolved->visible_processors != 0 &&
+        threads > resolved->visible_processors)
+      break;
+    plan.mode = CPUEXEC__SPIN_DURATION;
+    plan.ns = spin->spin_ns;
+    plan.adaptive = true;
+    break;
+  case CPUEXEC_SPIN_PARK_IMMEDIATELY:
+    break;
+  }
+  if ((plan.mode == CPUEXEC__SPIN_DURATION && plan.ns == 0) ||
+      (plan.mode == CPUEXEC__SPIN_ITERATIONS && plan.iterations == 0))
+    plan.mode = CPUEXEC__SPIN_NONE;
+  return plan;
+}
+
+/* Stops and joins workers[0, started): they are all idle (no region runs). */
+static void stop_workers(struct cpuexec_executor *exec, uint32_t started) {
+  for (uint32_t k = 1; k <= started; k++) {
+    cpuexec__slot *s = &exec->slots[k];
+    s->participants = 0;
+    cpuexec__store_and_wake(&s->epoch, atomic_load_explicit(&s->epoch, memory_order_relaxed) + 1, &s->parked);
+  }
+  for (uint32_t k = 0; k < started; k++) pthread_join(exec->workers[k].thread, NULL);
+}
+
+static int pin_thread(pthread_t thread, int32_t cpu) {
+  if (cpu < 0) return EINVAL;
+  size_t size = CPU_ALLOC_SIZE((size_t)cpu + 1);
+  cpu_set_t *set = CPU_ALLOC((size_t)cpu + 1);
+  if (!set) return ENOMEM;
+  CPU_ZERO_S(size, set);
+  CPU_SET_S((size_t)cpu, size, set);
+  int rc = pthread_setaffinity_np(thread, size, set);
+  CPU_FREE(set);
+  return rc;
+}
+
+static int start_worker(struct cpuexec_executor *exec, uint32_t k, int32_t cpu) {
+  cpuexec__worker *w = &exec->workers[k - 1];
+  w->exec = exec;
+  w->index = k;
+  int rc = atomic_load_explicit(&cpuexec__test_fail_thread_create_at, memory_order_relaxed) == (int)k
+               ? EAGAIN
+               : pthread_create(&w->thread, NULL, worker_main, w);
+  if (rc != 0) {
+    if (cpu >= 0)
+      return cpuexec__fail(CPUEXEC_ETHREAD, "worker thread %u (for processor %d): pthread_create failed: %s", k,
+                           cpu, strerror(rc));
+    return cpuexec__fail(CPUEXEC_ETHREAD, "worker thread %u: pthread_create failed: %s", k, strerror(rc));
+  }
+  return 0;
+}
+
+static void free_executor(struct cpuexec_executor *exec) {
+  free(exec->workers);
+  free(exec->slots);
+  free(atomic_load_explicit(&exec->counters, memory_order_relaxed));
+  if (exec->resolved) cpuexec_resolved_destroy((cpuexec_resolved *)exec->resolved);
+  free(exec);
+}
+
+static void *alloc_lines(size_t count, size_t size) {
+  size_t bytes = count * size;
+  bytes = (bytes + CPUEXEC__LINE - 1) / CPUEXEC__LINE * CPUEXEC__LINE;
+  void *p = aligned_alloc(CPUEXEC__LINE, bytes ? bytes : CPUEXEC__LINE);
+  if (p) memset(p, 0, bytes ? bytes : CPUEXEC__LINE);
+  return p;
+}
+
+CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpuexec_executor **out) {
+  if (!out) return cpuexec__fail(CPUEXEC_EINVAL, "out: NULL; pass where to store the executor");
+  *out = NULL;
+  if (!resolved) return cpuexec__fail(CPUEXEC_EINVAL, "resolved: NULL; resolve a policy first (cpuexec_resolve)");
+  cpuexec__fork_generation_init();
+  uint32_t threads = resolved->effective_threads ? resolved->effective_threads : 1;
+  struct cpuexec_executor *exec = alloc_lines(1, sizeof *exec);
+  if (!exec) return cpuexec__fail(CPUEXEC_ENOMEM, "executor: no memory for %u threads", threads);
+  exec->threads = threads;
+  exec->worker_count = threads - 1;
+  exec->workers = calloc(threads, sizeof(cpuexec__worker));
+  exec->slots = alloc_lines(threads, sizeof(cpuexec__slot));
+  if (!exec->workers || !exec->slots) {
+    free_executor(exec);
+    return cpuexec__fail(CPUEXEC_ENOMEM, "executor: no memory for %u threads", threads);
+  }
+  exec->resolved = cpuexec__resolved_retain(resolved);
+  exec->id = atomic_fetch_add_explicit(&next_executor_id, 1, memory_order_relaxed);
+  exec->fork_generation = atomic_load_explicit(&cpuexec__fork_generation, memory_order_relaxed);
+  exec->spin = cpuexec__spin_plan_of(resolved, threads);
+  exec->caller_processor = resolved->caller_processor;
+  exec->pin_caller = resolved->pin_caller && resolved->caller_processor >= 0;
+  pthread_mutex_init(&exec->dispatch_lock, NULL);
+
+  bool pinned = resolved->worker_processors != NULL && resolved->worker_processor_count >= threads - 1;
+  atomic_init(&exec->caller_cpu, -1);
+  atomic_init(&exec->first_worker_cpu, pinned && threads > 1 ? resolved->worker_processors[0] : -1);
+  for (uint32_t k = 1; k < threads; k++) {
+    int32_t cpu = pinned ? resolved->worker_processors[k - 1] : -1;
+    int rc = start_worker(exec, k, cpu);
+    if (rc == 0) {
+      char name[32];
+      snprintf(name, sizeof name, "cpuexec-w%u", k);
+      name[15] = '\0'; /* the kernel's limit; 99999 workers fit */
+      pthread_setname_np(exec->workers[k - 1].thread, name); /* cosmetic: a failure changes nothing */
+      if (pinned) {
+        int err = pin_thread(exec->workers[k - 1].thread, cpu);
+        if (err != 0) {
+          stop_workers(exec, k);
+          rc = cpuexec__fail(CPUEXEC_EAFFINITY, "worker thread %u: processor %d could not be applied: %s", k, cpu,
+                             strerror(err));
+        }
+      }
+    } else {
+      stop_workers(exec, k - 1);
+    }
+    if (rc != 0) {
+      pthread_mutex_destroy(&exec->dispatch_lock);
+      free_executor(exec);
+      return rc;
+    }
+  }
+  *out = exec;
+  return 0;
+}
+
+CPUEXEC_EXPORT void cpuexec_executor_destroy(cpuexec_executor *exec) {
+  if (!exec) return;
+  if (cpuexec__executor_inherited(exec)) {
+    /* The workers do not exist in this process, and the lock may have been
+     * held by a thread that did not survive fork(): touch neither. */
+    free_executor(exec);
+    return;
+  }
+  pthread_mutex_lock(&exec->dispatch_lock);
+  stop_workers(exec, exec->worker_count);
+  pthread_mutex_unlock(&exec->dispatch_lock);
+  pthread_mutex_destroy(&exec->dispatch_lock);
+  free_executor(exec);
+}
+
+CPUEXEC_EXPORT uint32_t cpuexec_executor_effective_threads(const cpuexec_executor *exec) {
+  return exec ? exec->threads : 1;
+}
+
+CPUEXEC_EXPORT const cpuexec_resolved *cpuexec_executor_policy(const cpuexec_executor *exec) {
+  return exec ? exec->resolved : NULL;
+}
+
+CPUEXEC_EXPORT uint64_t cpuexec_executor_id(const cpuexec_executor *exec) { return exec ? exec->id : 0; }
+
+CPUEXEC_EXPORT uint32_t cpuexec_participant_index(void) { return cpuexec__tls.participant_index; }
+
+CPUEXEC_EXPORT uint32_t cpuexec_participant_count(void) {
+  return cpuexec__tls.participant_count ? cpuexec__tls.participant_count : 1;
+}
+
+cpuexec__lease_slot *cpuexec__executor_lease_slot(cpuexec_executor *exec) { return &exec->lease; }
+
+bool cpuexec__executor_inherited(const cpuexec_executor *exec) {
+  return exec->fork_generation != atomic_load_explicit(&cpuexec__fork_generation, memory_order_relaxed);
+}

@@ -1,0 +1,131 @@
+/* Internal: the layout of an executor, shared by executor.c (threads and
+ * lifetime), region.c (running a parallel region), counters.c and plan.c.
+ *
+ * The cost of a small region is the number of cache lines that travel
+ * between the caller and the workers, so the layout is built around them:
+ * admitting worker k writes one line (slots[k]: the region as k needs it
+ * and k's share), k reads it once, and k's finishing step is one atomic
+ * add on `finished`. The caller writes nothing else shared per region.
+ *
+ * Concurrency, field by field:
+ *   - identity fields (resolved .. spin) are written by
+ *     cpuexec_executor_create() before the executor is handed out and never
+ *     change;
+ *   - slots[*] (all but epoch/parked/next) are written by the one
+ *     dispatching thread, holding dispatch_lock, for every participant
+ *     before it bumps any worker's epoch (seq_cst store, which releases
+ *     them); a worker reads any slot only after its acquire load of its own
+ *     epoch, and the caller waits for every worker to finish before it
+ *     writes the slots again;
+ *   - slots[p].next is claimed by every participant with relaxed fetch_add:
+ *     claims are disjoint by construction;
+ *   - slots[k].parked is written by worker k only (see wait.h);
+ *   - `error` is the first non-zero callback result (compare-exchange); the
+ *     caller resets it, under the lock, only after a failed region, so in
+ *     the common case the line is never written and stays shared;
+ *   - `finished` counts worker regions completed; the worker whose add
+ *     reaches the region's finish_target wakes the caller only if
+ *     `caller_parked` is set. finish_target is the caller's, under the lock;
+ *   - `counters` is NULL until counting is turned on, then a block that lives
+ *     as long as the executor (release store / acquire load). */
+#ifndef CPUEXEC_SRC_EXECUTOR_INTERNAL_H
+#define CPUEXEC_SRC_EXECUTOR_INTERNAL_H
+
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+
+#include <cpuexec/counters.h>
+#include <cpuexec/executor.h>
+
+#include "counters_internal.h"
+#include "executor_lease.h"
+#include "resolved.h"
+#include "wait.h"
+
+/* Two lines: adjacent-line prefetch makes neighbours of 64-byte lines share. */
+#define CPUEXEC__LINE 128
+
+/* Participant p's view of a region, one cache line. Chunk `first` (computed,
+ * see region.c) is reserved for p so every admitted participant runs a
+ * range; chunks [next, end) are open to p first, then to thieves. */
+typedef struct cpuexec__slot {
+  alignas(CPUEXEC__LINE) _Atomic uint32_t epoch; /* worker k's futex word: +1 admits it */
+  _Atomic uint32_t parked;                        /* set by worker k while it sleeps */
+  cpuexec_range_fn fn;
+  void *ctx;
+  int64_t total;
+  int64_t grain;
+  _Atomic int64_t next;
+  int64_t end;
+  uint32_t participants; /* 0: the executor is being destroyed, leave */
+  uint32_t finish_target; /* `finished` when the region's last worker is done */
+} cpuexec__slot;
+
+/* What a worker thread needs to start (cold). */
+typedef struct cpuexec__worker {
+  struct cpuexec_executor *exec;
+  uint32_t index; /* participant index, 1-based */
+  pthread_t thread;
+} cpuexec__worker;
+
+struct cpuexec_executor {
+  const cpuexec_resolved *resolved;
+  uint64_t id;
+  uint32_t threads;         /* effective threads: the caller + worker_count */
+  uint32_t worker_count;
+  uint64_t fork_generation; /* cpuexec__fork_generation at creation */
+  cpuexec__spin_plan spin;
+  bool pin_caller;
+  int32_t caller_processor;
+  cpuexec__lease_slot lease; /* the registry's, under its lock */
+  cpuexec__worker *workers;  /* worker_count entries */
+  cpuexec__slot *slots;      /* threads entries; slots[0] is the caller's */
+  _Atomic(cpuexec__counters_block *) counters;
+
+  /* What the dispatcher writes on every region lives apart from what
+   * workers read, or each region would move one more line to each worker. */
+  alignas(CPUEXEC__LINE) pthread_mutex_t dispatch_lock; /* one region runs on the pool at a time */
+  uint32_t finish_target;                               /* under dispatch_lock */
+
+  alignas(CPUEXEC__LINE) _Atomic int error;
+  /* Adaptive policy (see cpuexec__spin): the processor the last dispatch
+   * ran on, written by the dispatcher only when it changes so the line
+   * stays shared; and worker 1's pinned processor (-1: not pinned). */
+  _Atomic int32_t caller_cpu;
+  _Atomic int32_t first_worker_cpu;
+  alignas(CPUEXEC__LINE) _Atomic uint32_t finished;
+  _Atomic uint32_t caller_parked; /* set while the caller sleeps on finished */
+};
+
+/* Fork generation: bumped in the child by a pthread_atfork handler. */
+extern _Atomic uint64_t cpuexec__fork_generation;
+void cpuexec__fork_generation_init(void);
+
+/* Test hook: when k > 0, creating worker k (1-based) fails as if
+ * pthread_create had returned EAGAIN. */
+extern _Atomic int cpuexec__test_fail_thread_create_at;
+
+/* How waiting threads of an executor of `threads` participants spin for
+ * resolved (executor.c). */
+cpuexec__spin_plan cpuexec__spin_plan_of(const cpuexec_resolved *resolved, uint32_t threads);
+
+/* Runs participant `index` of the published region (region.c). */
+void cpuexec__region_participate(struct cpuexec_executor *exec, uint32_t index);
+/* Worker `index`'s finishing step: the last one out wakes a parked caller. */
+void cpuexec__region_leave(struct cpuexec_executor *exec, uint32_t index);
+
+static inline cpuexec__counters_block *cpuexec__counters_of(const struct cpuexec_executor *exec) {
+  /* acquire: the block's zeroed fields are visible before we add to them.
+   * On x86 and arm64 this is the same instruction as a relaxed load. */
+  return atomic_load_explicit(&((struct cpuexec_executor *)exec)->counters, memory_order_acquire);
+}
+
+/* The process-wide observer (counters.c); NULL when none is set. */
+typedef struct cpuexec__observer {
+  cpuexec_dispatch_observer fn;
+  void *user;
+} cpuexec__observer;
+extern _Atomic(const cpuexec__observer *) cpuexec__dispatch_observer;
+
+#endif

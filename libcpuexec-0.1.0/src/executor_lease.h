@@ -1,0 +1,22 @@
+/* Internal: the hooks the registry needs on an executor.
+ *
+ * The executor owns its threads; the registry owns sharing. Each executor
+ * carries one lease slot that only the registry reads or writes, under the
+ * registry's lock. */
+#ifndef CPUEXEC_SRC_EXECUTOR_LEASE_H
+#define CPUEXEC_SRC_EXECUTOR_LEASE_H
+
+#include <cpuexec/executor.h>
+
+struct cpuexec_registry;
+
+typedef struct cpuexec__lease_slot {
+  struct cpuexec_registry *registry; /* NULL: created by cpuexec_executor_create(), unshared */
+  void *entry;                       /* the registry's bookkeeping for this pool */
+} cpuexec__lease_slot;
+
+cpuexec__lease_slot *cpuexec__executor_lease_slot(cpuexec_executor *exec);
+/* True in a process other than the one that created exec (after fork). */
+bool cpuexec__executor_inherited(const cpuexec_executor *exec);
+
+#endif

@@ -1,0 +1,280 @@
+/* Running one parallel region: cpuexec_parallel_for and what each
+ * participant does inside it.
+ *
+ * Work distribution. The index space is cut into chunks of `grain` indices
+ * (the last one shorter). Participant p owns a contiguous block of chunks
+ * (its static share, for locality): it runs the first chunk of its block
+ * unconditionally, so every admitted participant runs a range, then claims
+ * the rest of its block half of what remains at a time, then steals from the
+ * other blocks the same way, in ring order. A claim is one relaxed
+ * fetch_add on the block's cursor; a participant reads a cursor before
+ * adding to it, so an exhausted block costs a load, not a write. */
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+
+#include "error.h"
+#include "executor_internal.h"
+#include "openmp_guard.h"
+#include "thread_state.h"
+
+/* The caller's processor as last pinned by an explicit policy (-1: never),
+ * so a dispatch re-pins only when the thread is not already there. */
+static __thread int32_t pinned_caller_processor __attribute__((tls_model("initial-exec"))) = -1;
+
+/* The partition of a region's chunks into participant blocks: block p is
+ * [first(p), first(p) + size(p)), the first rem blocks one chunk longer. */
+typedef struct partition {
+  int64_t chunks, q, rem;
+} partition;
+
+static inline partition partition_of(int64_t total, int64_t grain, uint32_t participants) {
+  partition pt;
+  pt.chunks = total / grain + (total % grain != 0);
+  pt.q = pt.chunks / participants;
+  pt.rem = pt.chunks % participants;
+  return pt;
+}
+
+static inline int64_t block_first(const partition *pt, uint32_t p) {
+  return (int64_t)p * pt->q + ((int64_t)p < pt->rem ? (int64_t)p : pt->rem);
+}
+
+static inline int64_t block_size(const partition *pt, uint32_t p) { return pt->q + ((int64_t)p < pt->rem); }
+
+/* Claims about half of what remains in s: chunks [*lo, *hi). */
+static inline bool claim(cpuexec__slot *s, int64_t *lo, int64_t *hi) {
+  int64_t next = atomic_load_explicit(&s->next, memory_order_relaxed);
+  if (next >= s->end) return false;
+  int64_t take = (s->end - next + 1) / 2;
+  int64_t got = atomic_fetch_add_explicit(&s->next, take, memory_order_relaxed);
+  if (got >= s->end) return false;
+  *lo = got;
+  *hi = got + take < s->end ? got + take : s->end;
+  return true;
+}
+
+/* Runs chunks [lo, hi) unless the region already failed; false to stop. */
+static inline bool run_chunks(struct cpuexec_executor *exec, const cpuexec__slot *own, const partition *pt,
+                              int64_t lo, int64_t hi) {
+  if (atomic_load_explicit(&exec->error, memory_order_relaxed) != 0) return false;
+  cpuexec__openmp_guard_callback();
+  int64_t end = hi >= pt->chunks ? own->total : hi * own->grain;
+  int rc = own->fn(own->ctx, lo * own->grain, end);
+  if (rc != 0) {
+    int expected = 0;
+    atomic_compare_exchange_strong_explicit(&exec->error, &expected, rc, memory_order_relaxed,
+                                            memory_order_relaxed);
+    return false;
+  }
+  return true;
+}
+
+static void run_share(struct cpuexec_executor *exec, uint32_t index) {
+  cpuexec__slot *own = &exec->slots[index];
+  uint32_t participants = own->participants;
+  partition pt = partition_of(own->total, own->grain, participants);
+  int64_t lo = block_first(&pt, index), hi = lo + 1, clo, chi;
+  bool pending = claim(own, &clo, &chi);
+  if (pending && clo == hi) {
+    hi = chi;
+    pending = false;
+  }
+  if (!run_chunks(exec, own, &pt, lo, hi)) return;
+  if (pending && !run_chunks(exec, own, &pt, clo, chi)) return;
+  while (claim(own, &clo, &chi))
+    if (!run_chunks(exec, own, &pt, clo, chi)) return;
+  for (uint32_t k = 1; k < participants; k++) {
+    uint32_t victim = index + k;
+    if (victim >= participants) victim -= participants;
+    /* A block of one chunk holds only its owner's reserved chunk: skip it
+     * without touching its line. */
+    if (block_size(&pt, victim) <= 1) continue;
+    while (claim(&exec->slots[victim], &clo, &chi))
+      if (!run_chunks(exec, own, &pt, clo, chi)) return;
+  }
+}
+
+void cpuexec__region_participate(struct cpuexec_executor *exec, uint32_t index) {
+  cpuexec__thread_state saved = cpuexec__tls;
+  cpuexec__tls.installed = exec;
+  cpuexec__tls.callback_depth = saved.callback_depth + 1;
+  cpuexec__tls.participant_index = index;
+  cpuexec__tls.participant_count = exec->slots[index].participants;
+  cpuexec__openmp_saved omp;
+  cpuexec__openmp_guard_begin(&omp);
+  run_share(exec, index);
+  cpuexec__openmp_guard_end(&omp);
+  cpuexec__tls = saved;
+}
+
+void cpuexec__region_leave(struct cpuexec_executor *exec, uint32_t index) {
+  /* Read before adding: once the count is complete the dispatcher may
+   * write the next region over this slot. */
+  uint32_t target = exec->slots[index].finish_target;
+  if (atomic_fetch_add_explicit(&exec->finished, 1, memory_order_seq_cst) + 1 == target &&
+      atomic_load_explicit(&exec->caller_parked, memory_order_seq_cst))
+    cpuexec__futex_wake_all(&exec->finished);
+}
+
+/* The serial loop on the calling thread, as one participant of one. */
+static int run_inline(struct cpuexec_executor *exec, int64_t total, void *ctx, cpuexec_range_fn fn) {
+  cpuexec__thread_state saved = cpuexec__tls;
+  if (exec) cpuexec__tls.installed = exec;
+  cpuexec__tls.callback_depth = saved.callback_depth + 1;
+  cpuexec__tls.participant_index = 0;
+  cpuexec__tls.participant_count = 1;
+  cpuexec__openmp_saved omp;
+  cpuexec__openmp_guard_begin(&omp);
+  cpuexec__openmp_guard_callback();
+  int rc = fn(ctx, 0, total);
+  cpuexec__openmp_guard_end(&omp);
+  cpuexec__tls = saved;
+  return rc;
+}
+
+static inline void notify(const cpuexec__observer *obs, const struct cpuexec_executor *exec, uint32_t requested,
+                          uint32_t admitted, int64_t total, int64_t grain, bool ran_inline) {
+  cpuexec_dispatch_event ev = {
+      .executor_id = exec->id,
+      .effective_threads = exec->threads,
+      .requested_participants = requested,
+      .admitted_participants = admitted,
+      .total = total,
+      .grain = grain,
+      .ran_inline = ran_inline,
+  };
+  obs->fn(obs->user, &ev);
+}
+
+static int pin_caller(const struct cpuexec_executor *exec) {
+  int32_t cpu = exec->caller_processor;
+  if (pinned_caller_processor == cpu) return 0;
+  size_t size = CPU_ALLOC_SIZE((size_t)cpu + 1);
+  cpu_set_t *set = CPU_ALLOC((size_t)cpu + 1);
+  if (!set) return cpuexec__fail(CPUEXEC_ENOMEM, "caller affinity: no memory for a cpu set of processor %d", cpu);
+  CPU_ZERO_S(size, set);
+  CPU_SET_S((size_t)cpu, size, set);
+  int rc = pthread_setaffinity_np(pthread_self(), size, set);
+  CPU_FREE(set);
+  if (rc != 0)
+    return cpuexec__fail(CPUEXEC_EAFFINITY,
+                         "caller affinity: processor %d could not be applied to the calling thread (%s); "
+                         "the process CPU set may have changed since the policy was resolved",
+                         cpu, strerror(rc));
+  pinned_caller_processor = cpu;
+  return 0;
+}
+
+/* The caller is free (not placed) but runs on the processor a pinned worker
+ * of this region needs: nothing can run in parallel, and measured on a busy
+ * 2-CPU VM the scheduler often leaves the pair there for whole runs (2.5-4 us
+ * per empty region instead of 0.3-0.4). Narrowing the caller's CPU set to
+ * exclude the admitted workers' processors moves it at once; restoring the
+ * set right after leaves its affinity exactly as it was, only its current
+ * processor changed, as any migration by the scheduler would. Costs two
+ * system calls, only when the collision is seen. Returns where the caller
+ * runs now. */
+static int32_t step_off_worker_processor(const struct cpuexec_executor *exec, int32_t cpu, uint32_t participants) {
+  const cpuexec_resolved *r = exec->resolved;
+  cpu_set_t mine, away;
+  if (sched_getaffinity(0, sizeof mine, &mine) != 0) return cpu;
+  away = mine;
+  for (uint32_t k = 1; k < participants && k - 1 < r->worker_processor_count; k++)
+    if (r->worker_processors[k - 1] >= 0 && r->worker_processors[k - 1] < CPU_SETSIZE)
+      CPU_CLR(r->worker_processors[k - 1], &away);
+  if (CPU_COUNT(&away) == 0) return cpu; /* the caller may only run there */
+  if (sched_setaffinity(0, sizeof away, &away) != 0) return cpu;
+  sched_setaffinity(0, sizeof mine, &mine);
+  return sched_getcpu();
+}
+
+/* Writes every participant's slot: all of them before any epoch moves, so
+ * a worker that acquires its epoch sees every block it may steal from. */
+static void publish_slots(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
+                          cpuexec_range_fn fn, uint32_t participants, uint32_t target) {
+  partition pt = partition_of(total, grain, participants);
+  for (uint32_t p = 0; p < participants; p++) {
+    cpuexec__slot *s = &exec->slots[p];
+    int64_t first = block_first(&pt, p);
+    s->fn = fn;
+    s->ctx = ctx;
+    s->total = total;
+    s->grain = grain;
+    atomic_store_explicit(&s->next, first + 1, memory_order_relaxed);
+    s->end = first + block_size(&pt, p);
+    s->participants = participants;
+    s->finish_target = target;
+  }
+}
+
+CPUEXEC_EXPORT int cpuexec_parallel_for(cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
+                                        cpuexec_range_fn fn, uint32_t max_participants) {
+  if (exec && exec->fork_generation != atomic_load_explicit(&cpuexec__fork_generation, memory_order_relaxed))
+    return cpuexec__fail(CPUEXEC_EFORKED,
+                         "executor %llu: created by the parent process before fork(); create a new one in the child",
+                         (unsigned long long)exec->id);
+  if (grain < 1)
+    return cpuexec__fail(CPUEXEC_EINVAL, "grain: %lld is below 1; use at least 1 index per range",
+                         (long long)grain);
+  if (!fn) return cpuexec__fail(CPUEXEC_EINVAL, "fn: NULL; a range callback is required");
+  if (total <= 0) return 0;
+  if (!exec) return run_inline(NULL, total, ctx, fn);
+
+  cpuexec__counters_block *counters = cpuexec__counters_of(exec);
+  const cpuexec__observer *obs = atomic_load_explicit(&cpuexec__dispatch_observer, memory_order_acquire);
+  if (cpuexec__tls.callback_depth > 0) {
+    CPUEXEC__COUNT(counters, nested_inline, 1);
+    if (obs) notify(obs, exec, max_participants, 1, total, grain, true);
+    return run_inline(exec, total, ctx, fn);
+  }
+  int64_t chunks = total / grain + (total % grain != 0);
+  uint32_t participants = exec->threads;
+  if (max_participants != 0 && max_participants < participants) participants = max_participants;
+  if (chunks < (int64_t)participants) participants = (uint32_t)chunks;
+  if (exec->pin_caller) {
+    int rc = pin_caller(exec);
+    if (rc != 0) return rc;
+  }
+  if (participants == 1) {
+    CPUEXEC__COUNT(counters, limited_inline, 1);
+    if (obs) notify(obs, exec, max_participants, 1, total, grain, true);
+    return run_inline(exec, total, ctx, fn);
+  }
+  if (obs) notify(obs, exec, max_participants, participants, total, grain, false);
+  CPUEXEC__COUNT(counters, dispatches, 1);
+
+  pthread_mutex_lock(&exec->dispatch_lock);
+  if (exec->spin.adaptive) {
+    int32_t cpu = sched_getcpu();
+    if (cpu >= 0 && cpu == atomic_load_explicit(&exec->first_worker_cpu, memory_order_relaxed) && !exec->pin_caller)
+      cpu = step_off_worker_processor(exec, cpu, participants);
+    if (atomic_load_explicit(&exec->caller_cpu, memory_order_relaxed) != cpu)
+      atomic_store_explicit(&exec->caller_cpu, cpu, memory_order_relaxed);
+  }
+  uint32_t target = exec->finish_target += participants - 1;
+  publish_slots(exec, total, grain, ctx, fn, participants, target);
+  uint64_t wakes = 0;
+  for (uint32_t k = 1; k < participants; k++) {
+    cpuexec__slot *s = &exec->slots[k];
+    wakes += cpuexec__store_and_wake(&s->epoch, atomic_load_explicit(&s->epoch, memory_order_relaxed) + 1,
+                                     &s->parked);
+  }
+  cpuexec__region_participate(exec, 0);
+  if (atomic_load_explicit(&exec->finished, memory_order_acquire) != target) {
+    bool slept;
+    cpuexec__wait_until_equal(&exec->finished, target, &exec->caller_parked, &exec->spin, &exec->first_worker_cpu,
+                              &slept);
+    counters = cpuexec__counters_of(exec);
+    CPUEXEC__COUNT(counters, caller_waits, 1);
+    if (slept)
+      CPUEXEC__COUNT(counters, parks, 1);
+    else
+      CPUEXEC__COUNT(counters, spins_found_work, 1);
+  }
+  if (wakes) CPUEXEC__COUNT(counters, wakeups, wakes);
+  int rc = atomic_load_explicit(&exec->error, memory_order_relaxed);
+  if (rc != 0) atomic_store_explicit(&exec->error, 0, memory_order_relaxed);
+  pthread_mutex_unlock(&exec->dispatch_lock);
+  return rc;
+}

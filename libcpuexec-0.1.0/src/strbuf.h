@@ -1,0 +1,25 @@
+/* Internal: a growable string for keys and descriptions. An allocation
+ * failure is sticky (failed = true) so callers check once at the end. */
+#ifndef CPUEXEC_SRC_STRBUF_H
+#define CPUEXEC_SRC_STRBUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct cpuexec__strbuf {
+  char *data; /* NUL-terminated once anything was appended; NULL before */
+  size_t len;
+  size_t cap;
+  bool failed;
+} cpuexec__strbuf;
+
+void cpuexec__strbuf_printf(cpuexec__strbuf *sb, const char *format, ...) __attribute__((format(printf, 2, 3)));
+/* Appends text as a JSON string literal, quotes included. */
+void cpuexec__strbuf_json_string(cpuexec__strbuf *sb, const char *text);
+/* Hands the text over (caller frees); NULL on allocation failure. */
+char *cpuexec__strbuf_take(cpuexec__strbuf *sb);
+void cpuexec__strbuf_free(cpuexec__strbuf *sb);
+/* snprintf-like copy of the text into buf; returns its full length. */
+int cpuexec__strbuf_copy_out(const cpuexec__strbuf *sb, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,62 @@
+/* Internal: the layout of a loaded topology, so resolution and description
+ * read plain arrays and never call hwloc.
+ *
+ * A cpuexec_topology is immutable after loading and may be read by any
+ * number of threads at once. Only process-visible processors are listed
+ * (hwloc's allowed cpuset intersected with the process binding). */
+#ifndef CPUEXEC_SRC_TOPOLOGY_INTERNAL_H
+#define CPUEXEC_SRC_TOPOLOGY_INTERNAL_H
+
+#include <cpuexec/topology.h>
+
+/* Kind rank of a processor when the topology reports fewer than two kinds,
+ * or hwloc could not rank them by efficiency. */
+#define CPUEXEC__KIND_UNKNOWN (-1)
+
+typedef struct cpuexec__processor {
+  int32_t os_index; /* the logical processor id the OS uses (taskset, sched_setaffinity) */
+  uint32_t core;    /* dense index of its physical core, in hwloc's logical order */
+  uint32_t package; /* dense index of its package, in hwloc's logical order */
+  /* 0: the most performant kind (highest hwloc efficiency), 1 the next ...;
+   * CPUEXEC__KIND_UNKNOWN when kinds are unknown. */
+  int32_t kind_rank;
+  /* 0 for the first visible processor of its core, 1 for the next visible
+   * SMT sibling, and so on. Siblings the process may not use are not counted. */
+  uint32_t sibling;
+} cpuexec__processor;
+
+struct cpuexec_topology {
+  /* Visible processors in hwloc's logical order: by package, core, sibling. */
+  cpuexec__processor *processors;
+  uint32_t processor_count;
+  uint32_t core_count;      /* physical cores holding at least one visible processor */
+  uint32_t package_count;   /* packages holding at least one visible processor */
+  uint32_t kind_count;      /* kinds hwloc reports over the whole machine */
+  bool kinds_ranked;        /* kind_count >= 2 and hwloc ranked them by efficiency */
+  /* The most performant kind among visible processors (the lowest
+   * kind_rank), CPUEXEC__KIND_UNKNOWN when kinds are not ranked. */
+  int32_t best_kind_rank;
+  uint32_t machine_processors; /* every processor in the topology, visible or not */
+  uint32_t smt_max;         /* the most visible processors on one core */
+  double cpu_quota;         /* CPUs, 0: unlimited */
+  char *quota_source;       /* the cpu.max file the quota came from, or "option"; NULL: none */
+  bool live;                /* this process (the caller's thread binding is read at resolution) */
+  /* Stored topologies only: the calling thread's binding from the options,
+   * as a sorted list of OS indices (NULL/0: the caller is not pinned). */
+  int32_t *caller_binding;
+  uint32_t caller_binding_count;
+  char *source;             /* "this process", "xml:<path>" or "synthetic:<description>" */
+};
+
+/* The visible processor with this OS index, or NULL. */
+const cpuexec__processor *cpuexec__topology_find(const cpuexec_topology *topology, int32_t os_index);
+
+/* This process's topology, loaded once (thread-safe) and never freed. */
+int cpuexec__topology_process(const cpuexec_topology **out);
+
+/* Reads the cgroup v2 quota named by the options (cgroup_root,
+ * proc_self_cgroup). *quota is 0 when unlimited; *source names the file the
+ * smallest quota came from (malloc'd) or NULL. */
+int cpuexec__cgroup_cpu_quota(const cpuexec_topology_options *options, double *quota, char **source);
+
+#endif

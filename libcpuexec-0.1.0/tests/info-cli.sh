@@ -1,0 +1,108 @@
+#!/bin/sh
+# tools/cpuexec-info: exit status 0 for good input and 2 (with a message
+# naming the field) for each invalid input; the stored topologies resolve;
+# the hybrid with performance_cores puts every worker on its own P-core;
+# JSON output is deterministic.
+set -u
+: "${top_srcdir:=.}" "${top_builddir:=.}"
+info="$top_builddir/tools/cpuexec-info"
+topo="$top_srcdir/tests/topologies"
+hybrid="$topo/hybrid-8p-smt2-16e.xml"
+work=$(mktemp -d "${TMPDIR:-/tmp}/cpuexec-info-test.XXXXXX") || exit 99
+trap 'rm -rf "$work"' EXIT
+failures=0
+checks=0
+
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+
+# expect STATUS [NEEDLE-IN-STDERR] -- ARGS...
+expect() {
+  want=$1
+  needle=$2
+  shift 3
+  checks=$((checks + 1))
+  "$info" "$@" >"$work/out" 2>"$work/err"
+  rc=$?
+  if [ "$rc" -ne "$want" ]; then
+    fail "cpuexec-info $* exited $rc, want $want: $(cat "$work/err")"
+  elif [ -n "$needle" ] && ! grep -q -- "$needle" "$work/err"; then
+    fail "cpuexec-info $* said \"$(cat "$work/err")\", which does not name $needle"
+  else
+    echo "ok $checks: exit $rc: cpuexec-info $*"
+  fi
+}
+
+unset CPUEXEC_POLICY CPUEXEC_NUM_THREADS OMP_NUM_THREADS CPUEXEC_DISPLAY
+
+# Good input.
+expect 0 "" -- --help
+grep -q "usage: cpuexec-info" "$work/out" || fail "--help prints no usage"
+expect 0 "" --
+grep -q "== Resolution of the default policy ==" "$work/out" || fail "no resolution section"
+grep -q "libgomp.so.1" "$work/out" || fail "no OpenMP runtime section"
+expect 0 "" -- --json
+for t in "$topo"/*.xml "$topo"/quota-1.5; do
+  for a in none physical_cores performance_cores physical_then_smt; do
+    expect 0 "" -- --topology "$t" --policy "affinity_policy=$a" --json
+  done
+  expect 0 "" -- --topology "$t" --policy "affinity_policy=explicit,cpu_set=0" --json
+  grep -q '"caller_processor":0,' "$work/out" || fail "$t: explicit cpu_set=0 does not place the caller on 0"
+done
+
+# The quota fixture: 4 cores, 1.5 CPUs -> 2 participants (rounded up).
+expect 0 "" -- --topology "$topo/quota-1.5" --json
+grep -q '"effective_threads":2,' "$work/out" || fail "quota-1.5 does not resolve to 2 threads"
+grep -q '"cpu_quota":1.5,' "$work/out" || fail "quota-1.5 reports no 1.5 CPU quota"
+
+# Done criterion: hybrid + performance_cores, every worker on a P-core
+# (P#0-15, two siblings per core) and no two participants on one core.
+expect 0 "" -- --topology "$hybrid" --policy affinity_policy=performance_cores --json
+workers=$(sed -n 's/.*"worker_processors":\[\([0-9,]*\)\].*/\1/p' "$work/out")
+[ -n "$workers" ] || fail "hybrid: no worker processors in $(cat "$work/out")"
+used=" 0 " # core 0 is kept for the caller
+for w in $(echo "$workers" | tr ',' ' '); do
+  [ "$w" -lt 16 ] || fail "hybrid: worker on processor $w, an efficiency core"
+  core=$((w / 2))
+  case "$used" in *" $core "*) fail "hybrid: two participants on core $core" ;; esac
+  used="$used$core "
+done
+echo "hybrid performance_cores workers: $workers"
+
+# Same input, same bytes.
+"$info" --topology "$hybrid" --policy affinity_policy=physical_then_smt,num_threads=20 --json >"$work/a"
+"$info" --topology "$hybrid" --policy affinity_policy=physical_then_smt,num_threads=20 --json >"$work/b"
+cmp -s "$work/a" "$work/b" || fail "two runs gave different JSON"
+
+# Invalid input: exit 2, the message names the field.
+expect 2 num_threads -- --topology "$hybrid" --policy num_threads=-1
+expect 2 spin_budget -- --topology "$hybrid" --policy spin_policy=fixed_duration
+expect 2 spin_budget -- --topology "$hybrid" --policy spin_policy=fixed_iterations
+expect 2 spin_budget -- --topology "$hybrid" --policy spin_budget=5
+expect 2 spin_budget -- --topology "$hybrid" --policy spin_policy=park_immediately,spin_budget=5
+expect 2 cpu_set -- --topology "$hybrid" --policy cpu_set=1
+expect 2 affinity_policy -- --topology "$hybrid" --policy affinity_policy=explicit
+expect 2 cpu_set -- --topology "$hybrid" --policy affinity_policy=explicit,cpu_set=1,1
+expect 2 cpu_set -- --topology "$hybrid" --policy affinity_policy=explicit,cpu_set=0,40
+expect 2 cpu_set -- --topology "$topo/restricted-siblings.xml" --policy affinity_policy=explicit,cpu_set=0,2
+expect 2 num_threads -- --topology "$hybrid" --policy num_threads=3,affinity_policy=explicit,cpu_set=0,2
+expect 2 num_threads -- --topology "$hybrid" --policy num_threads=25
+expect 2 num_threads -- --topology "$hybrid" --policy num_threads=25,affinity_policy=performance_cores
+expect 2 num_threads -- --topology "$hybrid" --policy num_threads=33,affinity_policy=physical_then_smt
+expect 2 bogus -- --topology "$hybrid" --policy bogus=1
+expect 2 no-such-machine.xml -- --topology "$topo/no-such-machine.xml"
+expect 2 --frobnicate -- --frobnicate
+expect 2 --policy -- --policy
+export CPUEXEC_POLICY=num_threads=lots
+expect 2 CPUEXEC_POLICY -- --topology "$hybrid"
+unset CPUEXEC_POLICY
+export CPUEXEC_NUM_THREADS=lots
+expect 2 CPUEXEC_NUM_THREADS -- --topology "$hybrid"
+export CPUEXEC_NUM_THREADS=30
+expect 2 CPUEXEC_NUM_THREADS -- --topology "$hybrid"
+unset CPUEXEC_NUM_THREADS
+
+echo "$checks checks, $failures failures"
+[ "$failures" -eq 0 ]

@@ -1,0 +1,145 @@
+/* Counters (off: zeros; on: exact counts for a scripted sequence), the
+ * dispatch observer, and the execution descriptor. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <cmocka.h>
+
+#include "executor_test_util.h"
+
+typedef struct script_ctx {
+  cpuexec_executor *exec;
+  int nest;
+} script_ctx;
+
+static int busy(void *ctx, int64_t begin, int64_t end) {
+  script_ctx *s = ctx;
+  volatile uint64_t x = 0;
+  for (int64_t i = begin; i < end; i++)
+    for (int k = 0; k < 20000; k++) x += (uint64_t)k;
+  if (s && s->nest && begin == 0) cpuexec_parallel_for(s->exec, 10, 1, NULL, busy, 0);
+  return 0;
+}
+
+static void counters_are_zero_while_off(void **state) {
+  (void)state;
+  cpuexec_executor *exec = test_executor(2);
+  for (int i = 0; i < 20; i++) assert_int_equal(cpuexec_parallel_for(exec, 100, 1, NULL, busy, 0), 0);
+  cpuexec_counters c;
+  memset(&c, 0xff, sizeof c);
+  assert_int_equal(cpuexec_executor_counters(exec, &c), 0);
+  cpuexec_counters zero = {0};
+  assert_memory_equal(&c, &zero, sizeof c);
+  cpuexec_executor_destroy(exec);
+}
+
+static void counters_count_a_scripted_sequence_exactly(void **state) {
+  (void)state;
+  static const cpuexec_spin_policy spins[] = {CPUEXEC_SPIN_PARK_IMMEDIATELY, CPUEXEC_SPIN_ADAPTIVE};
+  for (size_t sp = 0; sp < 2; sp++) {
+    cpuexec_executor *exec = test_executor_spin(4, spins[sp], 0);
+    cpuexec_parallel_for(exec, 100, 1, NULL, busy, 0); /* before counting: not counted */
+    assert_int_equal(cpuexec_executor_enable_counters(exec), 0);
+    assert_int_equal(cpuexec_executor_enable_counters(exec), 0); /* idempotent, keeps counts */
+    script_ctx nest = {exec, 1};
+    /* 3 regions of 4, 2 of 2 (limited by max_participants), 1 of 3 (by work). */
+    for (int i = 0; i < 3; i++) cpuexec_parallel_for(exec, 64, 1, NULL, busy, 0);
+    for (int i = 0; i < 2; i++) cpuexec_parallel_for(exec, 64, 1, NULL, busy, 2);
+    cpuexec_parallel_for(exec, 3, 1, NULL, busy, 0);
+    /* 4 inline because the work or the limit admits one participant. */
+    cpuexec_parallel_for(exec, 1, 1, NULL, busy, 0);
+    cpuexec_parallel_for(exec, 5, 5, NULL, busy, 0);
+    cpuexec_parallel_for(exec, 64, 1, NULL, busy, 1);
+    cpuexec_parallel_for(exec, 64, 100, NULL, busy, 0);
+    /* 1 region whose index-0 callback makes 1 nested call. */
+    cpuexec_parallel_for(exec, 8, 1, &nest, busy, 0);
+    /* Not counted: nothing to do or invalid. */
+    cpuexec_parallel_for(exec, 0, 1, NULL, busy, 0);
+    cpuexec_parallel_for(exec, 10, 0, NULL, busy, 0);
+    cpuexec_counters c;
+    assert_int_equal(cpuexec_executor_counters(exec, &c), 0);
+    assert_int_equal(c.dispatches, 7);
+    assert_int_equal(c.limited_inline, 4);
+    assert_int_equal(c.nested_inline, 1);
+    /* Worker waits that ended with work: 3*3 + 2*1 + 2 + 3; each either
+     * spun or parked, as did each caller wait. */
+    uint64_t worker_waits = 9 + 2 + 2 + 3;
+    assert_true(c.caller_waits <= 7);
+    assert_int_equal(c.spins_found_work + c.parks, worker_waits + c.caller_waits);
+    assert_true(c.wakeups <= worker_waits);
+    if (spins[sp] == CPUEXEC_SPIN_PARK_IMMEDIATELY) assert_true(c.parks >= 1);
+    assert_true(c.worker_active_ns > 0);
+    cpuexec_executor_destroy(exec);
+  }
+}
+
+typedef struct seen_events {
+  int calls;
+  cpuexec_dispatch_event last;
+} seen_events;
+
+static void observe(void *user, const cpuexec_dispatch_event *ev) {
+  seen_events *s = user;
+  s->calls++;
+  s->last = *ev;
+}
+
+static void the_observer_sees_each_region_with_the_executor_id(void **state) {
+  (void)state;
+  cpuexec_executor *exec = test_executor(3);
+  seen_events s = {0};
+  cpuexec_set_dispatch_observer(observe, &s);
+  cpuexec_parallel_for(exec, 100, 7, NULL, busy, 2);
+  assert_int_equal(s.calls, 1);
+  assert_int_equal(s.last.executor_id, cpuexec_executor_id(exec));
+  assert_int_equal(s.last.effective_threads, 3);
+  assert_int_equal(s.last.requested_participants, 2);
+  assert_int_equal(s.last.admitted_participants, 2);
+  assert_int_equal(s.last.total, 100);
+  assert_int_equal(s.last.grain, 7);
+  assert_false(s.last.ran_inline);
+  cpuexec_parallel_for(exec, 1, 1, NULL, busy, 0);
+  assert_int_equal(s.calls, 2);
+  assert_int_equal(s.last.admitted_participants, 1);
+  assert_true(s.last.ran_inline);
+  cpuexec_set_dispatch_observer(NULL, NULL);
+  cpuexec_parallel_for(exec, 100, 1, NULL, busy, 0);
+  assert_int_equal(s.calls, 2);
+  cpuexec_executor_destroy(exec);
+}
+
+static void the_descriptor_matches_its_executor_and_names_a_difference(void **state) {
+  (void)state;
+  cpuexec_executor *exec = test_executor_spin(2, CPUEXEC_SPIN_FIXED_DURATION, 5000);
+  cpuexec_descriptor d;
+  assert_int_equal(cpuexec_executor_descriptor(exec, &d), 0);
+  assert_int_equal(d.effective_threads, 2);
+  assert_int_equal(d.affinity_class, CPUEXEC_AFFINITY_NONE);
+  assert_false(d.uses_smt);
+  assert_int_equal(d.spin_class, CPUEXEC_SPIN_FIXED_DURATION);
+  assert_int_equal(cpuexec_executor_check_descriptor(exec, &d), 0);
+  static const char *fields[] = {"effective_threads", "affinity_class", "uses_smt", "spin_class"};
+  for (int f = 0; f < 4; f++) {
+    cpuexec_descriptor other = d;
+    switch (f) {
+    case 0: other.effective_threads = 4; break;
+    case 1: other.affinity_class = CPUEXEC_AFFINITY_PHYSICAL_CORES; break;
+    case 2: other.uses_smt = true; break;
+    case 3: other.spin_class = CPUEXEC_SPIN_ADAPTIVE; break;
+    }
+    assert_int_equal(cpuexec_executor_check_descriptor(exec, &other), CPUEXEC_EMISMATCH);
+    assert_non_null(strstr(cpuexec_last_error(), fields[f]));
+  }
+  cpuexec_executor_destroy(exec);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(counters_are_zero_while_off),
+      cmocka_unit_test(counters_count_a_scripted_sequence_exactly),
+      cmocka_unit_test(the_observer_sees_each_region_with_the_executor_id),
+      cmocka_unit_test(the_descriptor_matches_its_executor_and_names_a_difference),
+  };
+  return cmocka_run_group_tests_name("executor counters", tests, NULL, NULL);
+}

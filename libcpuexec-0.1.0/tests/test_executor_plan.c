@@ -1,0 +1,147 @@
+/* Costed planning: small work plans one participant, more work or more
+ * compute per byte never plans fewer, limits are respected, and a costed
+ * call runs every index once. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <cmocka.h>
+
+#include "executor_test_util.h"
+
+static void check_plan_shape(const cpuexec_plan *p, int64_t total, uint32_t limit) {
+  assert_true(p->participants >= 1 && p->participants <= limit);
+  assert_true(p->grain >= 1);
+  if (total > 0) {
+    assert_true(p->grain <= total);
+    int64_t ranges = total / p->grain + (total % p->grain != 0);
+    assert_true(ranges >= (int64_t)p->participants); /* every planned participant gets a range */
+  }
+}
+
+static void small_work_plans_one_participant(void **state) {
+  (void)state;
+  cpuexec_executor *exec = test_executor(4);
+  cpuexec_cost cost = {.bytes_read = 8, .bytes_written = 4, .compute_cycles = 1};
+  cpuexec_plan p;
+  static const int64_t totals[] = {-1, 0, 1, 2, 10, 100};
+  for (size_t i = 0; i < 6; i++) {
+    assert_int_equal(cpuexec_plan_parallel_for(exec, totals[i], &cost, NULL, &p), 0);
+    assert_int_equal(p.participants, 1);
+    check_plan_shape(&p, totals[i], 4);
+  }
+  cpuexec_executor_destroy(exec);
+}
+
+static void large_work_plans_every_participant(void **state) {
+  (void)state;
+  cpuexec_executor *exec = test_executor(4);
+  cpuexec_cost cost = {.bytes_read = 8, .bytes_written = 4, .compute_cycles = 100};
+  cpuexec_plan p;
+  assert_int_equal(cpuexec_plan_parallel_for(exec, 10000000, &cost, NULL, &p), 0);
+  assert_int_equal(p.participants, 4);
+  check_plan_shape(&p, 10000000, 4);
+  /* Without an executor everything runs on the caller. */
+  assert_int_equal(cpuexec_plan_parallel_for(NULL, 10000000, &cost, NULL, &p), 0);
+  assert_int_equal(p.participants, 1);
+  cpuexec_executor_destroy(exec);
+}
+
+static void more_work_or_compute_never_plans_fewer_participants(void **state) {
+  (void)state;
+  static const uint32_t threads[] = {2, 8};
+  for (size_t t = 0; t < 2; t++) {
+    cpuexec_executor *exec = test_executor(threads[t]);
+    for (double bytes = 0; bytes <= 64; bytes += 16) {
+      uint32_t last_by_total = 0;
+      for (int64_t total = 1; total < ((int64_t)1 << 40); total = total * 3 / 2 + 1) {
+        uint32_t last_by_compute = 0;
+        for (double cycles = 0; cycles <= 4096; cycles = cycles * 2 + 1) {
+          cpuexec_cost cost = {.bytes_read = bytes, .bytes_written = bytes / 2, .compute_cycles = cycles};
+          cpuexec_plan p;
+          assert_int_equal(cpuexec_plan_parallel_for(exec, total, &cost, NULL, &p), 0);
+          check_plan_shape(&p, total, threads[t]);
+          assert_true(p.participants >= last_by_compute);
+          last_by_compute = p.participants;
+        }
+        cpuexec_cost fixed = {.bytes_read = bytes, .bytes_written = bytes / 2, .compute_cycles = 10};
+        cpuexec_plan p;
+        cpuexec_plan_parallel_for(exec, total, &fixed, NULL, &p);
+        assert_true(p.participants >= last_by_total);
+        last_by_total = p.participants;
+      }
+    }
+    cpuexec_executor_destroy(exec);
+  }
+}
+
+static void limits_and_preferences_are_respected(void **state) {
+  (void)state;
+  cpuexec_executor *exec = test_executor(8);
+  cpuexec_cost cost = {.bytes_read = 4, .bytes_written = 4, .compute_cycles = 1000};
+  cpuexec_plan p;
+  for (uint32_t max = 1; max <= 10; max++) {
+    cpuexec_plan_constraints c = {.max_participants = max};
+    assert_int_equal(cpuexec_plan_parallel_for(exec, 1000000, &cost, &c, &p), 0);
+    assert_int_equal(p.participants, max < 8 ? max : 8);
+    check_plan_shape(&p, 1000000, 8);
+  }
+  cpuexec_plan_constraints pref = {.preferred_participants = 3};
+  assert_int_equal(cpuexec_plan_parallel_for(exec, 1000000, &cost, &pref, &p), 0);
+  assert_int_equal(p.participants, 3);
+  cpuexec_plan_constraints pref_capped = {.max_participants = 2, .preferred_participants = 6};
+  assert_int_equal(cpuexec_plan_parallel_for(exec, 1000000, &cost, &pref_capped, &p), 0);
+  assert_int_equal(p.participants, 2);
+  /* A preference does not make tiny work parallel. */
+  assert_int_equal(cpuexec_plan_parallel_for(exec, 3, &cost, &pref, &p), 0);
+  assert_true(p.participants <= 3);
+  cpuexec_cost tiny = {.compute_cycles = 1};
+  assert_int_equal(cpuexec_plan_parallel_for(exec, 3, &tiny, &pref, &p), 0);
+  assert_int_equal(p.participants, 1);
+  cpuexec_executor_destroy(exec);
+}
+
+static void invalid_costs_are_rejected(void **state) {
+  (void)state;
+  cpuexec_plan p;
+  cpuexec_cost bad = {.bytes_read = -1};
+  assert_int_equal(cpuexec_plan_parallel_for(NULL, 10, &bad, NULL, &p), CPUEXEC_EINVAL);
+  assert_non_null(strstr(cpuexec_last_error(), "bytes_read"));
+  cpuexec_cost nan = {.compute_cycles = 0.0 / 0.0};
+  assert_int_equal(cpuexec_plan_parallel_for(NULL, 10, &nan, NULL, &p), CPUEXEC_EINVAL);
+  assert_int_equal(cpuexec_plan_parallel_for(NULL, 10, NULL, NULL, &p), CPUEXEC_EINVAL);
+  cpuexec_cost ok = {0};
+  assert_int_equal(cpuexec_plan_parallel_for(NULL, 10, &ok, NULL, NULL), CPUEXEC_EINVAL);
+}
+
+static int mark(void *ctx, int64_t begin, int64_t end) {
+  _Atomic uint8_t *hits = ctx;
+  for (int64_t i = begin; i < end; i++) atomic_fetch_add(&hits[i], 1);
+  return 0;
+}
+
+static void a_costed_call_runs_every_index_once(void **state) {
+  (void)state;
+  cpuexec_executor *exec = test_executor(4);
+  static const int64_t totals[] = {1, 17, 1000, 1000003};
+  for (size_t i = 0; i < 4; i++) {
+    _Atomic uint8_t *hits = calloc((size_t)totals[i], 1);
+    cpuexec_cost cost = {.bytes_read = 8, .compute_cycles = 50};
+    assert_int_equal(cpuexec_parallel_for_costed(exec, totals[i], &cost, NULL, hits, mark), 0);
+    for (int64_t k = 0; k < totals[i]; k++) assert_int_equal(hits[k], 1);
+    free(hits);
+  }
+  cpuexec_executor_destroy(exec);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(small_work_plans_one_participant),
+      cmocka_unit_test(large_work_plans_every_participant),
+      cmocka_unit_test(more_work_or_compute_never_plans_fewer_participants),
+      cmocka_unit_test(limits_and_preferences_are_respected),
+      cmocka_unit_test(invalid_costs_are_rejected),
+      cmocka_unit_test(a_costed_call_runs_every_index_once),
+  };
+  return cmocka_run_group_tests_name("executor plan", tests, NULL, NULL);
+}

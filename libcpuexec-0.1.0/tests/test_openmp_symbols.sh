@@ -1,0 +1,33 @@
+#!/bin/sh
+# The OMPT tool is found only through a strong, unversioned, exported
+# ompt_start_tool in libcpuexec.so's dynamic symbol table (a version node
+# hides it from libomp). And cpuexec-info --openmp-report prints a report for
+# the migration example. Run by `make check` with top_builddir set.
+set -e
+lib="$top_builddir/.libs/libcpuexec.so"
+if [ "$CPUEXEC_WITH_OMPT" = 1 ]; then
+  line=$(nm -D --defined-only "$lib" | grep ' ompt_start_tool' || true)
+  case "$line" in
+    *" T ompt_start_tool") echo "ok: $line" ;;
+    *) echo "FAIL: ompt_start_tool is not a strong unversioned export: '$line'"; exit 1 ;;
+  esac
+else
+  if nm -D --defined-only "$lib" | grep -q ' ompt_start_tool'; then
+    echo "FAIL: built with --disable-ompt but ompt_start_tool is exported"; exit 1
+  fi
+  echo "ok: no ompt_start_tool (--disable-ompt)"
+fi
+if [ -x "$top_builddir/examples/openmp_migration" ]; then
+  out=$("$top_builddir/tools/cpuexec-info" --openmp-report "$top_builddir/examples/openmp_migration")
+  echo "$out"
+  if [ "$CPUEXEC_WITH_OMPT" = 1 ]; then
+    echo "$out" | grep -q 'blur_rows_openmp' || { echo "FAIL: the report does not name blur_rows_openmp"; exit 1; }
+    echo "$out" | grep -q 'regions in callbacks: 8 (inline 8, more than one thread 0)' ||
+      { echo "FAIL: the report does not count 8 inline regions"; exit 1; }
+  else
+    echo "$out" | grep -q 'disable-ompt' || { echo "FAIL: the report does not say why nothing is counted"; exit 1; }
+  fi
+  if "$top_builddir/tools/cpuexec-info" --openmp-report >/dev/null 2>&1; then
+    echo "FAIL: --openmp-report without a program must fail"; exit 1
+  fi
+fi

@@ -1,0 +1,234 @@
+/* cpuexec-info: what libcpuexec sees on this machine and what a policy
+ * resolves to. Prints the topology summary, the OpenMP runtimes present
+ * and the resolution of the default policy (or of --policy), in text or
+ * JSON. Bad input: the library's message on stderr and exit status 2. */
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cpuexec.h>
+
+#include "info_bench.h"
+#include "info_openmp.h"
+
+#define EXIT_BAD_INPUT 2
+
+typedef struct info_options {
+  const char *policy;   /* --policy TEXT, NULL: the process default (CPUEXEC_POLICY) */
+  const char *topology; /* --topology FILE.xml or fixture DIR, NULL: this machine */
+  bool json;
+  bool help;
+  bool bench; /* --bench: dispatch overhead next to OpenMP, and counters */
+} info_options;
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: cpuexec-info [--policy TEXT] [--topology FILE.xml|DIR] [--json] [--bench] [--help]\n"
+          "       cpuexec-info --openmp-report PROGRAM [ARGS...]\n"
+          "\n"
+          "Prints the process-visible CPU topology, the OpenMP runtimes present and the\n"
+          "resolution of the default policy (CPUEXEC_POLICY, else the defaults).\n"
+          "\n"
+          "  --policy TEXT      resolve TEXT instead, e.g. num_threads=4,affinity_policy=physical_cores\n"
+          "  --topology PATH    resolve against a stored hwloc XML topology instead of this machine;\n"
+          "                     a directory holds topology.xml and, optionally, a cgroup fixture:\n"
+          "                     proc-self-cgroup (\"0::/path\") and cgroup/<path>/cpu.max\n"
+          "  --json             one JSON object instead of text\n"
+          "  --bench            time the default executor's dispatch next to the OpenMP runtimes\n"
+          "                     installed (a few seconds), then show its counters for a short run\n"
+          "  --openmp-report PROGRAM [ARGS...]\n"
+          "                     run PROGRAM and print the OpenMP regions it ran, per calling function\n"
+          "  --help             this text\n"
+          "\n"
+          "Exit status: 0 success, 2 invalid input (the message names the field), 1 other failure.\n");
+}
+
+/* Returns 0, or EXIT_BAD_INPUT after printing why. */
+static int parse_args(int argc, char **argv, info_options *o) {
+  memset(o, 0, sizeof *o);
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+      o->help = true;
+    } else if (strcmp(a, "--bench") == 0) {
+      o->bench = true;
+    } else if (strcmp(a, "--json") == 0) {
+      o->json = true;
+    } else if (strcmp(a, "--policy") == 0 || strcmp(a, "--topology") == 0) {
+      if (i + 1 >= argc) {
+        fprintf(stderr, "cpuexec-info: %s needs a value\n", a);
+        return EXIT_BAD_INPUT;
+      }
+      *(a[2] == 'p' ? &o->policy : &o->topology) = argv[++i];
+    } else if (strncmp(a, "--policy=", 9) == 0) {
+      o->policy = a + 9;
+    } else if (strncmp(a, "--topology=", 11) == 0) {
+      o->topology = a + 11;
+    } else {
+      fprintf(stderr, "cpuexec-info: unknown argument \"%s\"; see --help\n", a);
+      return EXIT_BAD_INPUT;
+    }
+  }
+  return 0;
+}
+
+/* Loads the topology to report and resolve against. A directory is a
+ * fixture: DIR/topology.xml with DIR/proc-self-cgroup and DIR/cgroup. */
+static int load_topology(const char *path, cpuexec_topology **out) {
+  if (path == NULL)
+    return cpuexec_topology_load(NULL, out);
+  struct stat st;
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+    char xml[4096], proc[4096], root[4096];
+    snprintf(xml, sizeof xml, "%s/topology.xml", path);
+    snprintf(proc, sizeof proc, "%s/proc-self-cgroup", path);
+    snprintf(root, sizeof root, "%s/cgroup", path);
+    cpuexec_topology_options options;
+    cpuexec_topology_options_init(&options);
+    if (access(proc, F_OK) == 0) {
+      options.proc_self_cgroup = proc;
+      options.cgroup_root = root;
+    }
+    return cpuexec_topology_load_xml(xml, &options, out);
+  }
+  return cpuexec_topology_load_xml(path, NULL, out);
+}
+
+/* One OpenMP runtime: is it loaded in this process, can it be loaded. */
+typedef struct openmp_runtime {
+  const char *soname;
+  bool loaded;
+  bool loadable;
+} openmp_runtime;
+
+/* Loadability is tried in a child so this process never loads a runtime
+ * it did not already have. */
+static bool loadable_in_child(const char *soname) {
+  pid_t pid = fork();
+  if (pid < 0)
+    return false;
+  if (pid == 0) {
+    /* A runtime's constructor may complain about the environment: not ours to print. */
+    int devnull = open("/dev/null", O_WRONLY);
+    if (devnull >= 0)
+      dup2(devnull, 2);
+    _exit(dlopen(soname, RTLD_LAZY | RTLD_LOCAL) != NULL ? 0 : 1);
+  }
+  int status;
+  while (waitpid(pid, &status, 0) < 0) {
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+static size_t find_openmp_runtimes(openmp_runtime *out, size_t max) {
+  static const char *const sonames[] = {"libomp.so.5", "libgomp.so.1"};
+  size_t n = 0;
+  for (size_t i = 0; i < sizeof sonames / sizeof sonames[0] && n < max; i++) {
+    void *h = dlopen(sonames[i], RTLD_LAZY | RTLD_NOLOAD);
+    out[n].soname = sonames[i];
+    out[n].loaded = h != NULL;
+    if (h != NULL)
+      dlclose(h);
+    out[n].loadable = out[n].loaded || loadable_in_child(sonames[i]);
+    n++;
+  }
+  return n;
+}
+
+/* describe() output into a fresh string, without the trailing newline. */
+static char *describe(int (*fn)(const void *, cpuexec_format, char *, size_t), const void *object,
+                      cpuexec_format format) {
+  int n = fn(object, format, NULL, 0);
+  char *text = n >= 0 ? malloc((size_t)n + 1) : NULL;
+  if (text == NULL)
+    return NULL;
+  fn(object, format, text, (size_t)n + 1);
+  while (n > 0 && text[n - 1] == '\n')
+    text[--n] = '\0';
+  return text;
+}
+
+static int describe_topology(const void *t, cpuexec_format f, char *b, size_t s) {
+  return cpuexec_topology_describe(t, f, b, s);
+}
+
+static int describe_resolved(const void *r, cpuexec_format f, char *b, size_t s) {
+  return cpuexec_resolved_describe(r, f, b, s);
+}
+
+static void print_report(const info_options *o, const cpuexec_topology *topology, const cpuexec_resolved *resolved) {
+  openmp_runtime omp[4];
+  size_t nomp = find_openmp_runtimes(omp, 4);
+  cpuexec_format format = o->json ? CPUEXEC_FORMAT_JSON : CPUEXEC_FORMAT_TEXT;
+  char *topo_text = describe(describe_topology, topology, format);
+  char *res_text = describe(describe_resolved, resolved, format);
+  if (o->json) {
+    printf("{\"version\":\"%s\",\"topology\":%s,\"openmp_runtimes\":[", cpuexec_version_string(),
+           topo_text != NULL ? topo_text : "null");
+    for (size_t i = 0; i < nomp; i++)
+      printf("%s{\"library\":\"%s\",\"loaded\":%s,\"loadable\":%s}", i ? "," : "", omp[i].soname,
+             omp[i].loaded ? "true" : "false", omp[i].loadable ? "true" : "false");
+    printf("],\"resolution\":%s}\n", res_text != NULL ? res_text : "null");
+  } else {
+    printf("libcpuexec %s\n\n== Topology ==\n%s\n\n== OpenMP runtimes ==\n", cpuexec_version_string(),
+           topo_text != NULL ? topo_text : "(out of memory)");
+    for (size_t i = 0; i < nomp; i++)
+      printf("%-13s %s, %s\n", omp[i].soname, omp[i].loaded ? "loaded in this process" : "not loaded",
+             omp[i].loadable ? "installed" : "not installed");
+    printf("\n== Resolution of %s ==\n%s\n", o->policy != NULL ? "--policy" : "the default policy",
+           res_text != NULL ? res_text : "(out of memory)");
+  }
+  free(topo_text);
+  free(res_text);
+}
+
+/* The default command: topology, OpenMP runtimes, resolution. */
+static int run_info(const info_options *o) {
+  cpuexec_policy policy;
+  cpuexec_policy *request = NULL;
+  if (o->policy != NULL) {
+    if (cpuexec_policy_parse(o->policy, &policy) != 0) {
+      fprintf(stderr, "cpuexec-info: --policy: %s\n", cpuexec_last_error());
+      return EXIT_BAD_INPUT;
+    }
+    request = &policy;
+  }
+  cpuexec_topology *topology;
+  int rc = load_topology(o->topology, &topology);
+  if (rc != 0) {
+    fprintf(stderr, "cpuexec-info: %s\n", cpuexec_last_error());
+    return o->topology != NULL ? EXIT_BAD_INPUT : EXIT_FAILURE;
+  }
+  cpuexec_resolved *resolved;
+  rc = cpuexec_resolve(request, topology, &resolved);
+  if (rc != 0) {
+    fprintf(stderr, "cpuexec-info: %s\n", cpuexec_last_error());
+    cpuexec_topology_destroy(topology);
+    return rc == CPUEXEC_EINVAL ? EXIT_BAD_INPUT : EXIT_FAILURE;
+  }
+  print_report(o, topology, resolved);
+  cpuexec_resolved_destroy(resolved);
+  cpuexec_topology_destroy(topology);
+  return fflush(stdout) == 0 ? 0 : EXIT_FAILURE;
+}
+
+int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "--openmp-report") == 0) /* --openmp-report PROGRAM [ARGS...] */
+    return cpuexec_info_openmp_report(argc - 2, argv + 2);
+  info_options o;
+  int rc = parse_args(argc, argv, &o);
+  if (rc != 0)
+    return rc;
+  if (o.help) {
+    usage(stdout);
+    return 0;
+  }
+  if (o.bench)
+    return info_bench_run(stdout);
+  return run_info(&o);
+}

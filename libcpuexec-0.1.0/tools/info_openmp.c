@@ -1,0 +1,55 @@
+/* cpuexec-info --openmp-report PROGRAM [ARGS...]: runs PROGRAM (linked with
+ * libcpuexec) with CPUEXEC_OPENMP_REPORT pointing at a temporary file, which
+ * the library fills when the program exits, then prints the report: per
+ * calling function, the OpenMP regions seen inline in callbacks and at top
+ * level in sessions, with team sizes. The list of kernels left to migrate. */
+#include "info_openmp.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int cpuexec_info_openmp_report(int argc, char **argv) {
+  if (argc < 1) {
+    fprintf(stderr, "cpuexec-info: --openmp-report needs a program to run, e.g. "
+                    "cpuexec-info --openmp-report ./my_program args\n");
+    return 2;
+  }
+  char path[] = "/tmp/cpuexec-openmp-report-XXXXXX";
+  int fd = mkstemp(path);
+  if (fd < 0) {
+    perror("cpuexec-info: temporary report file");
+    return 1;
+  }
+  close(fd);
+  pid_t pid = fork();
+  if (pid < 0) {
+    perror("cpuexec-info: fork");
+    unlink(path);
+    return 1;
+  }
+  if (pid == 0) {
+    setenv("CPUEXEC_OPENMP_REPORT", path, 1);
+    execvp(argv[0], argv);
+    perror("cpuexec-info: exec");
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  FILE *in = fopen(path, "r");
+  size_t n = 0;
+  char buf[4096];
+  while (in != NULL && (n = fread(buf, 1, sizeof buf, in)) > 0)
+    fwrite(buf, 1, n, stdout);
+  long size = in != NULL ? ftell(in) : 0;
+  if (in != NULL)
+    fclose(in);
+  unlink(path);
+  if (size <= 0)
+    fprintf(stderr, "cpuexec-info: %s wrote no report (is it linked with libcpuexec?)\n", argv[0]);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    fprintf(stderr, "cpuexec-info: %s exited with status %d\n", argv[0],
+            WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+  return size > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
