@@ -18,6 +18,9 @@ typedef struct cpuexec_counters {
   uint64_t caller_waits;      /* times the caller waited for workers to finish */
   uint64_t worker_active_ns;  /* time workers spent running callbacks */
 } cpuexec_counters;
+/* A foreign executor (include/cpuexec/foreign.h) counts dispatches (calls
+ * handed to its pool), nested_inline and limited_inline; its pool does the
+ * waiting, so the others stay 0. */
 
 typedef struct cpuexec_dispatch_event {
   uint64_t executor_id;
@@ -51,6 +54,9 @@ CPUEXEC_EXPORT int cpuexec_executor_counters(const cpuexec_executor *exec, cpuex
  * parallel region (NULL removes it). */
 CPUEXEC_EXPORT void cpuexec_set_dispatch_observer(cpuexec_dispatch_observer observer, void *user);
 
+/* A foreign executor (include/cpuexec/foreign.h) describes itself as its
+ * effective threads, CPUEXEC_AFFINITY_NONE, no SMT, CPUEXEC_SPIN_PARK_IMMEDIATELY:
+ * libcpuexec neither places nor spins its threads. */
 CPUEXEC_EXPORT int cpuexec_executor_descriptor(const cpuexec_executor *exec, cpuexec_descriptor *out);
 /* 0 when expected matches exec; CPUEXEC_EMISMATCH naming the first field that differs. */
 CPUEXEC_EXPORT int cpuexec_executor_check_descriptor(const cpuexec_executor *exec,
