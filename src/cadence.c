@@ -28,10 +28,14 @@ cpuexec__cadence_hint cpuexec__cadence_note(struct cpuexec_executor *exec, uint6
   c->period_ns = (c->period_ns * 7 + seen) / 8;
   c->jitter_ns = (c->jitter_ns * 3 + err) / 4;
   if (c->steady < CPUEXEC__CADENCE_STEADY) return c->hint = none;
+  /* The window covers three mean deviations, and costs at most the budget:
+   * all of it spun, plus the early wake. A window the budget cannot give
+   * even its narrowest width is not followed. */
   uint64_t window = 3 * c->jitter_ns + CPUEXEC__CADENCE_MIN_WINDOW_NS;
-  /* The most a window costs: all of it, plus the early wake. */
-  uint64_t cost = 2 * window + CPUEXEC__CADENCE_WAKE_LEAD_NS;
-  if (cost * 1000u > c->period_ns * c->burn_permille) return c->hint = none;
+  uint64_t budget = c->period_ns / 1000u * c->burn_permille;
+  if (budget < 2u * CPUEXEC__CADENCE_MIN_WINDOW_NS + CPUEXEC__CADENCE_WAKE_LEAD_NS) return c->hint = none;
+  uint64_t widest = (budget - CPUEXEC__CADENCE_WAKE_LEAD_NS) / 2;
+  if (window > widest) window = widest;
   cpuexec__cadence_hint h = {now + c->period_ns, window};
   return c->hint = h;
 }

@@ -61,16 +61,19 @@ static void *worker_main(void *arg) {
       else if (outcome == CPUEXEC__CADENCE_MISS)
         atomic_fetch_add_explicit(&counters->workers.cadence_misses, 1, memory_order_relaxed);
     }
+    /* The next region's expected time, from the region just seen: joined
+     * or not, so a worker the caller keeps finding late still learns the
+     * cadence and is spinning for the next one. */
+    hint.expect_ns = atomic_load_explicit(&slot->expect_ns, memory_order_relaxed);
+    hint.window_ns = atomic_load_explicit(&slot->window_ns, memory_order_relaxed);
     if (!joined) {
       if (counters) atomic_fetch_add_explicit(&counters->workers.late_arrivals, 1, memory_order_relaxed);
-      hint.expect_ns = 0; /* the latest region is not ours to learn from */
       continue;
     }
     if (slot->participants == 0) break;
     int32_t cpu = sched_getcpu();
     if (atomic_load_explicit(&slot->cpu, memory_order_relaxed) != cpu)
       atomic_store_explicit(&slot->cpu, cpu, memory_order_relaxed);
-    hint = slot->cadence; /* read now: after leaving, the slot is the next region's */
     if (counters) {
       atomic_fetch_add_explicit(slept ? &counters->workers.parks : &counters->workers.spins_found_work, 1,
                                 memory_order_relaxed);

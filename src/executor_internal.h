@@ -35,6 +35,8 @@
  *     claims are disjoint by construction;
  *   - slots[k].parked is written by worker k only (see wait.h); slots[k].cpu
  *     by worker k when it joins (read by a caller waiting for it);
+ *     expect_ns/window_ns by the dispatcher (relaxed, a hint any worker
+ *     reads after its epoch moved, joined or not);
  *   - `error` is the first non-zero callback result (compare-exchange); the
  *     caller resets it, under the lock, only after a failed region, so in
  *     the common case the line is never written and stays shared;
@@ -80,7 +82,11 @@ typedef struct cpuexec__slot {
   uint32_t participants; /* 0: the executor is being destroyed, leave */
   bool takeover;         /* false: every admitted participant runs its reserved chunk */
   _Atomic int32_t cpu;   /* worker k's processor when it last joined (-1: unknown) */
-  cpuexec__cadence_hint cadence; /* when the next region is expected (cadence.c) */
+  /* When the next region is expected (cadence.c): written by the
+   * dispatcher before it opens the epoch; atomics because a worker that
+   * did not join reads them too (a hint: a newer region's value is fine). */
+  _Atomic uint64_t expect_ns;
+  _Atomic uint64_t window_ns;
 } cpuexec__slot;
 
 /* The epoch states (see the top of this file). */

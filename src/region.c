@@ -256,7 +256,8 @@ static void publish_slots(struct cpuexec_executor *exec, int64_t total, int64_t 
     s->end = first + block_size(&pt, p);
     s->participants = participants;
     s->takeover = takeover;
-    s->cadence = hint;
+    atomic_store_explicit(&s->expect_ns, hint.expect_ns, memory_order_relaxed);
+    atomic_store_explicit(&s->window_ns, hint.window_ns, memory_order_relaxed);
   }
 }
 
