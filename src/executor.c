@@ -202,7 +202,7 @@ CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpu
 
   /* Only the adaptive policy follows the cadence, and not when it parks at
    * once (oversubscribed). */
-  exec->cadence.burn_permille = exec->spin.adaptive ? CPUEXEC__CADENCE_BURN_PERMILLE : 0;
+  exec->cadence.burn_permille = exec->spin.adaptive ? resolved->spin.cadence_burn_permille : 0;
   for (uint32_t k = 0; k < threads; k++) atomic_init(&exec->slots[k].cpu, -1);
 
   bool pinned = resolved->worker_processors != NULL && resolved->worker_processor_count >= threads - 1;
