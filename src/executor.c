@@ -35,10 +35,9 @@ static void *worker_main(void *arg) {
   cpuexec__cadence_hint hint = {0, 0};
   uint32_t e = 0;
   for (;;) {
-    bool slept, joined = false;
-    cpuexec__cadence_outcome outcome;
-    e = cpuexec__wait_while_equal(&slot->epoch, e, &slot->parked, &exec->spin, &exec->caller_cpu, &hint, &slept,
-                                  &outcome);
+    bool joined = false;
+    cpuexec__wait_report seen;
+    e = cpuexec__wait_while_equal(&slot->epoch, e, &slot->parked, &exec->spin, &exec->caller_cpu, &hint, &seen);
     while (cpuexec__epoch_open(e)) {
       cpuexec__worker_gate_fn gate = atomic_load_explicit(&cpuexec__test_worker_gate, memory_order_relaxed);
       if (gate) {
@@ -54,37 +53,38 @@ static void *worker_main(void *arg) {
         break;
       }
     }
+    if (joined) {
+      if (slot->participants == 0) break;
+      int32_t cpu = sched_getcpu();
+      if (atomic_load_explicit(&slot->cpu, memory_order_relaxed) != cpu)
+        atomic_store_explicit(&slot->cpu, cpu, memory_order_relaxed);
+      cpuexec__counters_block *counters = cpuexec__counters_of(exec);
+      if (counters) {
+        /* Counted before leaving: once the caller returns, its counts are complete. */
+        atomic_fetch_add_explicit(seen.slept ? &counters->workers.parks : &counters->workers.spins_found_work, 1,
+                                  memory_order_relaxed);
+        uint64_t start = cpuexec__now_ns();
+        cpuexec__region_participate(exec, w->index);
+        atomic_fetch_add_explicit(&counters->workers.worker_active_ns, cpuexec__now_ns() - start,
+                                  memory_order_relaxed);
+      } else {
+        cpuexec__region_participate(exec, w->index);
+      }
+      cpuexec__region_leave(exec, w->index);
+    }
+    /* From here on the region is done or someone else's: the bookkeeping
+     * costs nobody a wait. The cadence is learnt from every region seen,
+     * joined or not, so a worker the caller keeps finding late still
+     * learns it and is spinning for the next one. */
+    if (seen.seen_ns) hint = cpuexec__cadence_note(&w->cadence, seen.seen_ns);
     cpuexec__counters_block *counters = cpuexec__counters_of(exec);
     if (counters) {
-      if (outcome == CPUEXEC__CADENCE_HIT)
+      if (!joined) atomic_fetch_add_explicit(&counters->workers.late_arrivals, 1, memory_order_relaxed);
+      if (seen.outcome == CPUEXEC__CADENCE_HIT)
         atomic_fetch_add_explicit(&counters->workers.cadence_hits, 1, memory_order_relaxed);
-      else if (outcome == CPUEXEC__CADENCE_MISS)
+      else if (seen.outcome == CPUEXEC__CADENCE_MISS)
         atomic_fetch_add_explicit(&counters->workers.cadence_misses, 1, memory_order_relaxed);
     }
-    /* The next region's expected time, from the region just seen: joined
-     * or not, so a worker the caller keeps finding late still learns the
-     * cadence and is spinning for the next one. */
-    hint.expect_ns = atomic_load_explicit(&slot->expect_ns, memory_order_relaxed);
-    hint.window_ns = atomic_load_explicit(&slot->window_ns, memory_order_relaxed);
-    if (!joined) {
-      if (counters) atomic_fetch_add_explicit(&counters->workers.late_arrivals, 1, memory_order_relaxed);
-      continue;
-    }
-    if (slot->participants == 0) break;
-    int32_t cpu = sched_getcpu();
-    if (atomic_load_explicit(&slot->cpu, memory_order_relaxed) != cpu)
-      atomic_store_explicit(&slot->cpu, cpu, memory_order_relaxed);
-    if (counters) {
-      atomic_fetch_add_explicit(slept ? &counters->workers.parks : &counters->workers.spins_found_work, 1,
-                                memory_order_relaxed);
-      uint64_t start = cpuexec__now_ns();
-      cpuexec__region_participate(exec, w->index);
-      atomic_fetch_add_explicit(&counters->workers.worker_active_ns, cpuexec__now_ns() - start,
-                                memory_order_relaxed);
-    } else {
-      cpuexec__region_participate(exec, w->index);
-    }
-    cpuexec__region_leave(exec, w->index);
   }
   return NULL;
 }
@@ -186,7 +186,7 @@ CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpu
   if (!exec) return cpuexec__fail(CPUEXEC_ENOMEM, "executor: no memory for %u threads", threads);
   exec->threads = threads;
   exec->worker_count = threads - 1;
-  exec->workers = calloc(threads, sizeof(cpuexec__worker));
+  exec->workers = alloc_lines(threads, sizeof(cpuexec__worker));
   exec->slots = alloc_lines(threads, sizeof(cpuexec__slot));
   if (!exec->workers || !exec->slots) {
     free_executor(exec);
@@ -202,7 +202,8 @@ CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpu
 
   /* Only the adaptive policy follows the cadence, and not when it parks at
    * once (oversubscribed). */
-  exec->cadence.burn_permille = exec->spin.adaptive ? resolved->spin.cadence_burn_permille : 0;
+  for (uint32_t k = 0; k + 1 < threads; k++)
+    exec->workers[k].cadence.burn_permille = exec->spin.adaptive ? resolved->spin.cadence_burn_permille : 0;
   for (uint32_t k = 0; k < threads; k++) atomic_init(&exec->slots[k].cpu, -1);
 
   bool pinned = resolved->worker_processors != NULL && resolved->worker_processor_count >= threads - 1;

@@ -35,8 +35,6 @@
  *     claims are disjoint by construction;
  *   - slots[k].parked is written by worker k only (see wait.h); slots[k].cpu
  *     by worker k when it joins (read by a caller waiting for it);
- *     expect_ns/window_ns by the dispatcher (relaxed, a hint any worker
- *     reads after its epoch moved, joined or not);
  *   - `error` is the first non-zero callback result (compare-exchange); the
  *     caller resets it, under the lock, only after a failed region, so in
  *     the common case the line is never written and stays shared;
@@ -44,7 +42,7 @@
  *     worker whose add reaches `finish_goal` wakes the caller only if
  *     `caller_parked` is set. finish_target is the caller's, under the
  *     lock; it publishes finish_goal before it parks (Dekker, see wait.h);
- *   - the cadence model (cadence.c) is the dispatcher's, under the lock;
+ *   - workers[k-1].cadence is worker k's (cadence.h);
  *   - `counters` is NULL until counting is turned on, then a block that lives
  *     as long as the executor (release store / acquire load). */
 #ifndef CPUEXEC_SRC_EXECUTOR_INTERNAL_H
@@ -82,11 +80,6 @@ typedef struct cpuexec__slot {
   uint32_t participants; /* 0: the executor is being destroyed, leave */
   bool takeover;         /* false: every admitted participant runs its reserved chunk */
   _Atomic int32_t cpu;   /* worker k's processor when it last joined (-1: unknown) */
-  /* When the next region is expected (cadence.c): written by the
-   * dispatcher before it opens the epoch; atomics because a worker that
-   * did not join reads them too (a hint: a newer region's value is fine). */
-  _Atomic uint64_t expect_ns;
-  _Atomic uint64_t window_ns;
 } cpuexec__slot;
 
 /* The epoch states (see the top of this file). */
@@ -96,11 +89,13 @@ typedef struct cpuexec__slot {
 static inline bool cpuexec__epoch_open(uint32_t e) { return (e & 3u) == CPUEXEC__EPOCH_OPEN; }
 static inline uint32_t cpuexec__epoch_next_open(uint32_t e) { return ((e + 3u) & ~3u) + 1u; }
 
-/* What a worker thread needs to start (cold). */
+/* What a worker thread needs to start, and its cadence model: one line
+ * each, since every worker writes its model after every region. */
 typedef struct cpuexec__worker {
-  struct cpuexec_executor *exec;
+  alignas(CPUEXEC__LINE) struct cpuexec_executor *exec;
   uint32_t index; /* participant index, 1-based */
   pthread_t thread;
+  cpuexec__cadence cadence;
 } cpuexec__worker;
 
 struct cpuexec_executor {
@@ -121,7 +116,6 @@ struct cpuexec_executor {
    * workers read, or each region would move one more line to each worker. */
   alignas(CPUEXEC__LINE) pthread_mutex_t dispatch_lock; /* one region runs on the pool at a time */
   uint32_t finish_target;                               /* under dispatch_lock */
-  cpuexec__cadence cadence;                             /* under dispatch_lock */
 
   alignas(CPUEXEC__LINE) _Atomic int error;
   /* Adaptive policy (see cpuexec__spin): the processor the last dispatch
@@ -146,11 +140,6 @@ extern _Atomic int cpuexec__test_fail_thread_create_at;
  * before it checks in (a test holds a worker there to play a late one). */
 typedef void (*cpuexec__worker_gate_fn)(struct cpuexec_executor *exec, uint32_t index);
 extern _Atomic(cpuexec__worker_gate_fn) cpuexec__test_worker_gate;
-
-/* The cadence model (cadence.c): called by the dispatcher, under the lock,
- * at the start of every dispatched region; returns the hint workers follow
- * after this region. */
-cpuexec__cadence_hint cpuexec__cadence_note(struct cpuexec_executor *exec, uint64_t now_ns);
 
 /* How waiting threads of an executor of `threads` participants spin for
  * resolved (executor.c). */

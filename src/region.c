@@ -243,7 +243,7 @@ static int32_t step_off_worker_processor(const struct cpuexec_executor *exec, in
 /* Writes every participant's slot: all of them before any epoch moves, so
  * a worker that acquires its epoch sees every block it may steal from. */
 static void publish_slots(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
-                          cpuexec_range_fn fn, uint32_t participants, bool takeover, cpuexec__cadence_hint hint) {
+                          cpuexec_range_fn fn, uint32_t participants, bool takeover) {
   partition pt = partition_of(total, grain, participants);
   for (uint32_t p = 0; p < participants; p++) {
     cpuexec__slot *s = &exec->slots[p];
@@ -256,8 +256,6 @@ static void publish_slots(struct cpuexec_executor *exec, int64_t total, int64_t 
     s->end = first + block_size(&pt, p);
     s->participants = participants;
     s->takeover = takeover;
-    atomic_store_explicit(&s->expect_ns, hint.expect_ns, memory_order_relaxed);
-    atomic_store_explicit(&s->window_ns, hint.window_ns, memory_order_relaxed);
   }
 }
 
@@ -315,10 +313,8 @@ CPUEXEC_EXPORT int cpuexec_parallel_for_flags(cpuexec_executor *exec, int64_t to
     cpu = step_off_worker_processor(exec, cpu, participants);
   if (atomic_load_explicit(&exec->caller_cpu, memory_order_relaxed) != cpu)
     atomic_store_explicit(&exec->caller_cpu, cpu, memory_order_relaxed);
-  cpuexec__cadence_hint hint = {0, 0};
-  if (exec->cadence.burn_permille) hint = cpuexec__cadence_note(exec, cpuexec__now_ns());
   bool every = (flags & CPUEXEC_FOR_EVERY_PARTICIPANT) != 0;
-  publish_slots(exec, total, grain, ctx, fn, participants, !every, hint);
+  publish_slots(exec, total, grain, ctx, fn, participants, !every);
   uint64_t wakes = 0;
   for (uint32_t k = 1; k < participants; k++) {
     cpuexec__slot *s = &exec->slots[k];

@@ -126,13 +126,16 @@ static inline bool cpuexec__spin(_Atomic uint32_t *word, uint32_t value, bool wh
 #undef CPUEXEC__WAITING
 }
 
-/* Spins while *word == value until deadline_ns; true when it changed. */
+/* Spins while *word == value until deadline_ns; true when it changed.
+ * *clock is kept at the latest clock read (a few microseconds stale at
+ * most), so the caller knows about when the word moved without one more
+ * read. */
 static inline bool cpuexec__spin_until(_Atomic uint32_t *word, uint32_t value, uint64_t deadline_ns,
-                                       const _Atomic int32_t *share_cpu) {
+                                       const _Atomic int32_t *share_cpu, uint64_t *clock) {
   for (uint32_t i = 1;; i++) {
     if (atomic_load_explicit(word, memory_order_acquire) != value) return true;
     if (i % CPUEXEC__SPIN_CLOCK_EVERY == 0) {
-      if (cpuexec__now_ns() >= deadline_ns) return false;
+      if ((*clock = cpuexec__now_ns()) >= deadline_ns) return false;
       if (share_cpu && atomic_load_explicit(share_cpu, memory_order_relaxed) == sched_getcpu()) sched_yield();
     }
     cpuexec__cpu_relax();
@@ -146,19 +149,25 @@ typedef enum cpuexec__cadence_outcome {
   CPUEXEC__CADENCE_MISS      /* it moved before the window, or the window passed */
 } cpuexec__cadence_outcome;
 
+/* What a worker's wait reports. */
+typedef struct cpuexec__wait_report {
+  bool slept;                        /* the wait went to the kernel */
+  cpuexec__cadence_outcome outcome;  /* how a followed window went */
+  uint64_t seen_ns;                  /* about when the word moved (0: not timed) */
+} cpuexec__wait_report;
+
 /* Waits until *word != seen (workers waiting for their epoch): spins per
  * plan, then parks announcing it in *parked. With a hint whose window ends
  * after the plan's spin (adaptive plans only), the wait follows it: spin,
  * a timed park until CPUEXEC__CADENCE_WAKE_LEAD_NS before the window, a
- * spin across the window, then the park. Returns the new value (acquire);
- * *slept says whether the wait went to the kernel and *outcome how a
- * followed window went (the caller counts them, reading the counters
- * pointer after the wait so a wait that spans turning counters on is still
- * counted). */
+ * spin across the window, then the park. Returns the new value (acquire)
+ * and fills *report (the caller counts, reading the counters pointer after
+ * the wait so a wait that spans turning counters on is still counted).
+ * Duration plans read the clock once as the wait starts and then only as
+ * the spin does, so the time seen costs nothing more. */
 uint32_t cpuexec__wait_while_equal(_Atomic uint32_t *word, uint32_t seen, _Atomic uint32_t *parked,
                                    const cpuexec__spin_plan *plan, const _Atomic int32_t *share_cpu,
-                                   const cpuexec__cadence_hint *hint, bool *slept,
-                                   cpuexec__cadence_outcome *outcome);
+                                   const cpuexec__cadence_hint *hint, cpuexec__wait_report *report);
 
 /* Waits until *word == target (the caller waiting for the count of
  * finished workers), the same way. */

@@ -285,67 +285,75 @@ static void unknown_flags_are_rejected_naming_them(void **state) {
 
 static void the_cadence_is_followed_once_steady_and_dropped_when_the_stream_stops(void **state) {
   (void)state;
-  cpuexec_executor *exec = test_executor(2);
   const uint64_t ms = 1000000;
   uint64_t t = 5000 * ms;
+  static cpuexec__cadence c;
+  memset(&c, 0, sizeof c);
+  c.burn_permille = CPUEXEC__CADENCE_BURN_PERMILLE;
   cpuexec__cadence_hint h;
-  pthread_mutex_lock(&exec->dispatch_lock);
   /* 1 ms apart, 4 us of jitter: followed after CPUEXEC__CADENCE_STEADY. */
   for (uint32_t i = 0; i <= CPUEXEC__CADENCE_STEADY; i++) {
-    h = cpuexec__cadence_note(exec, t);
+    h = cpuexec__cadence_note(&c, t);
     assert_int_equal(h.expect_ns, 0);
+    assert_int_equal(atomic_load(&c.shown_window_ns), 0);
     t += ms + (i % 2 ? 4000 : 0);
   }
-  h = cpuexec__cadence_note(exec, t);
+  h = cpuexec__cadence_note(&c, t);
   assert_true(h.expect_ns > t + ms - 10000 && h.expect_ns < t + ms + 10000);
   assert_true(h.window_ns >= CPUEXEC__CADENCE_MIN_WINDOW_NS);
   /* The window's spin stays inside the burn budget. */
   assert_true((2 * h.window_ns + CPUEXEC__CADENCE_WAKE_LEAD_NS) * 1000 <= ms * CPUEXEC__CADENCE_BURN_PERMILLE + 20000);
-  pthread_mutex_unlock(&exec->dispatch_lock);
+  /* What cpuexec_executor_spin_state shows. */
+  assert_int_equal(atomic_load(&c.shown_window_ns), h.window_ns);
+  assert_true(atomic_load(&c.shown_period_ns) > ms - 10000 && atomic_load(&c.shown_period_ns) < ms + 10000);
+  assert_true(atomic_load(&c.shown_steady) >= CPUEXEC__CADENCE_STEADY);
+  /* The stream stops: one long gap and nothing is predicted any more. */
+  t += 900 * ms;
+  h = cpuexec__cadence_note(&c, t);
+  assert_int_equal(h.expect_ns, 0);
+  assert_int_equal(atomic_load(&c.shown_window_ns), 0);
+  assert_int_equal(atomic_load(&c.shown_steady), 0);
+}
+
+static void a_cadence_too_fast_for_the_budget_or_without_a_budget_is_not_followed(void **state) {
+  (void)state;
+  static cpuexec__cadence c;
+  memset(&c, 0, sizeof c);
+  c.burn_permille = CPUEXEC__CADENCE_BURN_PERMILLE;
+  uint64_t t = 1000000000;
+  cpuexec__cadence_hint h = {0, 0};
+  /* Every 20 us: the plain spin after each region covers it; a window
+   * would cost more than the budget allows. */
+  for (int i = 0; i < 20; i++, t += 20000) h = cpuexec__cadence_note(&c, t);
+  assert_int_equal(h.expect_ns, 0);
+  /* No budget (a policy other than adaptive): never followed. */
+  memset(&c, 0, sizeof c);
+  for (int i = 0; i < 20; i++, t += 1000000) h = cpuexec__cadence_note(&c, t);
+  assert_int_equal(h.expect_ns, 0);
+}
+
+static void the_spin_state_shows_the_policy(void **state) {
+  (void)state;
+  cpuexec_executor *exec = test_executor(2);
   cpuexec_spin_state st;
   assert_int_equal(cpuexec_executor_spin_state(exec, &st), 0);
   assert_true(st.follows_cadence);
   assert_int_equal(st.burn_permille, CPUEXEC__CADENCE_BURN_PERMILLE);
-  assert_true(st.following);
-  assert_true(st.cadence_ns > ms - 10000 && st.cadence_ns < ms + 10000);
-  assert_int_equal(st.window_ns, h.window_ns);
-  assert_true(st.steady_regions >= CPUEXEC__CADENCE_STEADY);
-  /* The stream stops: one long gap and nothing is predicted any more. */
-  pthread_mutex_lock(&exec->dispatch_lock);
-  t += 900 * ms;
-  h = cpuexec__cadence_note(exec, t);
-  assert_int_equal(h.expect_ns, 0);
-  pthread_mutex_unlock(&exec->dispatch_lock);
-  assert_int_equal(cpuexec_executor_spin_state(exec, &st), 0);
-  assert_false(st.following);
-  assert_int_equal(st.steady_regions, 0);
+  assert_int_equal(st.spin_ns, CPUEXEC__ADAPTIVE_SPIN_NS);
   cpuexec_executor_destroy(exec);
-}
-
-static void a_cadence_too_fast_for_the_budget_or_a_fixed_policy_is_not_followed(void **state) {
-  (void)state;
-  cpuexec_executor *exec = test_executor(2);
-  uint64_t t = 1000000000;
-  cpuexec__cadence_hint h = {0, 0};
-  pthread_mutex_lock(&exec->dispatch_lock);
-  /* Every 20 us: the plain spin after each region covers it; a window
-   * would cost more than the budget allows. */
-  for (int i = 0; i < 20; i++, t += 20000) h = cpuexec__cadence_note(exec, t);
-  assert_int_equal(h.expect_ns, 0);
-  pthread_mutex_unlock(&exec->dispatch_lock);
-  cpuexec_executor_destroy(exec);
-
   exec = test_executor_spin(2, CPUEXEC_SPIN_FIXED_DURATION, 50000);
-  cpuexec_spin_state st;
   assert_int_equal(cpuexec_executor_spin_state(exec, &st), 0);
   assert_false(st.follows_cadence);
+  assert_false(st.following);
   assert_int_equal(st.spin_ns, 50000);
-  pthread_mutex_lock(&exec->dispatch_lock);
-  for (int i = 0; i < 20; i++, t += 1000000) h = cpuexec__cadence_note(exec, t);
-  assert_int_equal(h.expect_ns, 0);
-  pthread_mutex_unlock(&exec->dispatch_lock);
+  cpuexec_executor_destroy(exec);
+  exec = test_executor_spin(2, CPUEXEC_SPIN_FIXED_ITERATIONS, 777);
+  assert_int_equal(cpuexec_executor_spin_state(exec, &st), 0);
+  assert_int_equal(st.spin_iterations, 777);
+  assert_false(st.follows_cadence);
   cpuexec_executor_destroy(exec);
   assert_int_equal(cpuexec_executor_spin_state(NULL, &st), CPUEXEC_EINVAL);
+  assert_non_null(strstr(cpuexec_last_error(), "exec"));
 }
 
 int main(void) {
@@ -359,7 +367,8 @@ int main(void) {
                                       gate_teardown),
       cmocka_unit_test(unknown_flags_are_rejected_naming_them),
       cmocka_unit_test(the_cadence_is_followed_once_steady_and_dropped_when_the_stream_stops),
-      cmocka_unit_test(a_cadence_too_fast_for_the_budget_or_a_fixed_policy_is_not_followed),
+      cmocka_unit_test(a_cadence_too_fast_for_the_budget_or_without_a_budget_is_not_followed),
+      cmocka_unit_test(the_spin_state_shows_the_policy),
   };
   return cmocka_run_group_tests_name("executor take-overs and cadence", tests, NULL, NULL);
 }
