@@ -7,8 +7,11 @@
 static inline uint64_t absdiff(uint64_t a, uint64_t b) { return a > b ? a - b : b - a; }
 
 /* A period seen within max(period / 8, 20 us) of the smoothed one keeps the
- * cadence; anything else starts over from it, so a stream that stops (one
- * long gap) is forgotten at its next region. */
+ * cadence. Once steady, one period outside that is forgiven (a busy
+ * machine delays a region now and then: the next one is expected a period
+ * after it); two in a row start over, so a stream that stops is forgotten
+ * at its second region. A stopped stream costs one window: the worker
+ * parks when it passes. */
 static cpuexec__cadence_hint decide(cpuexec__cadence *c, uint64_t now);
 
 cpuexec__cadence_hint cpuexec__cadence_note(cpuexec__cadence *c, uint64_t now) {
@@ -28,16 +31,27 @@ static cpuexec__cadence_hint decide(cpuexec__cadence *c, uint64_t now) {
   uint64_t seen = now - last;
   uint64_t tolerance = c->period_ns / 8 > 20000u ? c->period_ns / 8 : 20000u;
   uint64_t err = absdiff(seen, c->period_ns);
-  if (c->period_ns == 0 || err > tolerance) {
-    c->period_ns = seen;
-    c->jitter_ns = 0;
-    c->steady = 0;
-    return none;
+  if (c->period_ns == 0 || (err > tolerance && c->outliers >= 1) || c->steady < CPUEXEC__CADENCE_STEADY) {
+    if (c->period_ns == 0 || err > tolerance) {
+      /* A new cadence (or none): start over from this period. */
+      c->period_ns = seen;
+      c->jitter_ns = 0;
+      c->steady = 0;
+      c->outliers = 0;
+      return none;
+    }
+  } else if (err > tolerance) {
+    /* One late region in a steady stream (a preempted caller, a long
+     * sleep): keep the cadence, expect the next one a period from now. */
+    c->outliers++;
+    goto predict;
   }
+  c->outliers = 0;
   c->steady++;
   c->period_ns = (c->period_ns * 7 + seen) / 8;
   c->jitter_ns = (c->jitter_ns * 3 + err) / 4;
   if (c->steady < CPUEXEC__CADENCE_STEADY) return none;
+predict:;
   /* The window covers three mean deviations, and costs at most the budget:
    * all of it spun, plus the early wake. A window the budget cannot give
    * even its narrowest width is not followed. */

@@ -50,6 +50,7 @@ typedef struct cpuexec__cadence {
   uint64_t period_ns; /* smoothed time between regions */
   uint64_t jitter_ns; /* smoothed |period seen - period_ns| */
   uint32_t steady;    /* regions in a row within tolerance of period_ns */
+  uint32_t outliers;  /* regions in a row outside it since the cadence was steady */
   uint32_t burn_permille; /* 0: never follow (not the adaptive policy); set at creation */
   _Atomic uint64_t shown_period_ns;
   _Atomic uint64_t shown_jitter_ns;

@@ -307,12 +307,25 @@ static void the_cadence_is_followed_once_steady_and_dropped_when_the_stream_stop
   assert_int_equal(atomic_load(&c.shown_window_ns), h.window_ns);
   assert_true(atomic_load(&c.shown_period_ns) > ms - 10000 && atomic_load(&c.shown_period_ns) < ms + 10000);
   assert_true(atomic_load(&c.shown_steady) >= CPUEXEC__CADENCE_STEADY);
-  /* The stream stops: one long gap and nothing is predicted any more. */
+  /* One late region is forgiven: the next is expected a period after it. */
+  t += 3 * ms;
+  h = cpuexec__cadence_note(&c, t);
+  assert_true(h.expect_ns > t + ms - 10000 && h.expect_ns < t + ms + 10000);
+  /* The stream stops: after a second long gap nothing is predicted. */
   t += 900 * ms;
   h = cpuexec__cadence_note(&c, t);
   assert_int_equal(h.expect_ns, 0);
   assert_int_equal(atomic_load(&c.shown_window_ns), 0);
   assert_int_equal(atomic_load(&c.shown_steady), 0);
+  /* A new cadence is learnt from scratch (its first period starts over). */
+  for (uint32_t i = 0; i < CPUEXEC__CADENCE_STEADY; i++) {
+    t += 10 * ms;
+    h = cpuexec__cadence_note(&c, t);
+    assert_int_equal(h.expect_ns, 0);
+  }
+  t += 10 * ms;
+  h = cpuexec__cadence_note(&c, t);
+  assert_int_equal(h.expect_ns, t + 10 * ms);
 }
 
 static void a_cadence_too_fast_for_the_budget_or_without_a_budget_is_not_followed(void **state) {
