@@ -196,13 +196,16 @@ static void a_held_worker_among_many_costs_only_its_share(void **state) {
   r.caller_waits_for_held = 2;
   assert_int_equal(cpuexec_parallel_for(exec, 200, 3, &r, note, 0), 0);
   assert_each_once(&r, 200);
-  /* Workers 2 and 3 ran nothing; their reserved chunks were taken. */
+  /* Workers 2 and 3 ran nothing; their reserved chunks were taken (and
+   * worker 1's too when it had not woken by then: it is not held). */
   assert_int_equal(atomic_load(&r.participants) & 0xcu, 0);
   cpuexec_counters c;
   counters_of(exec, &c);
-  assert_int_equal(c.takeovers, 2);
+  assert_true(c.takeovers == 2 || c.takeovers == 3);
+  assert_int_equal(c.takeovers == 3, (atomic_load(&r.participants) & 0x2u) == 0);
   gate_release_all();
-  wait_late_arrivals(exec, 2);
+  /* Every worker whose share was taken arrives late, once. */
+  wait_late_arrivals(exec, c.takeovers);
   assert_each_once(&r, 200);
   assert_int_equal(atomic_load(&r.participants) & 0xcu, 0);
   cpuexec_executor_destroy(exec);
