@@ -93,7 +93,7 @@ static inline bool take_over(cpuexec__slot *victim) {
 static void run_share(struct cpuexec_executor *exec, uint32_t index) {
   cpuexec__slot *own = &exec->slots[index];
   uint32_t participants = own->participants;
-  partition pt = partition_of(own->total, own->grain, participants);
+  partition pt = {own->chunks, own->q, own->rem};
   int64_t lo = block_first(&pt, index), hi = lo + 1, clo, chi;
   bool pending = claim(own, &clo, &chi);
   if (pending && clo == hi) {
@@ -254,6 +254,9 @@ static void publish_slots(struct cpuexec_executor *exec, int64_t total, int64_t 
     s->grain = grain;
     atomic_store_explicit(&s->next, first + 1, memory_order_relaxed);
     s->end = first + block_size(&pt, p);
+    s->chunks = pt.chunks;
+    s->q = pt.q;
+    s->rem = pt.rem;
     s->participants = participants;
     s->takeover = takeover;
   }
