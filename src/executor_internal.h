@@ -17,8 +17,10 @@
  *              k, arriving later, finds no open region and goes back to
  *              waiting, having read nothing but this word.
  * The dispatcher opens with cpuexec__epoch_next_open(), the next value
- * that is 1 mod 4 (every region moves it by 4), so the values only grow and a stale compare-exchange
- * always fails. The caller waits only for workers that joined.
+ * that is 1 mod 4 (every region moves it by 4), so the values only grow
+ * and a stale compare-exchange fails (a thread would have to stall across
+ * 2^30 regions to see a value again). The caller waits only for workers
+ * that joined.
  *
  * Concurrency, field by field:
  *   - identity fields (resolved .. spin) are written by
