@@ -23,6 +23,9 @@ typedef struct cpuexec_counters {
   uint64_t cadence_hits;      /* regions that found a worker spinning in its cadence window */
   uint64_t cadence_misses;    /* cadence windows that ended without a region, or regions that came before theirs */
 } cpuexec_counters;
+/* A foreign executor (include/cpuexec/foreign.h) counts dispatches (calls
+ * handed to its pool), nested_inline and limited_inline; its pool does the
+ * waiting, so the others stay 0. */
 
 /* What an executor's waiting threads do now (cpuexec_executor_spin_state).
  * The adaptive policy follows the cadence of calls: once the time between
@@ -78,6 +81,9 @@ CPUEXEC_EXPORT int cpuexec_executor_spin_state(const cpuexec_executor *exec, cpu
  * parallel region (NULL removes it). */
 CPUEXEC_EXPORT void cpuexec_set_dispatch_observer(cpuexec_dispatch_observer observer, void *user);
 
+/* A foreign executor (include/cpuexec/foreign.h) describes itself as its
+ * effective threads, CPUEXEC_AFFINITY_NONE, no SMT, CPUEXEC_SPIN_PARK_IMMEDIATELY:
+ * libcpuexec neither places nor spins its threads. */
 CPUEXEC_EXPORT int cpuexec_executor_descriptor(const cpuexec_executor *exec, cpuexec_descriptor *out);
 /* 0 when expected matches exec; CPUEXEC_EMISMATCH naming the first field that differs. */
 CPUEXEC_EXPORT int cpuexec_executor_check_descriptor(const cpuexec_executor *exec,

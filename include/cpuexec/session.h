@@ -13,12 +13,17 @@
 typedef struct cpuexec_session cpuexec_session;
 
 /* Saved state of one installed scope. The fields are private to the
- * library; the struct is public only so scopes can live on the stack. */
+ * library; the struct is public only so scopes can live on the stack.
+ * reserved_ holds what the runtime hooks save for the scope
+ * (include/cpuexec/hooks.h: CPUEXEC_HOOKS_MAX blocks of
+ * CPUEXEC_HOOK_STATE_MAX bytes) and leaves room to grow without changing
+ * the struct's size. */
 typedef struct cpuexec_scope {
   cpuexec_executor *previous_;
   cpuexec_executor *installed_;
-  int32_t openmp_saved_[4];
   uint32_t depth_;
+  uint32_t hooks_entered_;
+  uint64_t reserved_[32];
 } cpuexec_scope;
 
 CPUEXEC_BEGIN_DECLS
@@ -26,8 +31,9 @@ CPUEXEC_BEGIN_DECLS
 /* policy NULL: the executor installed on this thread if any (a nested
  * session keeps the enclosing executor), else the process default. A
  * session holds its own lease, so a nested session may outlive the one that
- * installed its executor; an unshared executor (cpuexec_executor_create) is
- * borrowed instead, and must outlive the session. */
+ * installed its executor; an unshared executor (cpuexec_executor_create, or
+ * a foreign one: include/cpuexec/foreign.h) is borrowed instead, and must
+ * outlive the session. */
 CPUEXEC_EXPORT int cpuexec_session_create(const cpuexec_policy *policy, cpuexec_session **out);
 /* NULL is ignored (like free). */
 CPUEXEC_EXPORT void cpuexec_session_destroy(cpuexec_session *session);
