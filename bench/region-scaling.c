@@ -163,8 +163,7 @@ int main(int argc, char **argv) {
   printf("line_ns      %8.1f   (spinning ping-pong, half a round trip)\n", ping_pong(false, ROUNDS));
   printf("wake_ns      %8.1f   (futex wake system call, nobody waiting)\n", wake_syscall_ns());
   printf("wake_lat_ns  %8.1f   (parked ping-pong, half a round trip)\n", ping_pong(true, PARKED_ROUNDS));
-  printf("tree: fan-out %u, completion groups of %u, default threshold %u participants\n", CPUEXEC__WAKE_TREE_FANOUT,
-         CPUEXEC__WAKE_TREE_GROUP, CPUEXEC__WAKE_TREE_MIN);
+  printf("tree: fan-out %u, default threshold %u participants\n", CPUEXEC__WAKE_TREE_FANOUT, CPUEXEC__WAKE_TREE_MIN);
   printf("%12s %14s %14s %14s %14s\n", "participants", "spin flat ns", "spin tree ns", "park flat ns", "park tree ns");
   for (long p = 2; p <= max; p *= 2) {
     double sf = region_ns((uint32_t)p, CPUEXEC_SPIN_FIXED_DURATION, false);

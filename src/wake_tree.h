@@ -1,51 +1,45 @@
-/* Internal: waking a region's workers as a tree, and counting their
- * completion in groups, for regions of many participants.
+/* Internal: waking a wide region's parked workers as a tree.
  *
  * Below the threshold (CPUEXEC__WAKE_TREE_MIN participants) nothing here
- * runs: the caller bumps every worker's epoch itself (one line write, and
- * one futex call per parked worker) and every worker adds one to
- * `finished` (region.c). At and above it:
- *   - wake-up: the participants form a CPUEXEC__WAKE_TREE_FANOUT-ary tree
- *     rooted at the caller (participant i's children are i*F+1 .. i*F+F);
- *     the caller wakes its F children, and every woken worker first wakes
- *     its own children, then runs its share. The last worker starts after
- *     about log_F(p) wake latencies instead of p - 1 sequential wakes;
- *   - completion: workers 1..p-1 fall into groups of CPUEXEC__WAKE_TREE_GROUP
- *     consecutive indices, each with a counter on its own line; the last
- *     worker of a group to finish resets the group's counter and adds the
- *     group's size to `finished` in one step, so the finish line takes
- *     ceil((p - 1) / G) additions instead of p - 1, and no counter line is
- *     written by more than G participants.
- * `finished` still reaches the same finish_target, so the caller's wait
- * (region.c, wait.h) is unchanged. doc/performance.md has the cost model
- * behind the threshold and the fan-out.
+ * runs: the caller opens every worker's epoch and makes one futex wake call
+ * per parked worker itself (region.c). At and above it the caller still
+ * opens every epoch (so the check-in protocol of executor_internal.h is
+ * untouched: only the dispatcher moves an epoch to open, only the worker
+ * joins it, only the dispatcher closes it), but the wake system calls, the
+ * expensive part (about a microsecond each), are shared out as a
+ * CPUEXEC__WAKE_TREE_FANOUT-ary tree rooted at the caller: participant i
+ * wakes i*F+1 .. i*F+F. The caller wakes its F children; a worker that
+ * joined wakes its own children before running its share. A parked worker
+ * is thus woken after about log_F(p) wake latencies instead of behind p - 1
+ * sequential system calls. doc/performance.md has the cost model behind the
+ * threshold and the fan-out.
  *
- * Concurrency: a parent writes its children's epochs (seq_cst, as the
- * caller does; cpuexec__store_and_wake) after its own acquire of its epoch,
- * so the slots the caller published before waking the root's children are
- * visible to every descendant; the parent does so before its own finishing
- * step, so a child's epoch is never written after the region completes and
- * the next dispatch reads each epoch as its last writer left it. A group
- * counter is reset by the group's last finisher before its add to
- * `finished` (seq_cst), and no member of the group adds to the counter again
- * until the caller has seen `finished` complete and dispatched again. */
+ * Why no wake is lost: a worker parks with parked = 1 (seq_cst), then
+ * sleeps only if its epoch is unchanged (wait.h). The caller opens the
+ * epochs from the last participant down, so every child's epoch is opened
+ * before its parent's (a child's index is always above its parent's): a
+ * parent that joins (acquiring its own epoch; it may have been spinning
+ * and join before the caller is done) therefore happens after its
+ * children's opens, and so does its seq_cst load of a child's `parked`. If
+ * that load sees 0, the child's later parked = 1 and its check of the epoch
+ * come after the open in the single total order, so the child sees the
+ * epoch open and does not sleep; if it sees 1, the parent wakes it. (Opened
+ * in rising order, a spinning parent could check a parked child before its
+ * epoch moved, wake it for nothing, and the child would sleep through the
+ * region: tests/test_wake_tree.c caught exactly that.) A
+ * worker that did not join (closed by the caller, who then ran its share)
+ * wakes nobody: its children's epochs are closed or will be, and the caller
+ * never waits for a worker that did not join. */
 #ifndef CPUEXEC_SRC_WAKE_TREE_H
 #define CPUEXEC_SRC_WAKE_TREE_H
 
 #include <stdatomic.h>
-#include <stdbool.h>
 #include <stdint.h>
 
 #define CPUEXEC__WAKE_TREE_MIN 16u
 #define CPUEXEC__WAKE_TREE_FANOUT 4u
-#define CPUEXEC__WAKE_TREE_GROUP 8u
 
 struct cpuexec_executor;
-
-/* One completion counter per group of workers, each on its own line. */
-typedef struct cpuexec__wake_group {
-  _Alignas(128) _Atomic uint32_t count;
-} cpuexec__wake_group;
 
 /* The smallest participant count that uses the tree: CPUEXEC__WAKE_TREE_MIN,
  * or a test's value (cpuexec__test_wake_tree_min, when non-zero, read when
@@ -53,16 +47,13 @@ typedef struct cpuexec__wake_group {
 extern _Atomic uint32_t cpuexec__test_wake_tree_min;
 uint32_t cpuexec__wake_tree_min(void);
 
-/* The groups an executor of `threads` participants needs (NULL when its
- * threads stay below `min`, and on allocation failure: returns false). */
-bool cpuexec__wake_tree_alloc(uint32_t threads, uint32_t min, cpuexec__wake_group **out);
+/* What an executor of `threads` participants stores in wake_tree_min:
+ * the threshold, or UINT32_MAX when no region of it can reach it. */
+uint32_t cpuexec__wake_tree_min_for(uint32_t threads);
 
-/* Wakes participant `index`'s children in a region of `participants`;
- * returns the number of futex wake calls made. */
+/* Wakes participant `index`'s children that parked, in a region of
+ * `participants` whose epochs the dispatcher has opened; returns the number
+ * of futex wake calls made. */
 uint64_t cpuexec__wake_tree_children(struct cpuexec_executor *exec, uint32_t index, uint32_t participants);
-
-/* Worker `index`'s finishing step in a tree region (replaces the single add
- * of cpuexec__region_leave). */
-void cpuexec__wake_tree_leave(struct cpuexec_executor *exec, uint32_t index, uint32_t participants);
 
 #endif
