@@ -40,6 +40,7 @@
 
 #include "counters_internal.h"
 #include "executor_lease.h"
+#include "fork.h"
 #include "resolved.h"
 #include "wait.h"
 
@@ -98,9 +99,6 @@ struct cpuexec_executor {
   _Atomic uint32_t caller_parked; /* set while the caller sleeps on finished */
 };
 
-/* Fork generation: bumped in the child by a pthread_atfork handler. */
-extern _Atomic uint64_t cpuexec__fork_generation;
-void cpuexec__fork_generation_init(void);
 
 /* Test hook: when k > 0, creating worker k (1-based) fails as if
  * pthread_create had returned EAGAIN. */

@@ -25,8 +25,9 @@
  * Stopping a pool (cpuexec_executor_destroy joins its workers) also happens
  * outside the lock: entries are unlinked under the lock and finalized after.
  *
- * Fork: pthread_atfork handlers take every registry lock in prepare (after
- * the list lock), release them in the parent, and in the child re-initialise
+ * Fork (the handlers below, called by fork.c in the lock order written
+ * there): prepare takes every registry lock (after the list lock), the
+ * parent releases them, and the child re-initialises
  * the locks and forget every entry. Inherited pools are unusable in the child
  * (their workers do not exist there), so a compatible acquire in the child
  * starts a fresh pool. A lease held across fork stays valid as a handle:
@@ -46,6 +47,8 @@
 
 #include "error.h"
 #include "executor_lease.h"
+#include "fork.h"
+#include "os.h"
 #include "registry_internal.h"
 
 #define DEFAULT_CAPACITY 8u
@@ -89,25 +92,18 @@ struct cpuexec_registry {
 
 static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
 static cpuexec_registry *list_head;
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
 static pthread_once_t default_once = PTHREAD_ONCE_INIT;
 static cpuexec_registry *default_registry;
 
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* ---- fork ---------------------------------------------------------------- */
 
-static void atfork_prepare(void) {
+void cpuexec__registry_fork_prepare(void) {
   pthread_mutex_lock(&list_lock);
   for (cpuexec_registry *r = list_head; r; r = r->list_next) pthread_mutex_lock(&r->lock);
 }
 
-static void atfork_parent(void) {
+void cpuexec__registry_fork_parent(void) {
   for (cpuexec_registry *r = list_head; r; r = r->list_next) pthread_mutex_unlock(&r->lock);
   pthread_mutex_unlock(&list_lock);
 }
@@ -117,7 +113,7 @@ static void atfork_parent(void) {
  * from their executors' lease slots until released; the rest wait on
  * `forgotten` for the next call. A starting entry belongs to a creator that
  * does not exist in the child, so it is forgotten too. */
-static void atfork_child(void) {
+void cpuexec__registry_fork_child(void) {
   pthread_mutex_init(&list_lock, NULL);
   for (cpuexec_registry *r = list_head; r; r = r->list_next) {
     pthread_mutex_init(&r->lock, NULL);
@@ -137,8 +133,6 @@ static void atfork_child(void) {
     }
   }
 }
-
-static void register_atfork(void) { pthread_atfork(atfork_prepare, atfork_parent, atfork_child); }
 
 /* ---- entries ------------------------------------------------------------- */
 
@@ -174,7 +168,7 @@ static void sweep(cpuexec_registry *r, registry_entry **dead) {
     *dead = e;
   }
   if (r->idle_retention_ns == 0) return;
-  uint64_t now = now_ns();
+  uint64_t now = cpuexec__os_now_ns();
   registry_entry **p = &r->entries;
   while (*p) {
     registry_entry *e = *p;
@@ -218,6 +212,8 @@ CPUEXEC_EXPORT void cpuexec_registry_options_init(cpuexec_registry_options *opti
 }
 
 static int registry_new(const cpuexec_registry_options *options, bool process_owned, cpuexec_registry **out) {
+  int rc = cpuexec__fork_init();
+  if (rc != 0) return rc;
   cpuexec_registry *r = calloc(1, sizeof *r);
   if (!r) return cpuexec__fail(CPUEXEC_ENOMEM, "registry: out of memory allocating %zu bytes", sizeof *r);
   pthread_mutex_init(&r->lock, NULL);
@@ -225,7 +221,6 @@ static int registry_new(const cpuexec_registry_options *options, bool process_ow
   r->capacity = options->capacity;
   r->idle_retention_ns = options->idle_retention_ns;
   r->process_owned = process_owned;
-  pthread_once(&atfork_once, register_atfork);
   pthread_mutex_lock(&list_lock);
   r->list_next = list_head;
   if (list_head) list_head->list_prev = r;
@@ -423,7 +418,7 @@ CPUEXEC_EXPORT void cpuexec_executor_release(cpuexec_executor *lease) {
       e->next = dead;
       dead = e;
     } else {
-      e->idle_since_ns = now_ns();
+      e->idle_since_ns = cpuexec__os_now_ns();
     }
   }
   pthread_mutex_unlock(&registry->lock);

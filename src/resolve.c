@@ -41,8 +41,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +48,7 @@
 
 #include "cpulist.h"
 #include "error.h"
+#include "os.h"
 #include "policy_check.h"
 #include "strbuf.h"
 #include "topology_internal.h"
@@ -252,18 +251,23 @@ static int check_explicit_set(const cpuexec_policy *req, const cpuexec_topology 
   return 0;
 }
 
+static int compare_id(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
 /* The calling thread's binding as visible processors, when it is narrower
  * than the process-visible set (someone pinned it). Returns the count. */
 static uint32_t caller_binding(const cpuexec_topology *t, const cpuexec__processor **out, uint32_t max) {
   uint32_t n = 0;
   if (t->live) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (pthread_getaffinity_np(pthread_self(), sizeof set, &set) != 0)
-      return 0;
+    int32_t ids[CPUEXEC_CPU_SET_MAX];
+    int32_t count = cpuexec__os_affinity_self(ids, CPUEXEC_CPU_SET_MAX);
+    if (count > CPUEXEC_CPU_SET_MAX)
+      count = CPUEXEC_CPU_SET_MAX;
     for (uint32_t i = 0; i < t->processor_count && n < max; i++) {
       int32_t id = t->processors[i].os_index;
-      if (id < CPU_SETSIZE && CPU_ISSET(id, &set))
+      if (count > 0 && bsearch(&id, ids, (size_t)count, sizeof *ids, compare_id) != NULL)
         out[n++] = &t->processors[i];
     }
   } else {
@@ -514,7 +518,27 @@ CPUEXEC_EXPORT int cpuexec_resolve(const cpuexec_policy *request, const cpuexec_
   if (threads == 1)
     diag(&d, "serial: the caller runs every range; no worker thread starts");
 
-  if ((rc = place(req, topology, threads, &d, &pl, r)) != 0)
+  /* This process's own topology on an OS backend without affinity: a
+   * pinning policy resolves unpinned and says so; an explicit placement
+   * cannot be honoured at all. A stored topology describes another machine,
+   * so its placement is resolved as asked. */
+  const cpuexec_policy *placed = req;
+  cpuexec_policy unpinned;
+  if (topology->live && !cpuexec__os_has_affinity() && req->affinity_policy != CPUEXEC_AFFINITY_NONE) {
+    if (req->affinity_policy == CPUEXEC_AFFINITY_EXPLICIT) {
+      rc = cpuexec__fail(CPUEXEC_ENOTSUP,
+                         "affinity_policy=explicit: the %s OS backend of this build cannot pin threads; use "
+                         "affinity_policy=none, or a build configured --with-os-backend=linux",
+                         cpuexec__os_backend());
+      goto fail;
+    }
+    diag(&d, "affinity_policy=%s: the %s OS backend cannot pin threads; no participant is pinned",
+         cpuexec_affinity_policy_name(req->affinity_policy), cpuexec__os_backend());
+    unpinned = *req;
+    unpinned.affinity_policy = CPUEXEC_AFFINITY_NONE;
+    placed = &unpinned;
+  }
+  if ((rc = place(placed, topology, threads, &d, &pl, r)) != 0)
     goto fail;
   r->caller_processor = pl.caller;
   r->pin_caller = pl.pin_caller;
