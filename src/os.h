@@ -5,7 +5,7 @@
  *               cgroup v2 and /proc paths;
  *   os_posix.c  any POSIX system: condition-variable waits, no affinity
  *               (cpuexec__os_pin_* return ENOTSUP), no current processor,
- *               no thread names, no cgroup.
+ *               no cgroup; thread names where pthread_setname_np exists.
  * The clock is POSIX everywhere and inline here, since spins read it.
  *
  * Nothing outside these files calls a platform interface for these

@@ -1,11 +1,13 @@
 /* The portable POSIX OS backend (see os.h): condition-variable waits, and
- * no affinity, current processor, thread names or cgroup, which POSIX does
- * not define. Affinity is reported as unsupported (ENOTSUP), never faked. */
+ * no affinity, current processor or cgroup, which POSIX does not define.
+ * Affinity is reported as unsupported (ENOTSUP), never faked. Threads are
+ * named where the system has pthread_setname_np (configure checks). */
 #include "os.h"
 
 #include <errno.h>
 #include <sched.h>
 #include <stdint.h>
+#include <stdio.h>
 
 const char *cpuexec__os_backend(void) { return "posix"; }
 
@@ -80,8 +82,14 @@ void cpuexec__os_fork_child(void) {
 }
 
 void cpuexec__os_name_thread(pthread_t thread, const char *name) {
+#if HAVE_PTHREAD_SETNAME_NP
+  char limited[16]; /* the smallest limit among the systems that have it (Linux) */
+  snprintf(limited, sizeof limited, "%s", name);
+  pthread_setname_np(thread, limited);
+#else
   (void)thread;
   (void)name;
+#endif
 }
 
 const char *cpuexec__os_proc_self_cgroup(void) { return NULL; }
