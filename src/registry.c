@@ -96,6 +96,14 @@ static cpuexec_registry *list_head;
 static pthread_once_t default_once = PTHREAD_ONCE_INIT;
 static cpuexec_registry *default_registry;
 
+/* The clock retention is measured on; tests replace it (registry_internal.h). */
+_Atomic(cpuexec__clock_fn) cpuexec__registry_clock = NULL;
+
+static uint64_t registry_now(void) {
+  cpuexec__clock_fn clock = atomic_load_explicit(&cpuexec__registry_clock, memory_order_relaxed);
+  return clock ? clock() : cpuexec__os_now_ns();
+}
+
 /* ---- fork ---------------------------------------------------------------- */
 
 void cpuexec__registry_fork_prepare(void) {
@@ -168,7 +176,7 @@ static void sweep(cpuexec_registry *r, registry_entry **dead) {
     *dead = e;
   }
   if (r->idle_retention_ns == 0) return;
-  uint64_t now = cpuexec__os_now_ns();
+  uint64_t now = registry_now();
   registry_entry **p = &r->entries;
   while (*p) {
     registry_entry *e = *p;
@@ -418,7 +426,7 @@ CPUEXEC_EXPORT void cpuexec_executor_release(cpuexec_executor *lease) {
       e->next = dead;
       dead = e;
     } else {
-      e->idle_since_ns = cpuexec__os_now_ns();
+      e->idle_since_ns = registry_now();
     }
   }
   pthread_mutex_unlock(&registry->lock);

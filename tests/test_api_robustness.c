@@ -19,6 +19,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "test_util.h"
+
 #include <cpuexec.h>
 #include <pthreadpool.h>
 

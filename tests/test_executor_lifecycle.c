@@ -14,7 +14,7 @@
 
 #include "executor_internal.h"
 #include "os.h"
-#include "executor_test_util.h"
+#include "test_util.h"
 
 /* Counts threads whose name is `name` (a trailing '*' matches any rest).
  * Counting our own names, not all threads, keeps sanitizer runtimes'

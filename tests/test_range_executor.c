@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "adapters_support.h"
+#include "test_util.h"
 #include "compat/job_pool.h"
 #include "compat/range_executor.h"
 #include "compat/ranges.h"
@@ -43,7 +43,7 @@ static void assert_covers_exactly(const cpuexec_range_executor *ex, int64_t coun
 
 static void every_executor_covers_each_index_once(void **state) {
   (void)state;
-  test_executor installed, other;
+  test_owned_executor installed, other;
   assert_int_equal(test_executor_create(4, &installed), 0);
   assert_int_equal(test_executor_create(3, &other), 0);
   cpuexec_scope scope;
@@ -70,7 +70,7 @@ static void every_executor_covers_each_index_once(void **state) {
 
 static void installed_executor_uses_every_participant(void **state) {
   (void)state;
-  test_executor ex;
+  test_owned_executor ex;
   assert_int_equal(test_executor_create(4, &ex), 0);
   cpuexec_range_executor installed = cpuexec_range_executor_installed();
   test_coverage c;
@@ -153,7 +153,7 @@ static int slow_unless_failing(void *arg, int64_t begin, int64_t end) {
     atomic_fetch_add(&s->finished, 1);
     return s->code;
   }
-  test_sleep_ms(30);
+  test_busy_work(2000);
   atomic_fetch_add(&s->finished, 1);
   return 0;
 }
@@ -175,7 +175,7 @@ static void worker_error_is_returned_after_the_other_workers_finish(void **state
   }
   test_pool_destroy(pool);
 
-  test_executor exec;
+  test_owned_executor exec;
   assert_int_equal(test_executor_create(3, &exec), 0);
   cpuexec_range_executor of = cpuexec_range_executor_of(exec.exec);
   for (size_t i = 0; i < 3; i++) {
@@ -197,7 +197,7 @@ static int fail_with_ctx_code(void *ctx, int64_t begin, int64_t end) {
 
 static void callback_errors_pass_through_unchanged(void **state) {
   (void)state;
-  test_executor exec;
+  test_owned_executor exec;
   assert_int_equal(test_executor_create(2, &exec), 0);
   test_pool *pool = test_pool_create(3);
   cpuexec_job_pool jp = test_pool_as_job_pool(pool);
@@ -346,8 +346,9 @@ typedef struct early_executor {
 } early_executor;
 
 typedef struct early_ctx {
-  atomic_int entered;
-  atomic_int finished;
+  atomic_int entered;  /* the callback began */
+  atomic_int returned; /* run_early is about to return */
+  atomic_int finished; /* the callback ended */
 } early_ctx;
 
 static early_ctx early_state;
@@ -364,8 +365,9 @@ static int run_early(void *self, int64_t count, void *ctx, cpuexec_range_callbac
   e->callback = callback;
   e->count = count;
   pthread_create(&e->thread, NULL, early_thread, e);
-  while (atomic_load(&early_state.entered) == 0)
-    test_sleep_ms(1);
+  while (atomic_load(&early_state.entered) == 0) /* a latch: the callback runs */
+    sched_yield();
+  atomic_store(&early_state.returned, 1);
   return 0;
 }
 
@@ -374,7 +376,9 @@ static int slow_callback(void *ctx, int64_t begin, int64_t end) {
   (void)begin;
   (void)end;
   atomic_store(&early_state.entered, 1);
-  test_sleep_ms(50);
+  /* Still running when run_early returns, whatever the scheduling. */
+  while (atomic_load(&early_state.returned) == 0)
+    sched_yield();
   atomic_store(&early_state.finished, 1);
   return 0;
 }
@@ -382,6 +386,7 @@ static int slow_callback(void *ctx, int64_t begin, int64_t end) {
 static void checker_reports_an_executor_that_returns_early(void **state) {
   (void)state;
   atomic_init(&early_state.entered, 0);
+  atomic_init(&early_state.returned, 0);
   atomic_init(&early_state.finished, 0);
   early_executor e;
   cpuexec_range_checker checker;
@@ -495,7 +500,7 @@ static int outer_range(void *arg, int64_t begin, int64_t end) {
 
 static void callbacks_run_with_nested_scheduling_disabled(void **state) {
   (void)state;
-  test_executor ex;
+  test_owned_executor ex;
   assert_int_equal(test_executor_create(4, &ex), 0);
   cpuexec_scope scope;
   assert_int_equal(cpuexec_scope_enter(ex.exec, &scope), 0);
@@ -570,14 +575,14 @@ static int record_job(void *ctx, uint32_t id, uint32_t workers) {
   if ((int)id == j->fail_id)
     rc = 77;
   else
-    test_sleep_ms(2);
+    test_busy_work(100);
   atomic_fetch_add(&j->finished, 1);
   return rc;
 }
 
 static void worker_jobs_run_once_per_id_on_an_executor(void **state) {
   (void)state;
-  test_executor ex;
+  test_owned_executor ex;
   assert_int_equal(test_executor_create(3, &ex), 0);
   const uint32_t worker_counts[] = {1, 2, 3, 4, 7, 16};
   for (size_t w = 0; w < sizeof worker_counts / sizeof worker_counts[0]; w++) {
@@ -613,7 +618,7 @@ static void worker_jobs_run_once_per_id_on_an_executor(void **state) {
 
 static void failing_worker_job_is_returned_after_started_jobs_finish(void **state) {
   (void)state;
-  test_executor ex;
+  test_owned_executor ex;
   assert_int_equal(test_executor_create(3, &ex), 0);
   const int fail_ids[] = {0, 2, 6};
   for (size_t i = 0; i < 3; i++) {
@@ -639,7 +644,7 @@ static void installed_job_pool_follows_the_installed_executor(void **state) {
   assert_int_equal(atomic_load(&j.next), 1);
   assert_true(pthread_equal(j.thread[0], pthread_self()));
 
-  test_executor ex;
+  test_owned_executor ex;
   assert_int_equal(test_executor_create(3, &ex), 0);
   cpuexec_scope scope;
   assert_int_equal(cpuexec_scope_enter(ex.exec, &scope), 0);
@@ -752,7 +757,7 @@ static int matmul(const cpuexec_range_executor *ex, const double *a, const doubl
 
 static void reduction_leaves_the_destination_unchanged_on_failure(void **state) {
   (void)state;
-  test_executor ex;
+  test_owned_executor ex;
   assert_int_equal(test_executor_create(3, &ex), 0);
   test_pool *pool = test_pool_create(3);
   cpuexec_job_pool jp = test_pool_as_job_pool(pool);

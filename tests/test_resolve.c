@@ -1,7 +1,8 @@
 /* Resolution: every affinity policy and every validation rule on every
  * stored machine, the hybrid done criterion, a caller pinned by someone
  * else (stored and live), the resolved spin, descriptions and references. */
-#include "resolve_fixtures.h"
+#define TEST_UTIL_RESOLVE 1
+#include "test_util.h"
 #include "os.h"
 
 /* The first processor of the most performant visible kind (the caller's
