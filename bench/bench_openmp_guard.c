@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include <cpuexec.h>
+#include "clock.h"
 
 /* The OpenMP kernels, built by clang with libomp (tests/openmp_kernels.c;
  * see mk/openmp.am): declared here so the bench includes public headers
@@ -39,12 +40,6 @@ int kernel_parallel(int *team);
 void kernel_empty_region(void);
 void kernel_set_num_threads(int n);
 void kernel_set_max_active_levels(int n);
-
-static double now_ns(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
-}
 
 static int compare(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -68,10 +63,10 @@ static int empty_range(void *arg, int64_t begin, int64_t end) {
 static double bench_inline_call(cpuexec_executor *exec) {
   double v[BATCHES];
   for (int b = 0; b < BATCHES; b++) {
-    double t0 = now_ns();
+    double t0 = bench_now_ns();
     for (long i = 0; i < iterations; i++)
       if (cpuexec_parallel_for(exec, 1, 1, NULL, empty_range, 1) != 0) abort();
-    v[b] = (now_ns() - t0) / (double)iterations;
+    v[b] = (bench_now_ns() - t0) / (double)iterations;
   }
   return median(v);
 }
@@ -79,12 +74,12 @@ static double bench_inline_call(cpuexec_executor *exec) {
 static double bench_raw_setters(void) {
   double v[BATCHES];
   for (int b = 0; b < BATCHES; b++) {
-    double t0 = now_ns();
+    double t0 = bench_now_ns();
     for (long i = 0; i < iterations; i++) {
       kernel_set_num_threads(1);
       kernel_set_max_active_levels(0);
     }
-    v[b] = (now_ns() - t0) / (double)iterations;
+    v[b] = (bench_now_ns() - t0) / (double)iterations;
   }
   return median(v);
 }
@@ -96,10 +91,10 @@ static int regions_in_callback(void *arg, int64_t begin, int64_t end) {
   int team = 0;
   kernel_parallel(&team); /* checked: the guard keeps it to one thread */
   for (int b = 0; b < BATCHES; b++) {
-    double t0 = now_ns();
+    double t0 = bench_now_ns();
     for (long i = 0; i < iterations; i++)
       kernel_empty_region();
-    v[b] = (now_ns() - t0) / (double)iterations;
+    v[b] = (bench_now_ns() - t0) / (double)iterations;
   }
   region_ns = median(v);
   return team == 1 ? 0 : 1;
@@ -110,10 +105,10 @@ static double bench_region_serialized(void) {
   kernel_set_num_threads(1);
   kernel_set_max_active_levels(0);
   for (int b = 0; b < BATCHES; b++) {
-    double t0 = now_ns();
+    double t0 = bench_now_ns();
     for (long i = 0; i < iterations; i++)
       kernel_empty_region();
-    v[b] = (now_ns() - t0) / (double)iterations;
+    v[b] = (bench_now_ns() - t0) / (double)iterations;
   }
   return median(v);
 }

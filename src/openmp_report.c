@@ -15,6 +15,7 @@
 #include "error.h"
 #include "openmp_counts.h"
 #include "openmp_internal.h"
+#include "strbuf.h"
 
 #define TABLE_SIZE CPUEXEC__OMP_TABLE_SIZE
 #define POOL CPUEXEC__OMP_POOL
@@ -416,19 +417,7 @@ static const char *base_name(const char *path) {
   return slash != NULL ? slash + 1 : path;
 }
 
-/* snprintf into buf at *length, tracking the full length. */
-static void __attribute__((format(printf, 4, 5)))
-append(char *buf, size_t size, size_t *length, const char *format, ...) {
-  char scratch[1];
-  size_t used = *length < size ? *length : size;
-  va_list args;
-  va_start(args, format);
-  int n = size - used > 0 ? vsnprintf(buf + used, size - used, format, args) : vsnprintf(scratch, 0, format, args);
-  va_end(args);
-  if (n > 0)
-    *length += (size_t)n;
-}
-#define APPEND(...) append(buf, size, &length, __VA_ARGS__)
+#define APPEND(...) cpuexec__bounded_printf(&out, __VA_ARGS__)
 
 CPUEXEC_EXPORT int cpuexec_openmp_report_describe(char *buf, size_t size) {
   if (buf == NULL && size > 0)
@@ -448,7 +437,7 @@ CPUEXEC_EXPORT int cpuexec_openmp_report_describe(char *buf, size_t size) {
     free(entries);
     return rc;
   }
-  size_t length = 0;
+  cpuexec__bounded out = cpuexec__bounded_on(buf, size);
   APPEND("OpenMP detection: %s\n", status.reason);
   APPEND("runtimes: libomp %s, libgomp %s%s%s\n", status.libomp_loaded ? status.libomp_path : "(not loaded)",
          status.libgomp_loaded ? status.libgomp_path : "(not loaded)", status.chained_tool ? "; chained tool " : "",
@@ -473,7 +462,7 @@ CPUEXEC_EXPORT int cpuexec_openmp_report_describe(char *buf, size_t size) {
   if (n == 0)
     APPEND("(no OpenMP region seen)\n");
   free(entries);
-  return (int)length;
+  return (int)out.len;
 }
 
 /* CPUEXEC_OPENMP_REPORT=FILE (or "-" for stderr): write the report when the

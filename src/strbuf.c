@@ -1,4 +1,4 @@
-/* A growable string (strbuf.h). */
+/* The string builders (strbuf.h). */
 #include "strbuf.h"
 
 #include <limits.h>
@@ -98,4 +98,32 @@ int cpuexec__strbuf_copy_out(const cpuexec__strbuf *sb, char *buf, size_t size) 
     buf[n] = '\0';
   }
   return sb->len > INT_MAX ? INT_MAX : (int)sb->len;
+}
+
+cpuexec__bounded cpuexec__bounded_on(char *buf, size_t size) {
+  if (size > 0 && buf != NULL)
+    buf[0] = '\0';
+  return (cpuexec__bounded){buf, buf != NULL ? size : 0, 0};
+}
+
+void cpuexec__bounded_put(cpuexec__bounded *b, const char *text, size_t n) {
+  if (b->len + 1 < b->size) {
+    size_t room = b->size - b->len - 1;
+    size_t copy = n < room ? n : room;
+    memcpy(b->buf + b->len, text, copy);
+    b->buf[b->len + copy] = '\0';
+  }
+  b->len += n;
+}
+
+void cpuexec__bounded_printf(cpuexec__bounded *b, const char *format, ...) {
+  char scratch[1];
+  size_t used = b->len < b->size ? b->len : b->size;
+  va_list args;
+  va_start(args, format);
+  int n = b->size - used > 0 ? vsnprintf(b->buf + used, b->size - used, format, args)
+                             : vsnprintf(scratch, 0, format, args);
+  va_end(args);
+  if (n > 0)
+    b->len += (size_t)n;
 }
