@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "debug.h"
 #include "error.h"
 #include "executor_internal.h"
 #include "os.h"
@@ -24,6 +25,9 @@ static void *worker_main(void *arg) {
     bool slept;
     seen = cpuexec__wait_while_equal(&slot->epoch, seen, &slot->parked, &exec->spin, &exec->caller_cpu, &slept);
     if (slot->participants == 0) break;
+    CPUEXEC__CHECK(w->index < slot->participants && slot->participants <= exec->threads,
+                   "executor %llu: worker %u admitted to a region of %u participants (executor of %u)",
+                   (unsigned long long)exec->id, w->index, slot->participants, exec->threads);
     cpuexec__counters_block *counters = cpuexec__counters_of(exec);
     if (counters) {
       atomic_fetch_add_explicit(slept ? &counters->workers.parks : &counters->workers.spins_found_work, 1,
@@ -176,6 +180,10 @@ CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpu
 
 CPUEXEC_EXPORT void cpuexec_executor_destroy(cpuexec_executor *exec) {
   if (!exec) return;
+  CPUEXEC__CHECK(exec->lease.registry == NULL,
+                 "executor %llu: destroyed while a registry leases it; release a lease with "
+                 "cpuexec_executor_release()",
+                 (unsigned long long)exec->id);
   if (cpuexec__executor_inherited(exec)) {
     /* The workers do not exist in this process, and the lock may have been
      * held by a thread that did not survive fork(): touch neither. */

@@ -45,6 +45,7 @@
 
 #include <cpuexec/registry.h>
 
+#include "debug.h"
 #include "error.h"
 #include "executor_lease.h"
 #include "fork.h"
@@ -149,7 +150,11 @@ void cpuexec__registry_fork_child(void) {
 static void finalize(registry_entry *list) {
   while (list) {
     registry_entry *next = list->next;
-    if (list->exec) cpuexec_executor_destroy(list->exec);
+    if (list->exec) {
+      /* No lease is left: the pool is no longer the registry's. */
+      cpuexec__executor_lease_slot(list->exec)->registry = NULL;
+      cpuexec_executor_destroy(list->exec);
+    }
     free(list->key);
     free(list);
     list = next;
@@ -408,6 +413,8 @@ CPUEXEC_EXPORT void cpuexec_executor_release(cpuexec_executor *lease) {
   pthread_mutex_lock(&registry->lock);
   sweep(registry, &dead);
   registry_entry *e = slot->entry;
+  CPUEXEC__CHECK(registry->leases >= e->leases, "registry: %llu lease(s) in all, fewer than the %u of one pool",
+                 (unsigned long long)registry->leases, e->leases);
   if (e->leases == 0) {
     /* A release without a matching acquire (an idle retained pool): ignore
      * it rather than stop a pool another thread may be about to reuse. */
