@@ -2,6 +2,7 @@
 #include "cpulist.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "decimal.h"
@@ -108,4 +109,20 @@ int64_t cpuexec__cpulist_find_duplicate(const int32_t *ids, uint32_t count) {
       if (ids[i] == ids[j])
         return i;
   return -1;
+}
+
+void cpuexec__cpulist_put(cpuexec__strbuf *sb, const int32_t *ids, uint32_t n) {
+  if (n == 0) {
+    cpuexec__strbuf_printf(sb, "none");
+    return;
+  }
+  size_t len = cpuexec__cpulist_format(ids, n, NULL, 0);
+  char *text = malloc(len + 1);
+  if (text == NULL) {
+    sb->failed = true;
+    return;
+  }
+  cpuexec__cpulist_format(ids, n, text, len + 1);
+  cpuexec__strbuf_printf(sb, "%s", text);
+  free(text);
 }

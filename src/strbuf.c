@@ -1,6 +1,8 @@
 /* The string builders (strbuf.h). */
 #include "strbuf.h"
 
+#include "error.h"
+
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -126,4 +128,25 @@ void cpuexec__bounded_printf(cpuexec__bounded *b, const char *format, ...) {
   va_end(args);
   if (n > 0)
     b->len += (size_t)n;
+}
+
+int cpuexec__strbuf_finish(cpuexec__strbuf *sb, char *buf, size_t size, const char *what) {
+  if (sb->failed) {
+    cpuexec__strbuf_free(sb);
+    return cpuexec__fail(CPUEXEC_ENOMEM, "%s: out of memory", what);
+  }
+  int n = cpuexec__strbuf_copy_out(sb, buf, size);
+  cpuexec__strbuf_free(sb);
+  return n;
+}
+
+int cpuexec__describe_check(const void *object, cpuexec_format format, const char *buf, size_t size,
+                            const char *what) {
+  if (object == NULL)
+    return cpuexec__fail(CPUEXEC_EINVAL, "%s: NULL", what);
+  if (format != CPUEXEC_FORMAT_TEXT && format != CPUEXEC_FORMAT_JSON)
+    return cpuexec__fail(CPUEXEC_EINVAL, "format: %d is not CPUEXEC_FORMAT_TEXT or CPUEXEC_FORMAT_JSON", (int)format);
+  if (buf == NULL && size > 0)
+    return cpuexec__fail(CPUEXEC_EINVAL, "buf: NULL with size %zu; pass size 0 to measure", size);
+  return 0;
 }

@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <cpuexec/policy.h>
+
 typedef struct cpuexec__strbuf {
   char *data; /* NUL-terminated once anything was appended; NULL before */
   size_t len;
@@ -38,5 +40,14 @@ typedef struct cpuexec__bounded {
 cpuexec__bounded cpuexec__bounded_on(char *buf, size_t size);
 void cpuexec__bounded_put(cpuexec__bounded *b, const char *text, size_t n);
 void cpuexec__bounded_printf(cpuexec__bounded *b, const char *format, ...) __attribute__((format(printf, 2, 3)));
+
+/* The last step of a *_describe call: copies the text out like snprintf
+ * and returns its full length, or CPUEXEC_ENOMEM naming `what` when the
+ * text could not be built. Frees sb either way. */
+int cpuexec__strbuf_finish(cpuexec__strbuf *sb, char *buf, size_t size, const char *what);
+/* The arguments every *_describe call checks: the object (named `what`),
+ * the format, and buf NULL only with size 0. 0 or CPUEXEC_EINVAL. */
+int cpuexec__describe_check(const void *object, cpuexec_format format, const char *buf, size_t size,
+                            const char *what);
 
 #endif

@@ -709,7 +709,7 @@ static int row_sums_range(void *arg, int64_t begin, int64_t end) {
   return 0;
 }
 
-/* An axis reduction as the seed describes it: one group per retained
+/* An axis reduction as compat/range_executor.h describes it: one group per retained
  * coordinate, results staged, copied to dest only after success. */
 static int row_sums(const cpuexec_range_executor *ex, const double *m, int64_t rows, int64_t cols, double *dest) {
   double *stage = malloc((size_t)rows * sizeof *stage);
@@ -744,7 +744,7 @@ static int matmul_rows(void *arg, int64_t begin, int64_t end) {
   return 0;
 }
 
-/* A matmul as the seed describes it: one group per output row, written in
+/* A matmul as compat/range_executor.h describes it: one group per output row, written in
  * place, so a failure may leave c partly written. */
 static int matmul(const cpuexec_range_executor *ex, const double *a, const double *b, double *c, int64_t rows,
                   int64_t inner, int64_t cols) {

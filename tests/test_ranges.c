@@ -1,4 +1,4 @@
-/* Range schedules and costed ranges (compat/ranges.h): the seed's rules as a
+/* Range schedules and costed ranges (compat/ranges.h): its header's rules as a
  * matrix of executors x totals x schedules. */
 #include <setjmp.h>
 #include <stdarg.h>
