@@ -100,6 +100,10 @@ struct cpuexec_executor {
 };
 
 
+/* True in a process other than the one that created exec (after fork):
+ * its threads do not exist here (fork.h's generation). */
+bool cpuexec__executor_inherited(const cpuexec_executor *exec);
+
 /* Test hook: when k > 0, creating worker k (1-based) fails as if
  * pthread_create had returned EAGAIN. */
 extern _Atomic int cpuexec__test_fail_thread_create_at;
