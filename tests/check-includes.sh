@@ -4,7 +4,8 @@
 #   2. compat/*.c include only public headers (<cpuexec/...>, compat's own
 #      installed headers) and the private headers named in COMPAT_ALLOW;
 #   3. bench/ and tools/ include only public headers or their own (a quoted
-#      include must name a file of the including file's own directory).
+#      include must name a file of the including file's own directory);
+#   4. every file HACKING.md names (a `path` under a top-level folder) exists.
 # Prints every violation, one a line, and exits 1 if there is any.
 
 # The private headers compat/ may include: the region primitive's header,
@@ -117,8 +118,14 @@ done | while IFS="$(printf '\t')" read -r f inc; do
 done)
 [ -n "$out" ] && fail "$out"
 
+# ---- 4. HACKING.md names only files that exist ------------------------------
+out=$(grep -o '`[^`]*`' HACKING.md | tr -d '`' | sed 's/ .*//' |
+  grep -E '^(src|compat|tests|tools|bench|mk|include|doc|examples)/' | grep -v '[*<]' | sort -u |
+  while IFS= read -r path; do [ -e "$path" ] || printf 'HACKING.md names %s, which does not exist\n' "$path"; done)
+[ -n "$out" ] && fail "$out"
+
 if [ "$failures" -ne 0 ]; then
   printf 'check-includes: %d rule(s) broken (see HACKING.md, "Modules")\n' "$failures"
   exit 1
 fi
-echo "check-includes: src/ has no include cycle; compat/, bench/ and tools/ include what they may"
+echo "check-includes: src/ has no include cycle; compat/, bench/ and tools/ include what they may; HACKING.md names existing files"
