@@ -151,8 +151,13 @@ static int pin_caller(const struct cpuexec_executor *exec) {
   int32_t cpu = exec->caller_processor;
   if (pinned_caller_processor == cpu) return 0;
   int rc = cpuexec__os_pin_self(cpu);
+  if (rc == ENOTSUP)
+    return cpuexec__fail(CPUEXEC_ENOTSUP,
+                         "caller affinity: processor %d: the %s OS backend cannot pin threads; resolve the policy "
+                         "on this process's topology, or use affinity_policy=none",
+                         cpu, cpuexec__os_backend());
   if (rc != 0)
-    return cpuexec__fail(rc == ENOTSUP ? CPUEXEC_ENOTSUP : CPUEXEC_EAFFINITY,
+    return cpuexec__fail(CPUEXEC_EAFFINITY,
                          "caller affinity: processor %d could not be applied to the calling thread (%s); "
                          "the process CPU set may have changed since the policy was resolved",
                          cpu, strerror(rc));

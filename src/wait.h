@@ -1,8 +1,9 @@
 /* Internal: how libcpuexec threads wait for a 32-bit word to change.
  *
- * A waiter spins (pause loop) per the executor's spin plan, then parks in the
- * kernel (os.h: a futex on Linux, a condition variable elsewhere). Parking is announced in a per-waiter flag so the
- * waker makes a system call only when the waiter really sleeps:
+ * A waiter spins (pause loop) per the executor's spin plan, then parks (os.h:
+ * a futex on Linux, a condition variable elsewhere). Parking is announced in
+ * a per-waiter flag so the waker makes a system call only when the waiter
+ * really sleeps:
  *
  *   waiter: parked = 1 (seq_cst); if (word == seen) os_wait(word, seen)
  *   waker:  word = new (seq_cst);  if (parked) os_wake_all(word)
