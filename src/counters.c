@@ -69,6 +69,10 @@ CPUEXEC_EXPORT int cpuexec_executor_counters(const cpuexec_executor *exec, cpuex
   CPUEXEC__READ(wakeups);
   CPUEXEC__READ(caller_waits);
   CPUEXEC__READ(worker_active_ns);
+  CPUEXEC__READ(takeovers);
+  CPUEXEC__READ(late_arrivals);
+  CPUEXEC__READ(cadence_hits);
+  CPUEXEC__READ(cadence_misses);
 #undef CPUEXEC__READ
   return 0;
 }
@@ -77,6 +81,12 @@ CPUEXEC_EXPORT int cpuexec_executor_descriptor(const cpuexec_executor *exec, cpu
   if (!exec || !out) return cpuexec__fail(CPUEXEC_EINVAL, "%s: NULL", !exec ? "exec" : "out");
   memset(out, 0, sizeof *out);
   out->effective_threads = exec->threads;
+  if (!exec->resolved) {
+    /* A foreign executor: libcpuexec places nothing and spins nothing. */
+    out->affinity_class = CPUEXEC_AFFINITY_NONE;
+    out->spin_class = CPUEXEC_SPIN_PARK_IMMEDIATELY;
+    return 0;
+  }
   out->affinity_class = exec->resolved->request.affinity_policy;
   out->uses_smt = exec->resolved->uses_smt;
   out->spin_class = exec->resolved->spin.policy;

@@ -16,30 +16,74 @@ _Atomic int cpuexec__test_fail_thread_create_at = 0;
 /* Process-local executor ids: never reused, never 0. */
 static _Atomic uint64_t next_executor_id = 1;
 
+_Atomic(cpuexec__worker_gate_fn) cpuexec__test_worker_gate = NULL;
+
+/* Worker k's loop: wait for an open region, check in, run, leave. A worker
+ * that finds its region taken (see executor_internal.h) has read only its
+ * epoch and goes straight back to waiting. */
 static void *worker_main(void *arg) {
   cpuexec__worker *w = arg;
   struct cpuexec_executor *exec = w->exec;
   cpuexec__slot *slot = &exec->slots[w->index];
-  uint32_t seen = 0;
+  /* Cadence windows (cadence.h) are timed parks of a millisecond or so: the
+   * default 50 us slack would make them wake late. */
+  cpuexec__os_timer_slack(CPUEXEC__CADENCE_TIMER_SLACK_NS);
+  cpuexec__cadence_hint hint = {0, 0};
+  uint32_t e = 0;
   for (;;) {
-    bool slept;
-    seen = cpuexec__wait_while_equal(&slot->epoch, seen, &slot->parked, &exec->spin, &exec->caller_cpu, &slept);
-    if (slot->participants == 0) break;
-    CPUEXEC__CHECK(w->index < slot->participants && slot->participants <= exec->threads,
-                   "executor %llu: worker %u admitted to a region of %u participants (executor of %u)",
-                   (unsigned long long)exec->id, w->index, slot->participants, exec->threads);
+    bool joined = false;
+    cpuexec__wait_report seen;
+    e = cpuexec__wait_while_equal(&slot->epoch, e, &slot->parked, &exec->spin, &exec->caller_cpu, &hint, &seen);
+    while (cpuexec__epoch_open(e)) {
+      cpuexec__worker_gate_fn gate = atomic_load_explicit(&cpuexec__test_worker_gate, memory_order_relaxed);
+      if (gate) {
+        gate(exec, w->index);
+        e = atomic_load_explicit(&slot->epoch, memory_order_relaxed);
+        if (!cpuexec__epoch_open(e)) break;
+      }
+      /* acquire: the dispatcher's slot writes happen before its open. */
+      if (atomic_compare_exchange_strong_explicit(&slot->epoch, &e, e + 1, memory_order_acquire,
+                                                  memory_order_relaxed)) {
+        e++;
+        joined = true;
+        break;
+      }
+    }
+    if (joined) {
+      if (slot->participants == 0) break;
+      CPUEXEC__CHECK(w->index < slot->participants && slot->participants <= exec->threads,
+                     "executor %llu: worker %u admitted to a region of %u participants (executor of %u)",
+                     (unsigned long long)exec->id, w->index, slot->participants, exec->threads);
+      int32_t cpu = cpuexec__os_current_cpu();
+      if (atomic_load_explicit(&slot->cpu, memory_order_relaxed) != cpu)
+        atomic_store_explicit(&slot->cpu, cpu, memory_order_relaxed);
+      cpuexec__counters_block *counters = cpuexec__counters_of(exec);
+      if (counters) {
+        /* Counted before leaving: once the caller returns, its counts are complete. */
+        atomic_fetch_add_explicit(seen.slept ? &counters->workers.parks : &counters->workers.spins_found_work, 1,
+                                  memory_order_relaxed);
+        uint64_t start = cpuexec__os_now_ns();
+        cpuexec__region_participate(exec, w->index);
+        atomic_fetch_add_explicit(&counters->workers.worker_active_ns, cpuexec__os_now_ns() - start,
+                                  memory_order_relaxed);
+      } else {
+        cpuexec__region_participate(exec, w->index);
+      }
+      cpuexec__region_leave(exec, w->index);
+    }
+    /* From here on the region is done or someone else's: the bookkeeping
+     * costs nobody a wait. The cadence is learnt from every region seen,
+     * joined or not, so a worker the caller keeps finding late still
+     * learns it and is spinning for the next one. */
+    if (seen.seen_ns) hint = cpuexec__cadence_note(&w->cadence, seen.seen_ns);
     cpuexec__counters_block *counters = cpuexec__counters_of(exec);
     if (counters) {
-      atomic_fetch_add_explicit(slept ? &counters->workers.parks : &counters->workers.spins_found_work, 1,
-                                memory_order_relaxed);
-      uint64_t start = cpuexec__os_now_ns();
-      cpuexec__region_participate(exec, w->index);
-      atomic_fetch_add_explicit(&counters->workers.worker_active_ns, cpuexec__os_now_ns() - start,
-                                memory_order_relaxed);
-    } else {
-      cpuexec__region_participate(exec, w->index);
+      if (!joined) atomic_fetch_add_explicit(&counters->workers.late_arrivals, 1, memory_order_relaxed);
+      if (seen.outcome == CPUEXEC__CADENCE_HIT)
+        atomic_fetch_add_explicit(&counters->workers.cadence_hits, 1, memory_order_relaxed);
+      else if (seen.outcome == CPUEXEC__CADENCE_MISS)
+        atomic_fetch_add_explicit(&counters->workers.cadence_misses, 1, memory_order_relaxed);
     }
-    cpuexec__region_leave(exec, w->index);
   }
   return NULL;
 }
@@ -80,7 +124,9 @@ static void stop_workers(struct cpuexec_executor *exec, uint32_t started) {
   for (uint32_t k = 1; k <= started; k++) {
     cpuexec__slot *s = &exec->slots[k];
     s->participants = 0;
-    cpuexec__store_and_wake(&s->epoch, atomic_load_explicit(&s->epoch, memory_order_relaxed) + 1, &s->parked);
+    s->takeover = false; /* nobody else would close it: the worker joins and leaves */
+    cpuexec__store_and_wake(&s->epoch, cpuexec__epoch_next_open(atomic_load_explicit(&s->epoch, memory_order_relaxed)),
+                            &s->parked);
   }
   for (uint32_t k = 0; k < started; k++) pthread_join(exec->workers[k].thread, NULL);
 }
@@ -102,6 +148,7 @@ static int start_worker(struct cpuexec_executor *exec, uint32_t k, int32_t cpu) 
 }
 
 static void free_executor(struct cpuexec_executor *exec) {
+  free(exec->foreign);
   free(exec->workers);
   free(exec->slots);
   free(atomic_load_explicit(&exec->counters, memory_order_relaxed));
@@ -117,6 +164,18 @@ static void *alloc_lines(size_t count, size_t size) {
   return p;
 }
 
+struct cpuexec_executor *cpuexec__executor_shell(uint32_t threads) {
+  if (cpuexec__fork_init() != 0) return NULL;
+  struct cpuexec_executor *exec = alloc_lines(1, sizeof *exec);
+  if (!exec) return NULL;
+  exec->threads = threads;
+  exec->id = atomic_fetch_add_explicit(&next_executor_id, 1, memory_order_relaxed);
+  exec->fork_generation = cpuexec__fork_generation_now();
+  atomic_init(&exec->caller_cpu, -1);
+  atomic_init(&exec->first_worker_cpu, -1);
+  return exec;
+}
+
 CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpuexec_executor **out) {
   if (!out) return cpuexec__fail(CPUEXEC_EINVAL, "out: NULL; pass where to store the executor");
   *out = NULL;
@@ -128,7 +187,7 @@ CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpu
   if (!exec) return cpuexec__fail(CPUEXEC_ENOMEM, "executor: no memory for %u threads", threads);
   exec->threads = threads;
   exec->worker_count = threads - 1;
-  exec->workers = calloc(threads, sizeof(cpuexec__worker));
+  exec->workers = alloc_lines(threads, sizeof(cpuexec__worker));
   exec->slots = alloc_lines(threads, sizeof(cpuexec__slot));
   if (!exec->workers || !exec->slots) {
     free_executor(exec);
@@ -141,6 +200,12 @@ CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpu
   exec->caller_processor = resolved->caller_processor;
   exec->pin_caller = resolved->pin_caller && resolved->caller_processor >= 0;
   pthread_mutex_init(&exec->dispatch_lock, NULL);
+
+  /* Only the adaptive policy follows the cadence, and not when it parks at
+   * once (oversubscribed). */
+  for (uint32_t k = 0; k + 1 < threads; k++)
+    exec->workers[k].cadence.burn_permille = exec->spin.adaptive ? resolved->spin.cadence_burn_permille : 0;
+  for (uint32_t k = 0; k < threads; k++) atomic_init(&exec->slots[k].cpu, -1);
 
   bool pinned = resolved->worker_processors != NULL && resolved->worker_processor_count >= threads - 1;
   atomic_init(&exec->caller_cpu, -1);
@@ -184,9 +249,11 @@ CPUEXEC_EXPORT void cpuexec_executor_destroy(cpuexec_executor *exec) {
                  "executor %llu: destroyed while a registry leases it; release a lease with "
                  "cpuexec_executor_release()",
                  (unsigned long long)exec->id);
-  if (cpuexec__executor_inherited(exec)) {
-    /* The workers do not exist in this process, and the lock may have been
-     * held by a thread that did not survive fork(): touch neither. */
+  if (exec->foreign || cpuexec__executor_inherited(exec)) {
+    /* A foreign executor has no workers (its threads belong to the
+     * application's pool). An inherited one: the workers do not exist in
+     * this process, and the lock may have been held by a thread that did
+     * not survive fork(): touch neither. */
     free_executor(exec);
     return;
   }

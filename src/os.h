@@ -61,7 +61,11 @@ void cpuexec__os_yield(void);
  * call cpuexec__os_wake_all. */
 void cpuexec__os_wait(_Atomic uint32_t *word, uint32_t expected);
 
-/* Wakes every thread sleeping in cpuexec__os_wait on word. The caller
+/* The same, returning at deadline_ns (CLOCK_MONOTONIC, cpuexec__os_now_ns)
+ * at the latest. */
+void cpuexec__os_wait_until(_Atomic uint32_t *word, uint32_t expected, uint64_t deadline_ns);
+
+/* Wakes every thread sleeping in cpuexec__os_wait(_until) on word. The caller
  * stores the new value (seq_cst) before calling. */
 void cpuexec__os_wake_all(_Atomic uint32_t *word);
 
@@ -70,6 +74,10 @@ void cpuexec__os_wake_all(_Atomic uint32_t *word);
 void cpuexec__os_fork_child(void);
 
 /* ---- threads, clock, files ------------------------------------------------ */
+
+/* Asks that the calling thread's timed waits end within slack_ns of their
+ * deadline (Linux: the timer slack, 50 us by default). Best effort. */
+void cpuexec__os_timer_slack(uint64_t slack_ns);
 
 /* Names a thread for debuggers and top (truncated to the system's limit).
  * Cosmetic: failure, or no support, changes nothing. */

@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -65,6 +66,14 @@ void cpuexec__os_wait(_Atomic uint32_t *word, uint32_t expected) {
   /* EINTR and EAGAIN both mean "look again", which every caller does. */
   syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
 }
+
+void cpuexec__os_wait_until(_Atomic uint32_t *word, uint32_t expected, uint64_t deadline_ns) {
+  /* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC deadline. */
+  struct timespec ts = {(time_t)(deadline_ns / 1000000000u), (long)(deadline_ns % 1000000000u)};
+  syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_BITSET_PRIVATE, expected, &ts, NULL, FUTEX_BITSET_MATCH_ANY);
+}
+
+void cpuexec__os_timer_slack(uint64_t slack_ns) { prctl(PR_SET_TIMERSLACK, (unsigned long)slack_ns, 0, 0, 0); }
 
 void cpuexec__os_wake_all(_Atomic uint32_t *word) {
   syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);

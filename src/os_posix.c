@@ -65,6 +65,25 @@ void cpuexec__os_wait(_Atomic uint32_t *word, uint32_t expected) {
   pthread_mutex_unlock(&b->lock);
 }
 
+/* The condition variables use the default clock (CLOCK_REALTIME, the only
+ * one POSIX guarantees for them), so the monotonic deadline becomes a
+ * realtime one; a clock step while waiting only moves one wake-up, and
+ * callers re-check the word and their own deadline. */
+void cpuexec__os_wait_until(_Atomic uint32_t *word, uint32_t expected, uint64_t deadline_ns) {
+  uint64_t now = cpuexec__os_now_ns();
+  if (now >= deadline_ns) return;
+  struct timespec real;
+  clock_gettime(CLOCK_REALTIME, &real);
+  uint64_t at = (uint64_t)real.tv_sec * 1000000000u + (uint64_t)real.tv_nsec + (deadline_ns - now);
+  struct timespec ts = {(time_t)(at / 1000000000u), (long)(at % 1000000000u)};
+  struct bucket *b = bucket_of(word);
+  pthread_mutex_lock(&b->lock);
+  if (atomic_load_explicit(word, memory_order_seq_cst) == expected) pthread_cond_timedwait(&b->cond, &b->lock, &ts);
+  pthread_mutex_unlock(&b->lock);
+}
+
+void cpuexec__os_timer_slack(uint64_t slack_ns) { (void)slack_ns; }
+
 void cpuexec__os_wake_all(_Atomic uint32_t *word) {
   struct bucket *b = bucket_of(word);
   pthread_mutex_lock(&b->lock);

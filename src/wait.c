@@ -2,18 +2,61 @@
  * (os.h). */
 #include "wait.h"
 
+/* The cadence part of a worker's wait: true when the word moved (*outcome
+ * says whether in the window), false when the window passed. */
+static bool follow_cadence(_Atomic uint32_t *word, uint32_t seen, _Atomic uint32_t *parked,
+                           const _Atomic int32_t *share_cpu, const cpuexec__cadence_hint *hint,
+                           cpuexec__wait_report *report, uint64_t *clock) {
+  uint64_t open = hint->expect_ns - hint->window_ns, close = hint->expect_ns + hint->window_ns;
+  uint64_t wake = open > CPUEXEC__CADENCE_WAKE_LEAD_NS ? open - CPUEXEC__CADENCE_WAKE_LEAD_NS : 0;
+  if (*clock < wake) {
+    /* A timed park, announced like the final one (Dekker, see the top). */
+    atomic_store_explicit(parked, 1, memory_order_seq_cst);
+    while (atomic_load_explicit(word, memory_order_seq_cst) == seen && (*clock = cpuexec__os_now_ns()) < wake) {
+      report->slept = true;
+      cpuexec__os_wait_until(word, seen, wake);
+    }
+    atomic_store_explicit(parked, 0, memory_order_relaxed);
+    if (atomic_load_explicit(word, memory_order_acquire) != seen) {
+      *clock = cpuexec__os_now_ns();
+      report->outcome = CPUEXEC__CADENCE_MISS; /* came early: it found the worker asleep */
+      return true;
+    }
+  }
+  if (cpuexec__spin_until(word, seen, close, share_cpu, clock)) {
+    report->outcome = *clock >= wake ? CPUEXEC__CADENCE_HIT : CPUEXEC__CADENCE_MISS;
+    return true;
+  }
+  report->outcome = CPUEXEC__CADENCE_MISS;
+  return false;
+}
+
 uint32_t cpuexec__wait_while_equal(_Atomic uint32_t *word, uint32_t seen, _Atomic uint32_t *parked,
-                                   const cpuexec__spin_plan *plan, const _Atomic int32_t *share_cpu, bool *slept) {
-  *slept = false;
-  if (cpuexec__spin(word, seen, true, plan, share_cpu)) return atomic_load_explicit(word, memory_order_acquire);
+                                   const cpuexec__spin_plan *plan, const _Atomic int32_t *share_cpu,
+                                   const cpuexec__cadence_hint *hint, cpuexec__wait_report *report) {
+  report->slept = false;
+  report->outcome = CPUEXEC__CADENCE_NONE;
+  report->seen_ns = 0;
+  if (plan->mode == CPUEXEC__SPIN_DURATION) {
+    uint64_t clock = cpuexec__os_now_ns(), plain_end = clock + plan->ns;
+    bool follow = hint && hint->expect_ns != 0 && plan->adaptive && hint->expect_ns + hint->window_ns > plain_end;
+    if (cpuexec__spin_until(word, seen, plain_end, share_cpu, &clock) ||
+        (follow && follow_cadence(word, seen, parked, share_cpu, hint, report, &clock))) {
+      report->seen_ns = clock;
+      return atomic_load_explicit(word, memory_order_acquire);
+    }
+  } else if (cpuexec__spin(word, seen, true, plan, share_cpu)) {
+    return atomic_load_explicit(word, memory_order_acquire);
+  }
   uint32_t now;
   atomic_store_explicit(parked, 1, memory_order_seq_cst);
   while ((now = atomic_load_explicit(word, memory_order_seq_cst)) == seen) {
-    *slept = true;
+    report->slept = true;
     cpuexec__os_wait(word, seen);
   }
   /* A stale 1 seen by the next waker only costs it one spurious wake. */
   atomic_store_explicit(parked, 0, memory_order_relaxed);
+  if (plan->mode == CPUEXEC__SPIN_DURATION) report->seen_ns = cpuexec__os_now_ns();
   return now;
 }
 

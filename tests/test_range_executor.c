@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "test_util.h"
+#include "rendezvous.h"
 #include "compat/job_pool.h"
 #include "compat/range_executor.h"
 #include "compat/ranges.h"
@@ -75,12 +76,14 @@ static void installed_executor_uses_every_participant(void **state) {
   cpuexec_range_executor installed = cpuexec_range_executor_installed();
   test_coverage c;
   test_coverage_init(&c, 1000);
+  c.wait_for_all = 1;
   assert_int_equal(cpuexec_range_executor_run(&installed, 1000, &c, test_coverage_record), 0);
   assert_int_equal(atomic_load(&c.callbacks), 1); /* nothing installed: serial */
   test_coverage_free(&c);
   cpuexec_scope scope;
   assert_int_equal(cpuexec_scope_enter(ex.exec, &scope), 0);
   test_coverage_init(&c, 1000);
+  c.wait_for_all = 1;
   assert_int_equal(cpuexec_range_executor_run(&installed, 1000, &c, test_coverage_record), 0);
   assert_int_equal(atomic_load(&c.callbacks), 4);
   assert_int_equal(test_coverage_threads(&c), 4);
@@ -546,6 +549,10 @@ typedef struct jobs_seen {
   int fail_id;
   atomic_uint started;
   atomic_uint finished;
+  /* Set where every participant must be observed: each job waits in
+   * tests/rendezvous.h for the others. */
+  bool rendezvous;
+  _Atomic uint64_t arrived;
 } jobs_seen;
 
 static void jobs_seen_init(jobs_seen *j, uint32_t expected_workers, int fail_id) {
@@ -557,11 +564,14 @@ static void jobs_seen_init(jobs_seen *j, uint32_t expected_workers, int fail_id)
   atomic_init(&j->finished, 0);
   j->expected_workers = expected_workers;
   j->fail_id = fail_id;
+  j->rendezvous = false;
+  atomic_init(&j->arrived, 0);
 }
 
 static int record_job(void *ctx, uint32_t id, uint32_t workers) {
   jobs_seen *j = ctx;
   atomic_fetch_add(&j->started, 1);
+  if (j->rendezvous) test_rendezvous(&j->arrived);
   if (workers != j->expected_workers || id >= MAX_JOBS)
     atomic_fetch_add(&j->wrong_count, 1);
   else
@@ -597,6 +607,7 @@ static void worker_jobs_run_once_per_id_on_an_executor(void **state) {
   /* 0: the executor's thread count, each on its own participant. */
   jobs_seen j;
   jobs_seen_init(&j, 3, -1);
+  j.rendezvous = true;
   assert_int_equal(cpuexec_run_worker_jobs(ex.exec, 0, &j, record_job), 0);
   assert_int_equal(atomic_load(&j.next), 3);
   assert_int_equal(atomic_load(&j.wrong_count), 0);
