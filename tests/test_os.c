@@ -19,6 +19,18 @@ static void a_wait_on_a_moved_word_returns_at_once(void **state) {
   assert_int_equal(atomic_load(&word), 5);
 }
 
+static void a_timed_wait_ends_at_its_deadline_without_a_wake(void **state) {
+  (void)state;
+  _Atomic uint32_t word = 0;
+  uint64_t start = cpuexec__os_now_ns();
+  cpuexec__os_wait_until(&word, 0, start - 1); /* already passed: returns at once */
+  uint64_t deadline = cpuexec__os_now_ns() + 1000000u;
+  /* Nobody wakes it: only the deadline can end these waits (a spurious
+   * return is allowed, so loop as every caller does). */
+  while (cpuexec__os_now_ns() < deadline) cpuexec__os_wait_until(&word, 0, deadline);
+  assert_true(cpuexec__os_now_ns() >= deadline);
+}
+
 typedef struct waiter {
   _Atomic uint32_t word;
   _Atomic int waiting; /* the waiter is about to sleep */
@@ -105,6 +117,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_wait_on_a_moved_word_returns_at_once),
       cmocka_unit_test(a_store_and_wake_all_ends_every_wait),
+      cmocka_unit_test(a_timed_wait_ends_at_its_deadline_without_a_wake),
       cmocka_unit_test(pinning_matches_the_backend),
       cmocka_unit_test(the_clock_is_monotonic),
   };
