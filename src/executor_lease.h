@@ -16,7 +16,5 @@ typedef struct cpuexec__lease_slot {
 } cpuexec__lease_slot;
 
 cpuexec__lease_slot *cpuexec__executor_lease_slot(cpuexec_executor *exec);
-/* True in a process other than the one that created exec (after fork). */
-bool cpuexec__executor_inherited(const cpuexec_executor *exec);
 
 #endif

@@ -25,8 +25,9 @@
  * Stopping a pool (cpuexec_executor_destroy joins its workers) also happens
  * outside the lock: entries are unlinked under the lock and finalized after.
  *
- * Fork: pthread_atfork handlers take every registry lock in prepare (after
- * the list lock), release them in the parent, and in the child re-initialise
+ * Fork (the handlers below, called by fork.c in the lock order written
+ * there): prepare takes every registry lock (after the list lock), the
+ * parent releases them, and the child re-initialises
  * the locks and forget every entry. Inherited pools are unusable in the child
  * (their workers do not exist there), so a compatible acquire in the child
  * starts a fresh pool. A lease held across fork stays valid as a handle:
@@ -44,8 +45,11 @@
 
 #include <cpuexec/registry.h>
 
+#include "debug.h"
 #include "error.h"
 #include "executor_lease.h"
+#include "fork.h"
+#include "os.h"
 #include "registry_internal.h"
 
 #define DEFAULT_CAPACITY 8u
@@ -89,25 +93,26 @@ struct cpuexec_registry {
 
 static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
 static cpuexec_registry *list_head;
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
 static pthread_once_t default_once = PTHREAD_ONCE_INIT;
 static cpuexec_registry *default_registry;
 
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+/* The clock retention is measured on; tests replace it (registry_internal.h). */
+_Atomic(cpuexec__clock_fn) cpuexec__registry_clock = NULL;
+
+static uint64_t registry_now(void) {
+  cpuexec__clock_fn clock = atomic_load_explicit(&cpuexec__registry_clock, memory_order_relaxed);
+  return clock ? clock() : cpuexec__os_now_ns();
 }
 
 /* ---- fork ---------------------------------------------------------------- */
 
-static void atfork_prepare(void) {
+void cpuexec__registry_fork_prepare(void) {
   pthread_mutex_lock(&list_lock);
   for (cpuexec_registry *r = list_head; r; r = r->list_next) pthread_mutex_lock(&r->lock);
 }
 
-static void atfork_parent(void) {
+void cpuexec__registry_fork_parent(void) {
   for (cpuexec_registry *r = list_head; r; r = r->list_next) pthread_mutex_unlock(&r->lock);
   pthread_mutex_unlock(&list_lock);
 }
@@ -117,7 +122,7 @@ static void atfork_parent(void) {
  * from their executors' lease slots until released; the rest wait on
  * `forgotten` for the next call. A starting entry belongs to a creator that
  * does not exist in the child, so it is forgotten too. */
-static void atfork_child(void) {
+void cpuexec__registry_fork_child(void) {
   pthread_mutex_init(&list_lock, NULL);
   for (cpuexec_registry *r = list_head; r; r = r->list_next) {
     pthread_mutex_init(&r->lock, NULL);
@@ -138,8 +143,6 @@ static void atfork_child(void) {
   }
 }
 
-static void register_atfork(void) { pthread_atfork(atfork_prepare, atfork_parent, atfork_child); }
-
 /* ---- entries ------------------------------------------------------------- */
 
 /* Stops (or, after fork, frees) the pools of a finalize list. Called with no
@@ -147,7 +150,11 @@ static void register_atfork(void) { pthread_atfork(atfork_prepare, atfork_parent
 static void finalize(registry_entry *list) {
   while (list) {
     registry_entry *next = list->next;
-    if (list->exec) cpuexec_executor_destroy(list->exec);
+    if (list->exec) {
+      /* No lease is left: the pool is no longer the registry's. */
+      cpuexec__executor_lease_slot(list->exec)->registry = NULL;
+      cpuexec_executor_destroy(list->exec);
+    }
     free(list->key);
     free(list);
     list = next;
@@ -174,7 +181,7 @@ static void sweep(cpuexec_registry *r, registry_entry **dead) {
     *dead = e;
   }
   if (r->idle_retention_ns == 0) return;
-  uint64_t now = now_ns();
+  uint64_t now = registry_now();
   registry_entry **p = &r->entries;
   while (*p) {
     registry_entry *e = *p;
@@ -218,6 +225,8 @@ CPUEXEC_EXPORT void cpuexec_registry_options_init(cpuexec_registry_options *opti
 }
 
 static int registry_new(const cpuexec_registry_options *options, bool process_owned, cpuexec_registry **out) {
+  int rc = cpuexec__fork_init();
+  if (rc != 0) return rc;
   cpuexec_registry *r = calloc(1, sizeof *r);
   if (!r) return cpuexec__fail(CPUEXEC_ENOMEM, "registry: out of memory allocating %zu bytes", sizeof *r);
   pthread_mutex_init(&r->lock, NULL);
@@ -225,7 +234,6 @@ static int registry_new(const cpuexec_registry_options *options, bool process_ow
   r->capacity = options->capacity;
   r->idle_retention_ns = options->idle_retention_ns;
   r->process_owned = process_owned;
-  pthread_once(&atfork_once, register_atfork);
   pthread_mutex_lock(&list_lock);
   r->list_next = list_head;
   if (list_head) list_head->list_prev = r;
@@ -405,6 +413,8 @@ CPUEXEC_EXPORT void cpuexec_executor_release(cpuexec_executor *lease) {
   pthread_mutex_lock(&registry->lock);
   sweep(registry, &dead);
   registry_entry *e = slot->entry;
+  CPUEXEC__CHECK(registry->leases >= e->leases, "registry: %llu lease(s) in all, fewer than the %u of one pool",
+                 (unsigned long long)registry->leases, e->leases);
   if (e->leases == 0) {
     /* A release without a matching acquire (an idle retained pool): ignore
      * it rather than stop a pool another thread may be about to reuse. */
@@ -423,7 +433,7 @@ CPUEXEC_EXPORT void cpuexec_executor_release(cpuexec_executor *lease) {
       e->next = dead;
       dead = e;
     } else {
-      e->idle_since_ns = now_ns();
+      e->idle_since_ns = registry_now();
     }
   }
   pthread_mutex_unlock(&registry->lock);

@@ -21,7 +21,7 @@ uint64_t cpuexec__wake_tree_children(struct cpuexec_executor *exec, uint32_t ind
   for (uint64_t c = first; c < first + CPUEXEC__WAKE_TREE_FANOUT && c < participants; c++) {
     cpuexec__slot *s = &exec->slots[c];
     if (atomic_load_explicit(&s->parked, memory_order_seq_cst)) {
-      cpuexec__futex_wake_all(&s->epoch);
+      cpuexec__os_wake_all(&s->epoch);
       wakes++;
     }
   }

@@ -8,14 +8,11 @@
  * from 4 participants (the test hook) and with the default threshold, so
  * the flat path is covered at the same counts. Each case prints its name
  * before it runs, so a hang names it. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
 #include <stdio.h>
-#include <cmocka.h>
+
+#include "test_util.h"
 
 #include "executor_internal.h"
-#include "executor_test_util.h"
 
 #define REGIONS 40
 

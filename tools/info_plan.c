@@ -3,8 +3,7 @@
  * times. The executor is the process default policy (CPUEXEC_POLICY) with
  * 2 threads: the 2-participant region is the one figure a 2-core machine
  * can measure; per_participant_ns, bandwidth_participants and cached_bytes
- * need a bigger machine and are printed as compiled (doc/performance.md
- * says how to measure them there). */
+ * need a bigger machine (doc/performance.md says how to measure them). */
 #include "info_plan.h"
 
 #include <stdint.h>
@@ -12,8 +11,6 @@
 #include <time.h>
 
 #include <cpuexec.h>
-
-#include "../src/plan_model.h"
 
 #define BLOCKS 15
 
@@ -110,22 +107,13 @@ int info_plan_calibrate(FILE *out) {
   free(y);
   double cycle = ns_per_cycle();
 
-  fprintf(out, "planner calibration (src/plan.c's model): measured here vs compiled in\n");
-  fprintf(out, "  %-26s %9.1f  %9.1f   (2-participant empty region %.1f ns - inline call %.1f ns)\n",
-          "dispatch_ns + 1 worker", two_ns - inline_ns, CPUEXEC__PLAN_DISPATCH_NS + CPUEXEC__PLAN_PER_PARTICIPANT_NS,
-          two_ns, inline_ns);
-  fprintf(out, "  %-26s %9.3f  %9.3f   (one participant, y += 2x over 16M floats)\n", "ns_per_byte_memory", memory,
-          CPUEXEC__PLAN_NS_PER_BYTE_MEMORY);
-  fprintf(out, "  %-26s %9.3f  %9.3f   (the same over 16K floats, in cache)\n", "ns_per_byte_cached", cached,
-          CPUEXEC__PLAN_NS_PER_BYTE_CACHED);
-  fprintf(out, "  %-26s %9.3f  %9.3f   (dependent adds)\n", "ns_per_cycle", cycle, CPUEXEC__PLAN_NS_PER_CYCLE);
-  fprintf(out, "  %-26s %9s  %9.0f   (not measurable on 2 cores: doc/performance.md)\n", "per_participant_ns", "-",
-          CPUEXEC__PLAN_PER_PARTICIPANT_NS);
-  fprintf(out, "  %-26s %9s  %9u   (streams that saturate memory bandwidth)\n", "bandwidth_participants", "-",
-          CPUEXEC__PLAN_BANDWIDTH_PARTICIPANTS);
-  fprintf(out, "  %-26s %9s  %9.0f   (footprint below which bytes cost ns_per_byte_cached)\n", "cached_bytes", "-",
-          CPUEXEC__PLAN_CACHED_BYTES);
-  fprintf(out, "  %-26s %9s  %9.2f   (the plan is the smallest count within this of the best)\n", "tolerance", "-",
-          CPUEXEC__PLAN_TOLERANCE);
+  fprintf(out, "planner calibration (src/plan.c's model), measured here; the compiled-in values are in\n"
+               "src/plan_model.h (CPUEXEC__PLAN_*): copy these there to recalibrate\n");
+  fprintf(out, "  %-26s %9.1f   (2-participant empty region %.1f ns - inline call %.1f ns)\n",
+          "dispatch_ns + 1 worker", two_ns - inline_ns, two_ns, inline_ns);
+  fprintf(out, "  %-26s %9.3f   (one participant, y += 2x over 16M floats)\n", "ns_per_byte_memory", memory);
+  fprintf(out, "  %-26s %9.3f   (the same over 16K floats, in cache)\n", "ns_per_byte_cached", cached);
+  fprintf(out, "  %-26s %9.3f   (dependent adds)\n", "ns_per_cycle", cycle);
+  fprintf(out, "  (per_participant_ns, bandwidth_participants, cached_bytes: a bigger machine, doc/performance.md)\n");
   return 0;
 }

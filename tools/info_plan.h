@@ -1,7 +1,6 @@
 /* Calibration of the costed planner's model (src/plan.c) on this machine:
- * measures each constant the way src/plan.c documents and prints it next
- * to the value compiled in. Shared by `cpuexec-info --bench` and
- * bench/executor-calibrate. */
+ * measures each constant the way src/plan.c documents and prints it (the
+ * compiled-in values are src/plan_model.h's). */
 #ifndef CPUEXEC_TOOLS_INFO_PLAN_H
 #define CPUEXEC_TOOLS_INFO_PLAN_H
 

@@ -67,7 +67,7 @@ typedef enum cpuexec_format {
 CPUEXEC_BEGIN_DECLS
 
 /** Defaults: num_threads 0, ADAPTIVE spin with budget 0, PHYSICAL_CORES
- * affinity, empty cpu_set, nesting not allowed (seed 000). NULL is ignored. */
+ * affinity, empty cpu_set, nesting not allowed. NULL is ignored. */
 CPUEXEC_EXPORT void cpuexec_policy_init(cpuexec_policy *policy);
 
 /** Parses "key=value,key=value" into *policy, starting from the defaults.

@@ -39,6 +39,13 @@ CPUEXEC_EXPORT int cpuexec_registry_destroy(cpuexec_registry *registry);
 /** The process-owned registry (capacity 8, no idle retention), created on
  * first use; never destroy it. NULL only when it could not be allocated. */
 CPUEXEC_EXPORT cpuexec_registry *cpuexec_registry_default(void);
+/* The process-wide default pool: one lease from cpuexec_registry_default()
+ * on cpuexec_resolve_default(), made on the first call and shared by every
+ * caller (the legacy ParallelFor uses it outside any session). The process
+ * owns the lease: never release it. In a fork child the first call makes a
+ * fresh one. Returns 0 and *out; or, when it could not be made, *out NULL
+ * and that error again on every call (of this process). */
+CPUEXEC_EXPORT int cpuexec_registry_default_executor(cpuexec_executor **out);
 
 /** Stores in *lease a lease on a pool whose sharing key equals resolved's,
  * creating and starting it if needed (the pool keeps its own copy of
