@@ -1,7 +1,7 @@
 /* Internal: the constants of the costed planner's model (src/plan.c has
- * the model and where each figure comes from). A header of its own so that
- * bench/executor-calibrate and `cpuexec-info --bench` print the measured
- * figures next to the ones compiled in. */
+ * the model and where each figure comes from). A header of its own so a
+ * recalibration (bench/executor-calibrate, `cpuexec-info --bench`) edits
+ * one place. */
 #ifndef CPUEXEC_SRC_PLAN_MODEL_H
 #define CPUEXEC_SRC_PLAN_MODEL_H
 
