@@ -7,6 +7,7 @@
 #include <cpuexec/policy.h>
 
 #include "cpulist.h"
+#include "env_text.h"
 #include "error.h"
 #include "policy_check.h"
 
@@ -130,7 +131,16 @@ CPUEXEC_EXPORT int cpuexec_policy_from_environment(cpuexec_policy *policy) {
     cpuexec_policy_init(policy);
     return 0;
   }
-  int rc = cpuexec_policy_parse(text, policy);
+  /* The environment's whitespace rule (env_text.h): surrounding blanks go,
+   * the grammar itself stays strict. */
+  size_t len;
+  const char *trimmed = cpuexec__env_trim(text, &len);
+  char *copy = malloc(len + 1);
+  if (!copy) return cpuexec__fail(CPUEXEC_ENOMEM, "CPUEXEC_POLICY: out of memory reading the value");
+  memcpy(copy, trimmed, len);
+  copy[len] = '\0';
+  int rc = cpuexec_policy_parse(copy, policy);
+  free(copy);
   if (rc != 0) {
     char detail[400];
     strncpy(detail, cpuexec_last_error(), sizeof detail - 1);

@@ -448,6 +448,25 @@ static void environment_variable_uses_the_same_grammar(void **state) {
   setenv("CPUEXEC_POLICY", "nthreads=2", 1);
   assert_int_equal(cpuexec_policy_from_environment(&p), CPUEXEC_EINVAL);
   assert_non_null(strstr(cpuexec_last_error(), "CPUEXEC_POLICY: policy: unknown key 'nthreads'"));
+
+  /* The environment's one whitespace rule (as for CPUEXEC_NUM_THREADS):
+   * blanks around the value are ignored, blanks inside it are not. */
+  setenv("CPUEXEC_POLICY", " \tnum_threads=4 \n", 1);
+  assert_int_equal(cpuexec_policy_from_environment(&p), 0);
+  assert_int_equal(p.num_threads, 4);
+  setenv("CPUEXEC_POLICY", "num_threads=4 ", 1);
+  assert_int_equal(cpuexec_policy_from_environment(&p), 0);
+  assert_int_equal(p.num_threads, 4);
+  setenv("CPUEXEC_POLICY", "  ", 1);
+  assert_int_equal(cpuexec_policy_from_environment(&p), 0);
+  cpuexec_policy defaults;
+  cpuexec_policy_init(&defaults);
+  assert_true(cpuexec_policy_equal(&p, &defaults));
+  setenv("CPUEXEC_POLICY", "num_threads=4, spin_policy=adaptive", 1);
+  assert_int_equal(cpuexec_policy_from_environment(&p), CPUEXEC_EINVAL);
+  assert_non_null(strstr(cpuexec_last_error(), "CPUEXEC_POLICY: policy: whitespace"));
+  /* The parser itself stays strict. */
+  assert_int_equal(cpuexec_policy_parse("num_threads=4 ", &p), CPUEXEC_EINVAL);
   unsetenv("CPUEXEC_POLICY");
   assert_int_equal(cpuexec_policy_from_environment(NULL), CPUEXEC_EINVAL);
 }
