@@ -533,6 +533,7 @@ CPUEXEC_EXPORT int cpuexec_resolve(const cpuexec_policy *request, const cpuexec_
   r->allow_nested = req->allow_nested_parallelism;
   r->spin = resolve_spin(req);
   r->visible_processors = topology->processor_count;
+  r->kinds_ranked = topology->kinds_ranked;
   if (d.failed) {
     rc = CPUEXEC_ENOMEM;
     goto fail;
