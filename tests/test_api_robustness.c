@@ -184,7 +184,6 @@ CALL(openmp_report_null_count, cpuexec_openmp_report(NULL, 0, NULL))
 CALL(openmp_describe_null_buf, cpuexec_openmp_report_describe(NULL, 8))
 /* compat */
 CALL(legacy_parallel_for_null_fn, ParallelFor(10, 1, NULL, NULL))
-CALL(legacy_parallel_for_negative_grain, ParallelFor(10, -1, NULL, legacy_ok))
 CALL(ranges_null_fn, cpuexec_execute_ranges(10, NULL, NULL, NULL))
 CALL(costed_ranges_null_cost, cpuexec_execute_costed_ranges(10, NULL, NULL, 1, NULL, range_ok))
 CALL(costed_ranges_zero_multiple, cpuexec_execute_costed_ranges(10, &cost_one, NULL, 0, NULL, range_ok))
@@ -336,7 +335,6 @@ static const failing_call failing_calls[] = {
     ROW(openmp_report_null_count, EINVAL, "count"),
     ROW(openmp_describe_null_buf, EINVAL, "buf"),
     ROW(legacy_parallel_for_null_fn, EINVAL, "fn"),
-    ROW(legacy_parallel_for_negative_grain, EINVAL, "grain: -1"),
     ROW(ranges_null_fn, EINVAL, "fn"),
     ROW(ranges_negative_block_size, EINVAL, "min_block_size: -1"),
     ROW(ranges_negative_parallel_size, EINVAL, "min_parallel_size"),

@@ -46,6 +46,28 @@ CPUEXEC_EXPORT int cpuexec_topology_load_synthetic(const char *description,
 /* NULL is ignored (like free). */
 CPUEXEC_EXPORT void cpuexec_topology_destroy(cpuexec_topology *topology);
 
+/* The process topology behind resolutions made without a topology
+ * (cpuexec_resolve(..., NULL, ...), sessions, the legacy pool) and what
+ * happens when the process CPU set changes at run time:
+ *   - it is read again whenever the process CPU set (the main thread's
+ *     affinity: `taskset -p`, a cgroup cpuset resize) differs from the one
+ *     it was read under, so new resolutions, and the process default
+ *     resolution (cpuexec_resolve_default()), see the current set;
+ *   - cpuexec_topology_refresh() reads it again now, for what cannot be
+ *     seen cheaply (a changed cgroup cpu.max quota). 0, or CPUEXEC_ENOMEM;
+ *   - pools already running keep their threads: a pool whose pinned worker
+ *     lost its processor (the kernel moves such a thread when the set
+ *     shrinks) is refused to new leases with CPUEXEC_EAFFINITY naming the
+ *     processor (cpuexec_registry_acquire()), and leases held keep working,
+ *     the moved workers unpinned; release them and resolve again;
+ *   - fallbacks: when hwloc cannot load this machine's topology, resolutions
+ *     without a topology use one processor per core for each processor
+ *     sched_getaffinity() reports (serial when that fails too), and a
+ *     cgroup cpu.max that cannot be read is ignored; each fallback is a
+ *     diagnostic of the resolution. Explicit loads (cpuexec_topology_load*())
+ *     still fail with CPUEXEC_ETOPOLOGY. */
+CPUEXEC_EXPORT int cpuexec_topology_refresh(void);
+
 /* Counts over the process-visible part of the topology. Every accessor
  * below returns 0 for a NULL topology (processor_id -1), never crashes. */
 CPUEXEC_EXPORT uint32_t cpuexec_topology_processor_count(const cpuexec_topology *topology);
