@@ -19,4 +19,9 @@ cpuexec__lease_slot *cpuexec__executor_lease_slot(cpuexec_executor *exec);
 /* True in a process other than the one that created exec (after fork). */
 bool cpuexec__executor_inherited(const cpuexec_executor *exec);
 
+/* 0 when exec's pinned workers still run where it was resolved to run
+ * (re-pinning a worker whose set widened); CPUEXEC_EAFFINITY naming the
+ * processor when one left the process CPU set (executor_placement.c). */
+int cpuexec__executor_check_placement(cpuexec_executor *exec);
+
 #endif
