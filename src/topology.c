@@ -237,14 +237,9 @@ static int load(enum source_kind kind, const char *arg, const cpuexec_topology_o
   int rc = CPUEXEC_ENOMEM;
   if (t->source == NULL)
     goto fail;
-  if (kind == SOURCE_XML) {
-    FILE *f = fopen(arg, "r");
-    if (f == NULL) {
-      rc = cpuexec__fail(CPUEXEC_ETOPOLOGY, "topology: cannot open \"%s\": %s", arg, strerror(errno));
-      goto fail;
-    }
-    fclose(f);
-  }
+  /* hwloc's XML loader trusts its input; it sees only well-formed files. */
+  if (kind == SOURCE_XML && (rc = cpuexec__xml_check(arg)) != 0)
+    goto fail;
   if (hwloc_topology_init(&topo) != 0) {
     rc = cpuexec__fail(CPUEXEC_ETOPOLOGY, "topology: hwloc_topology_init failed: %s", strerror(errno));
     topo = NULL;

@@ -71,6 +71,11 @@ unsigned cpuexec__topology_process_generation(void);
  * read is ignored and noted in ->fallback instead of failing (topology.c). */
 int cpuexec__topology_load_live(const cpuexec_topology_options *options, bool tolerant, cpuexec_topology **out);
 
+/* 0 when path holds well-formed XML of hwloc's shape (one <topology>
+ * root); CPUEXEC_ETOPOLOGY naming the line and the problem otherwise
+ * (topology_xml_check.c, which lists what it checks). */
+int cpuexec__xml_check(const char *path);
+
 /* Test hooks (white-box tests only): hwloc fails to load the live topology
  * as if it could not read the machine; options the process default loads
  * with (cgroup fixture paths) instead of NULL. */

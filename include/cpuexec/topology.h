@@ -36,7 +36,17 @@ CPUEXEC_EXPORT void cpuexec_topology_options_init(cpuexec_topology_options *opti
 
 /* This process's topology. options may be NULL. */
 CPUEXEC_EXPORT int cpuexec_topology_load(const cpuexec_topology_options *options, cpuexec_topology **out);
-/* A stored hwloc XML topology. */
+/* A stored hwloc XML topology.
+ * What input it trusts: files hwloc itself wrote (`lstopo --of xml`, or
+ * edited by hand with care). Before hwloc reads the file, the library
+ * checks that it is well-formed XML of hwloc's shape (one <topology> root,
+ * terminated tags and quoted attributes, no DTD internal subset or unknown
+ * entity, at most 64 MiB and 512 levels deep) and fails with
+ * CPUEXEC_ETOPOLOGY naming the line otherwise, because hwloc 2.9's loader
+ * crashes on some malformed files (one that ends inside the root's start
+ * tag). hwloc's loader is not hardened against hostile input beyond that:
+ * a program that reads files from an untrusted source should load them in
+ * a child process, as `cpuexec-info --topology` does. */
 CPUEXEC_EXPORT int cpuexec_topology_load_xml(const char *path, const cpuexec_topology_options *options,
                                              cpuexec_topology **out);
 /* An hwloc synthetic description such as "package:2 core:8 pu:2". */
