@@ -40,6 +40,7 @@
 
 #include "counters_internal.h"
 #include "executor_lease.h"
+#include "fpenv.h"
 #include "resolved.h"
 #include "wait.h"
 
@@ -60,6 +61,8 @@ typedef struct cpuexec__slot {
   int64_t end;
   uint32_t participants; /* 0: the executor is being destroyed, leave */
   uint32_t finish_target; /* `finished` when the region's last worker is done */
+  bool fpenv;             /* apply `env` (the caller's FP control state) for the region */
+  cpuexec__fpenv env;
 } cpuexec__slot;
 
 /* What a worker thread needs to start (cold). */

@@ -23,6 +23,7 @@ CPUEXEC_EXPORT void cpuexec_policy_init(cpuexec_policy *policy) {
   policy->affinity_policy = CPUEXEC_AFFINITY_PHYSICAL_CORES;
   policy->cpu_set_count = 0;
   policy->allow_nested_parallelism = false;
+  policy->inherit_fp_environment = false;
 }
 
 CPUEXEC_EXPORT const char *cpuexec_spin_policy_name(cpuexec_spin_policy spin) {
@@ -62,7 +63,8 @@ CPUEXEC_EXPORT bool cpuexec_policy_equal(const cpuexec_policy *a, const cpuexec_
     return false;
   if (a->num_threads != b->num_threads || a->spin_policy != b->spin_policy || a->spin_budget != b->spin_budget ||
       a->affinity_policy != b->affinity_policy || a->cpu_set_count != b->cpu_set_count ||
-      a->allow_nested_parallelism != b->allow_nested_parallelism)
+      a->allow_nested_parallelism != b->allow_nested_parallelism ||
+      a->inherit_fp_environment != b->inherit_fp_environment)
     return false;
   /* A count past the array (a policy filled by hand) compares only what exists. */
   uint32_t n = a->cpu_set_count < CPUEXEC_CPU_SET_MAX ? a->cpu_set_count : CPUEXEC_CPU_SET_MAX;

@@ -103,7 +103,14 @@ void cpuexec__region_participate(struct cpuexec_executor *exec, uint32_t index) 
   cpuexec__tls.participant_count = exec->slots[index].participants;
   cpuexec__openmp_saved omp;
   cpuexec__openmp_guard_begin(&omp);
-  run_share(exec, index);
+  if (__builtin_expect(exec->slots[index].fpenv, 0) && index > 0) {
+    cpuexec__fpenv own; /* the caller's state for the region (fpenv.h) */
+    cpuexec__fpenv_apply(&exec->slots[index].env, &own);
+    run_share(exec, index);
+    cpuexec__fpenv_restore(&own);
+  } else {
+    run_share(exec, index);
+  }
   cpuexec__openmp_guard_end(&omp);
   cpuexec__tls = saved;
 }
@@ -192,7 +199,7 @@ static int32_t step_off_worker_processor(const struct cpuexec_executor *exec, in
 /* Writes every participant's slot: all of them before any epoch moves, so
  * a worker that acquires its epoch sees every block it may steal from. */
 static void publish_slots(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
-                          cpuexec_range_fn fn, uint32_t participants, uint32_t target) {
+                          cpuexec_range_fn fn, uint32_t participants, uint32_t target, const cpuexec__fpenv *env) {
   partition pt = partition_of(total, grain, participants);
   for (uint32_t p = 0; p < participants; p++) {
     cpuexec__slot *s = &exec->slots[p];
@@ -205,11 +212,29 @@ static void publish_slots(struct cpuexec_executor *exec, int64_t total, int64_t 
     s->end = first + block_size(&pt, p);
     s->participants = participants;
     s->finish_target = target;
+    s->fpenv = env != NULL;
+    if (env) s->env = *env;
   }
 }
 
+static int parallel_for(cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn,
+                        uint32_t max_participants, uint32_t flags);
+
 CPUEXEC_EXPORT int cpuexec_parallel_for(cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
                                         cpuexec_range_fn fn, uint32_t max_participants) {
+  return parallel_for(exec, total, grain, ctx, fn, max_participants, 0);
+}
+
+CPUEXEC_EXPORT int cpuexec_parallel_for_flags(cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
+                                              cpuexec_range_fn fn, uint32_t max_participants, uint32_t flags) {
+  if (flags & ~(uint32_t)CPUEXEC_PARALLEL_FOR_INHERIT_FP_ENV)
+    return cpuexec__fail(CPUEXEC_EINVAL, "flags: 0x%x holds unknown bits; use CPUEXEC_PARALLEL_FOR_INHERIT_FP_ENV",
+                         (unsigned)flags);
+  return parallel_for(exec, total, grain, ctx, fn, max_participants, flags);
+}
+
+static int parallel_for(cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn,
+                        uint32_t max_participants, uint32_t flags) {
   if (exec && exec->fork_generation != atomic_load_explicit(&cpuexec__fork_generation, memory_order_relaxed))
     return cpuexec__fail(CPUEXEC_EFORKED,
                          "executor %llu: created by the parent process before fork(); create a new one in the child",
@@ -253,7 +278,10 @@ CPUEXEC_EXPORT int cpuexec_parallel_for(cpuexec_executor *exec, int64_t total, i
       atomic_store_explicit(&exec->caller_cpu, cpu, memory_order_relaxed);
   }
   uint32_t target = exec->finish_target += participants - 1;
-  publish_slots(exec, total, grain, ctx, fn, participants, target);
+  cpuexec__fpenv env;
+  bool fpenv = (flags & CPUEXEC_PARALLEL_FOR_INHERIT_FP_ENV) || exec->resolved->inherit_fpenv;
+  if (fpenv) cpuexec__fpenv_capture(&env);
+  publish_slots(exec, total, grain, ctx, fn, participants, target, fpenv ? &env : NULL);
   uint64_t wakes = 0;
   for (uint32_t k = 1; k < participants; k++) {
     cpuexec__slot *s = &exec->slots[k];

@@ -471,6 +471,8 @@ static char *sharing_key(const cpuexec_resolved *r) {
     break;
   }
   cpuexec__strbuf_printf(&sb, ";nested=%s", r->allow_nested ? "yes" : "no");
+  if (r->inherit_fpenv)
+    cpuexec__strbuf_printf(&sb, ";fpenv=caller");
   return cpuexec__strbuf_take(&sb);
 }
 
@@ -533,6 +535,7 @@ CPUEXEC_EXPORT int cpuexec_resolve(const cpuexec_policy *request, const cpuexec_
   r->worker_processor_count = pl.worker_count;
   pl.workers = NULL;
   r->allow_nested = req->allow_nested_parallelism;
+  r->inherit_fpenv = req->inherit_fp_environment;
   r->spin = resolve_spin(req);
   r->visible_processors = topology->processor_count;
   r->kinds_ranked = topology->kinds_ranked;

@@ -31,6 +31,8 @@ struct cpuexec_resolved {
    * descriptor's affinity class tells performance-only placements apart. */
   bool kinds_ranked;
   bool allow_nested;
+  /* Regions carry the caller's floating-point control state (fpenv.h). */
+  bool inherit_fpenv;
   cpuexec_resolved_spin spin;
   /* Number of processors visible to the process at resolution time (the
    * adaptive spin parks at once when more threads are runnable). */

@@ -80,6 +80,23 @@ CPUEXEC_EXPORT void cpuexec_executor_destroy(cpuexec_executor *exec);
 CPUEXEC_EXPORT int cpuexec_parallel_for(cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
                                         cpuexec_range_fn fn, uint32_t max_participants);
 
+/* Per-call options of cpuexec_parallel_for_flags(). */
+enum {
+  /* The workers run this region with the calling thread's floating-point
+   * control state (flush-to-zero, denormals-are-zero, rounding, exception
+   * masks: x86-64 MXCSR and x87 control word, aarch64 FPCR; nothing on other
+   * architectures), each restoring its own state after; status flags are
+   * never copied. Policies ask for it on every region with
+   * inherit_fp_environment=true. Costs a few ns per participant per region
+   * when set (bench/bench_fpenv), nothing when not. */
+  CPUEXEC_PARALLEL_FOR_INHERIT_FP_ENV = 1u << 0
+};
+
+/* cpuexec_parallel_for() with per-call options; flags 0 is the same call.
+ * Unknown bits are CPUEXEC_EINVAL. */
+CPUEXEC_EXPORT int cpuexec_parallel_for_flags(cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
+                                              cpuexec_range_fn fn, uint32_t max_participants, uint32_t flags);
+
 /* Accessors. exec NULL is the serial executor of cpuexec_parallel_for:
  * 1 effective thread, policy NULL, id 0. */
 CPUEXEC_EXPORT uint32_t cpuexec_executor_effective_threads(const cpuexec_executor *exec);
