@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "error.h"
 #include "topology_internal.h"
@@ -232,13 +233,30 @@ static int element_tree(cursor *c) {
 int cpuexec__xml_check(const char *path) {
   FILE *f = fopen(path, "rb");
   if (f == NULL) return cpuexec__fail(CPUEXEC_ETOPOLOGY, "topology: cannot open \"%s\": %s", path, strerror(errno));
-  char *buf = malloc(XML_MAX_BYTES + 1);
+  /* Sized by the file (a pipe or a file that grows is read up to the cap). */
+  struct stat st;
+  size_t cap = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size < XML_MAX_BYTES
+                   ? (size_t)st.st_size + 1
+                   : (size_t)XML_MAX_BYTES + 1;
+  char *buf = malloc(cap);
   if (buf == NULL) {
     fclose(f);
     return cpuexec__fail(CPUEXEC_ENOMEM, "topology: out of memory reading \"%s\"", path);
   }
-  size_t n = fread(buf, 1, XML_MAX_BYTES + 1, f);
+  size_t n = fread(buf, 1, cap, f);
   bool failed = ferror(f) != 0;
+  if (!failed && n == cap && cap <= XML_MAX_BYTES) {
+    /* The file grew after fstat: read the rest, up to the cap. */
+    char *bigger = realloc(buf, (size_t)XML_MAX_BYTES + 1);
+    if (bigger == NULL) {
+      free(buf);
+      fclose(f);
+      return cpuexec__fail(CPUEXEC_ENOMEM, "topology: out of memory reading \"%s\"", path);
+    }
+    buf = bigger;
+    n += fread(buf + n, 1, (size_t)XML_MAX_BYTES + 1 - n, f);
+    failed = ferror(f) != 0;
+  }
   fclose(f);
   cursor c = {buf, buf + n, buf, path};
   int rc = 0;
