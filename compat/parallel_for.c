@@ -9,7 +9,8 @@
  * pool on its first call. The inherited lease is released on that path; the
  * registry has already forgotten its pool, so that frees memory only.
  *
- * Lock order: pool_lock, then the registry's locks (acquire runs under
+ * Lock order: pool_lock, then the process default's and the topology's
+ * locks (cpuexec_resolve_default), then the registry's (acquire runs under
  * pool_lock). The fork handlers are registered after the registry's, so the
  * prepare handlers (run in reverse order of registration) take them in the
  * same order. */
@@ -45,9 +46,12 @@ static void atfork_child(void) {
 }
 
 static void register_atfork(void) {
-  /* The registry registers its handlers on first use; make sure that came
-   * first so fork takes pool_lock before the registry locks. */
+  /* The registry, the process topology and the process default register
+   * their handlers on first use; make sure that came first so fork takes
+   * pool_lock before their locks (make_pool takes them under pool_lock). */
   (void)cpuexec_registry_default();
+  const cpuexec_resolved *ignored;
+  (void)cpuexec_resolve_default(&ignored);
   pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 

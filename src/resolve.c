@@ -618,12 +618,23 @@ static void display_default(const cpuexec_resolved *resolved) {
   }
 }
 
+/* default_lock is held across fork() (see topology_process.c for the order). */
+static pthread_once_t default_atfork_once = PTHREAD_ONCE_INIT;
+static void default_atfork_prepare(void) { pthread_mutex_lock(&default_lock); }
+static void default_atfork_parent(void) { pthread_mutex_unlock(&default_lock); }
+static void default_atfork_child(void) { pthread_mutex_init(&default_lock, NULL); }
+static void default_register_atfork(void) {
+  pthread_atfork(default_atfork_prepare, default_atfork_parent, default_atfork_child);
+}
+
 CPUEXEC_EXPORT int cpuexec_resolve_default(const cpuexec_resolved **out) {
   if (out == NULL)
     return cpuexec__fail(CPUEXEC_EINVAL, "out: NULL; pass where to store the resolution");
-  /* Looks at the process CPU set, and reloads the topology when it moved. */
+  /* Looks at the process CPU set, and reloads the topology when it moved
+   * (and registers the topology's fork handlers before ours). */
   const cpuexec_topology *t;
   int trc = cpuexec__topology_process(&t);
+  pthread_once(&default_atfork_once, default_register_atfork);
   pthread_mutex_lock(&default_lock);
   unsigned gen = cpuexec__topology_process_generation();
   if (!default_made || (trc == 0 && gen != default_generation)) {

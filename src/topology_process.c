@@ -106,9 +106,21 @@ static int reload(void) {
   return 0;
 }
 
+/* fork() while another thread holds `lock` must not leave the child's copy
+ * locked: the handlers hold it across fork. Lock order: the process
+ * default's lock (resolve.c) before this one; its handlers are registered
+ * after these (it calls cpuexec__topology_process() first), so prepare
+ * handlers, run in reverse order, take them in that order. */
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static void atfork_prepare(void) { pthread_mutex_lock(&lock); }
+static void atfork_parent(void) { pthread_mutex_unlock(&lock); }
+static void atfork_child(void) { pthread_mutex_init(&lock, NULL); }
+static void register_atfork(void) { pthread_atfork(atfork_prepare, atfork_parent, atfork_child); }
+
 int cpuexec__topology_process(const cpuexec_topology **out) {
   cpu_set_t now;
   bool have = process_set(&now);
+  pthread_once(&atfork_once, register_atfork);
   pthread_mutex_lock(&lock);
   int rc = 0;
   if (!current || (have && (!have_set || !CPU_EQUAL(&now, &loaded_under)))) rc = reload();
@@ -122,6 +134,7 @@ unsigned cpuexec__topology_process_generation(void) {
 }
 
 CPUEXEC_EXPORT int cpuexec_topology_refresh(void) {
+  pthread_once(&atfork_once, register_atfork);
   pthread_mutex_lock(&lock);
   int rc = reload();
   pthread_mutex_unlock(&lock);
