@@ -77,7 +77,7 @@ static int core_run_range(void *arg, int64_t start, int64_t end) {
   }
   if (start == end)
     return 0;
-  return cpuexec__compat_call_inline(call->ctx, call->callback, start, end);
+  return cpuexec__compat_call_in_region(call->ctx, call->callback, start, end);
 }
 
 CPUEXEC_EXPORT int cpuexec_range_executor_run(const cpuexec_range_executor *executor, int64_t count, void *ctx,
@@ -89,7 +89,7 @@ CPUEXEC_EXPORT int cpuexec_range_executor_run(const cpuexec_range_executor *exec
   if (count == 0)
     return 0;
   if (count == 1 || executor == NULL || executor->run == NULL || cpuexec__compat_nested())
-    return cpuexec__compat_call_inline(ctx, callback, 0, count);
+    return cpuexec__compat_run_serial(ctx, callback, 0, count);
 
   core_call call = {.count = count, .ctx = ctx, .callback = callback};
   atomic_init(&call.violation, 0);

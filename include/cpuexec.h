@@ -1,4 +1,5 @@
-/* libcpuexec: one truthful CPU execution policy for every parallel region.
+/** @file
+ * libcpuexec: one truthful CPU execution policy for every parallel region.
  *
  * The umbrella header: include this, link with `pkg-config --libs cpuexec`.
  * Each topic header stands alone as well. */
@@ -11,6 +12,8 @@
 #include <cpuexec/topology.h>
 #include <cpuexec/resolve.h>
 #include <cpuexec/executor.h>
+#include <cpuexec/foreign.h>
+#include <cpuexec/hooks.h>
 #include <cpuexec/counters.h>
 #include <cpuexec/registry.h>
 #include <cpuexec/session.h>

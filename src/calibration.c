@@ -30,7 +30,7 @@ CPUEXEC_EXPORT int cpuexec_calibration_run(cpuexec_executor *exec, const cpuexec
   if (!exec) exec = cpuexec_current();
   cpuexec_descriptor have;
   if (exec) {
-    cpuexec__descriptor_of(cpuexec_executor_policy(exec), &have);
+    cpuexec_executor_descriptor(exec, &have); /* a foreign executor's too */
     int rc = cpuexec__descriptor_compare(&have, expected);
     if (rc != 0) return rc;
     /* The caller holds exec; a registry lease keeps it for the call even

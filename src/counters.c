@@ -102,6 +102,14 @@ void cpuexec__descriptor_of(const cpuexec_resolved *r, cpuexec_descriptor *out) 
 
 CPUEXEC_EXPORT int cpuexec_executor_descriptor(const cpuexec_executor *exec, cpuexec_descriptor *out) {
   if (!exec || !out) return cpuexec__fail(CPUEXEC_EINVAL, "%s: NULL", !exec ? "exec" : "out");
+  if (!exec->resolved) {
+    /* A foreign executor: libcpuexec places nothing and spins nothing. */
+    memset(out, 0, sizeof *out);
+    out->effective_threads = exec->threads;
+    out->affinity_class = CPUEXEC_AFFINITY_NONE;
+    out->spin_class = CPUEXEC_SPIN_PARK_IMMEDIATELY;
+    return 0;
+  }
   cpuexec__descriptor_of(exec->resolved, out);
   return 0;
 }
@@ -126,6 +134,6 @@ CPUEXEC_EXPORT int cpuexec_executor_check_descriptor(const cpuexec_executor *exe
                                                      const cpuexec_descriptor *expected) {
   if (!exec || !expected) return cpuexec__fail(CPUEXEC_EINVAL, "%s: NULL", !exec ? "exec" : "expected");
   cpuexec_descriptor have;
-  cpuexec__descriptor_of(exec->resolved, &have);
+  cpuexec_executor_descriptor(exec, &have);
   return cpuexec__descriptor_compare(&have, expected);
 }

@@ -1,37 +1,47 @@
-/* libcpuexec: optional counters, dispatch observer, execution descriptor.
+/** @file
+ * libcpuexec: optional counters, dispatch observer, execution descriptor.
  *
  * Counters belong to an executor (shared by every lease of it). They are off
- * by default: the hot path then does no allocation, lock or clock read. */
+ * by default: the hot path then does no allocation, lock or clock read.
+ * Every function here may be called from any thread. */
 #ifndef CPUEXEC_COUNTERS_H
 #define CPUEXEC_COUNTERS_H
 
 #include <cpuexec/common.h>
 #include <cpuexec/executor.h>
 
+/** A snapshot of an executor's counters (since counting was enabled). */
 typedef struct cpuexec_counters {
-  uint64_t dispatches;        /* parallel regions that woke workers */
-  uint64_t nested_inline;     /* calls made inside a callback, run inline */
-  uint64_t limited_inline;    /* calls run inline because the work admitted one participant */
-  uint64_t spins_found_work;  /* waits that ended while spinning */
-  uint64_t parks;             /* waits that parked in the kernel */
-  uint64_t wakeups;           /* wake system calls made by dispatches */
-  uint64_t caller_waits;      /* times the caller waited for workers to finish */
-  uint64_t worker_active_ns;  /* time workers spent running callbacks */
+  uint64_t dispatches;        /**< parallel regions that woke workers */
+  uint64_t nested_inline;     /**< calls made inside a callback, run inline */
+  uint64_t limited_inline;    /**< calls run inline because the work admitted one participant */
+  uint64_t spins_found_work;  /**< waits that ended while spinning */
+  uint64_t parks;             /**< waits that parked in the kernel */
+  uint64_t wakeups;           /**< wake system calls made by dispatches */
+  uint64_t caller_waits;      /**< times the caller waited for workers to finish */
+  uint64_t worker_active_ns;  /**< time workers spent running callbacks */
 } cpuexec_counters;
+/* A foreign executor (include/cpuexec/foreign.h) counts dispatches (calls
+ * handed to its pool), nested_inline and limited_inline; its pool does the
+ * waiting, so the others stay 0. */
 
+/** One parallel region, as the dispatch observer sees it. */
 typedef struct cpuexec_dispatch_event {
-  uint64_t executor_id;
-  uint32_t effective_threads;
-  uint32_t requested_participants; /* max_participants as passed (0: the executor's limit) */
-  uint32_t admitted_participants;  /* participants the call ran with */
-  int64_t total;
-  int64_t grain;
-  bool ran_inline;                 /* nested or limited: ran on the caller only */
+  uint64_t executor_id;            /**< cpuexec_executor_id() of the executor */
+  uint32_t effective_threads;      /**< its effective threads */
+  uint32_t requested_participants; /**< max_participants as passed (0: the executor's limit) */
+  uint32_t admitted_participants;  /**< participants the call ran with */
+  int64_t total;                   /**< total as passed */
+  int64_t grain;                   /**< grain as passed (or planned) */
+  bool ran_inline;                 /**< nested or limited: ran on the caller only */
 } cpuexec_dispatch_event;
 
+/** The observer: called with the user pointer given when it was set and an
+ * event valid only during the call. It runs on the dispatching thread, on
+ * the hot path, so it should be short; it must not unwind. */
 typedef void (*cpuexec_dispatch_observer)(void *user, const cpuexec_dispatch_event *event);
 
-/* Stable properties a tuning profile depends on (seed 000 "Tuning and cache
+/** Stable properties a tuning profile depends on (seed 000 "Tuning and cache
  * identity"). Every field describes what the executor does, never how its
  * policy was spelt, so executors that share a pool describe it alike:
  * affinity_class is NONE when nothing is pinned (affinity none, and every
@@ -41,30 +51,40 @@ typedef void (*cpuexec_dispatch_observer)(void *user, const cpuexec_dispatch_eve
  * touching an efficiency core, and PHYSICAL_CORES for any other pinned
  * placement (performance_cores on a machine without CPU kinds included). */
 typedef struct cpuexec_descriptor {
-  uint32_t effective_threads;
-  cpuexec_affinity_policy affinity_class;
-  bool uses_smt;
-  cpuexec_spin_policy spin_class;
+  uint32_t effective_threads;             /**< participants of a region */
+  cpuexec_affinity_policy affinity_class; /**< what was placed (see above), not the request */
+  bool uses_smt;                          /**< two participants share a physical core */
+  cpuexec_spin_policy spin_class;         /**< the resolved spin policy */
 } cpuexec_descriptor;
 
 CPUEXEC_BEGIN_DECLS
 
-/* Turns counting on for every lease of exec, until it is destroyed. */
+/** Turns counting on for every lease of exec, until it is destroyed.
+ * exec NULL is CPUEXEC_EINVAL; CPUEXEC_ENOMEM when the counter block cannot
+ * be allocated. Calling it again is harmless. */
 CPUEXEC_EXPORT int cpuexec_executor_enable_counters(cpuexec_executor *exec);
-/* A snapshot; all zero while counters are off. These calls return
- * CPUEXEC_EINVAL naming exec or out when either is NULL. */
+/** Writes a snapshot of exec's counters to *out; all zero while counters
+ * are off. CPUEXEC_EINVAL naming exec or out when either is NULL (as for
+ * the descriptor calls below). Counts made concurrently may or may not be
+ * in the snapshot. */
 CPUEXEC_EXPORT int cpuexec_executor_counters(const cpuexec_executor *exec, cpuexec_counters *out);
 
-/* One process-wide observer, called on the dispatching thread once per
- * parallel region (NULL removes it). */
+/** Sets the one process-wide observer, called on the dispatching thread once
+ * per parallel region (NULL removes it). user is passed back unchanged and
+ * must stay valid while the observer may still be called: a dispatch that
+ * loaded the previous observer just before the change may still call it. */
 CPUEXEC_EXPORT void cpuexec_set_dispatch_observer(cpuexec_dispatch_observer observer, void *user);
 
+/** Writes exec's stable properties to *out, for keying a tuning cache. A
+ * foreign executor (include/cpuexec/foreign.h) describes itself as its
+ * effective threads, CPUEXEC_AFFINITY_NONE, no SMT, CPUEXEC_SPIN_PARK_IMMEDIATELY:
+ * libcpuexec neither places nor spins its threads. */
 CPUEXEC_EXPORT int cpuexec_executor_descriptor(const cpuexec_executor *exec, cpuexec_descriptor *out);
-/* 0 when expected matches exec; CPUEXEC_EMISMATCH naming the first field that differs. */
+/** 0 when expected matches exec; CPUEXEC_EMISMATCH naming the first field that differs. */
 CPUEXEC_EXPORT int cpuexec_executor_check_descriptor(const cpuexec_executor *exec,
                                                      const cpuexec_descriptor *expected);
 
-/* Calibration (seed 000 Pool PR04: "Calibration may lease an explicit
+/** Calibration (seed 000 Pool PR04: "Calibration may lease an explicit
  * compatible executor and rejects an execution descriptor whose
  * participants differ from the active executor before invoking a callback"):
  * runs fn(user, exec) on the executor calibration must measure, after

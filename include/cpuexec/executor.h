@@ -1,4 +1,5 @@
-/* libcpuexec: the executor, a persistent pool that runs parallel loops.
+/** @file
+ * libcpuexec: the executor, a persistent pool that runs parallel loops.
  *
  * cpuexec_parallel_for(exec, total, grain, ctx, fn, max_participants) is the
  * serial loop
@@ -43,46 +44,71 @@
 #include <cpuexec/common.h>
 #include <cpuexec/resolve.h>
 
+/** An executor (opaque): the built-in pool (cpuexec_executor_create, the
+ * registry, sessions: the caller plus effective_threads - 1 persistent
+ * workers) or an application's own pool wrapped with
+ * cpuexec_executor_create_foreign() (include/cpuexec/foreign.h); every call
+ * that takes an executor takes both. Owned by whoever created or leased
+ * it; any number of threads may call into it at once; it must not be
+ * destroyed or released while a call is in progress. */
 typedef struct cpuexec_executor cpuexec_executor;
 
-/* A range callback: 0 on success, any non-zero value stops the loop and is
- * returned by the parallel call. */
+/** A range callback: 0 on success, any non-zero value stops the loop and is
+ * returned by the parallel call. It runs on any participant's thread,
+ * concurrently with the other participants' callbacks, and must not
+ * unwind (C++ exceptions: use cpuexec.hpp, which carries them). */
 typedef int (*cpuexec_range_fn)(void *ctx, int64_t begin, int64_t end);
 
-/* Per-iteration cost of a loop body, for cpuexec_plan_parallel_for(). */
+/** Per-iteration cost of a loop body, for cpuexec_plan_parallel_for(). */
 typedef struct cpuexec_cost {
-  double bytes_read;
-  double bytes_written;
-  double compute_cycles;
+  double bytes_read;     /**< bytes read per index (finite, >= 0) */
+  double bytes_written;  /**< bytes written per index (finite, >= 0) */
+  double compute_cycles; /**< compute cycles per index (finite, >= 0) */
 } cpuexec_cost;
 
+/** Limits for cpuexec_plan_parallel_for(); all zero: none. */
 typedef struct cpuexec_plan_constraints {
-  uint32_t max_participants;       /* 0: the executor's limit */
-  uint32_t preferred_participants; /* 0: no preference; otherwise used when the model allows it */
+  uint32_t max_participants;       /**< 0: the executor's limit */
+  uint32_t preferred_participants; /**< 0: no preference; otherwise used when the model allows it */
 } cpuexec_plan_constraints;
 
+/** What cpuexec_plan_parallel_for() chose. */
 typedef struct cpuexec_plan {
-  int64_t grain;
-  uint32_t participants;
+  int64_t grain;         /**< indices per range, at least 1 */
+  uint32_t participants; /**< participants to run, at least 1 */
 } cpuexec_plan;
 
 CPUEXEC_BEGIN_DECLS
 
-/* Creates an unshared executor for resolved (use the registry to share).
- * Starts, names ("cpuexec-w<k>") and pins effective_threads - 1 workers
- * before returning; a failure names the processor or thread, and joins
- * everything it started. A serial policy starts no thread. */
+/** Creates an unshared executor for resolved (use the registry to share)
+ * into *out; the caller destroys it with cpuexec_executor_destroy(). It
+ * keeps its own copy of resolved. Starts, names ("cpuexec-wK") and pins
+ * effective_threads - 1 workers before returning; a failure
+ * (CPUEXEC_ETHREAD, CPUEXEC_EAFFINITY) names the processor or thread, and
+ * joins everything it started. A serial policy starts no thread. resolved
+ * or out NULL is CPUEXEC_EINVAL. */
 CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpuexec_executor **out);
-/* Stops and joins the workers of an executor from cpuexec_executor_create().
- * In a forked child it frees memory only. NULL is ignored (like free). */
+/** Stops and joins the workers of an executor from cpuexec_executor_create().
+ * In a forked child it frees memory only. NULL is ignored (like free). No
+ * call may be in progress on it, and no thread may use it afterwards. */
 CPUEXEC_EXPORT void cpuexec_executor_destroy(cpuexec_executor *exec);
 
+/** The serial loop
+ * `for (i = 0; i < total; i += grain) if ((rc = fn(ctx, i, min(i + grain, total)))) return rc;`
+ * made parallel on exec, with the rules at the top of this header: every
+ * index exactly once, the caller is participant 0, at most max_participants
+ * (0: the executor's limit) participants, a failing callback stops ranges
+ * that have not started and its value is returned once every started
+ * callback finished, nested calls run inline, exec NULL runs serially on
+ * the caller. ctx is only used during the call. grain < 1 or fn NULL is
+ * CPUEXEC_EINVAL; an executor inherited across fork() is CPUEXEC_EFORKED.
+ * Any thread may call it, on one executor concurrently. */
 CPUEXEC_EXPORT int cpuexec_parallel_for(cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
                                         cpuexec_range_fn fn, uint32_t max_participants);
 
-/* Per-call options of cpuexec_parallel_for_flags(). */
+/** Per-call options of cpuexec_parallel_for_flags(). */
 enum {
-  /* The workers run this region with the calling thread's floating-point
+  /** The workers run this region with the calling thread's floating-point
    * control state (flush-to-zero, denormals-are-zero, rounding, exception
    * masks: x86-64 MXCSR and x87 control word, aarch64 FPCR; nothing on other
    * architectures), each restoring its own state after; status flags are
@@ -92,31 +118,42 @@ enum {
   CPUEXEC_PARALLEL_FOR_INHERIT_FP_ENV = 1u << 0
 };
 
-/* cpuexec_parallel_for() with per-call options; flags 0 is the same call.
+/** cpuexec_parallel_for() with per-call options; flags 0 is the same call.
  * Unknown bits are CPUEXEC_EINVAL. */
 CPUEXEC_EXPORT int cpuexec_parallel_for_flags(cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
                                               cpuexec_range_fn fn, uint32_t max_participants, uint32_t flags);
 
-/* Accessors. exec NULL is the serial executor of cpuexec_parallel_for:
- * 1 effective thread, policy NULL, id 0. */
+/** Most participants of a region on exec, the caller included. Like the
+ * accessors below it never fails, and exec NULL is the serial executor of
+ * cpuexec_parallel_for: 1 effective thread, policy NULL, id 0. */
 CPUEXEC_EXPORT uint32_t cpuexec_executor_effective_threads(const cpuexec_executor *exec);
+/** The resolution exec runs (owned by exec, valid while it lives). */
 CPUEXEC_EXPORT const cpuexec_resolved *cpuexec_executor_policy(const cpuexec_executor *exec);
-/* Process-local, non-zero, never reused within the process (0 for NULL). */
+/** Process-local, non-zero, never reused within the process (0 for NULL). */
 CPUEXEC_EXPORT uint64_t cpuexec_executor_id(const cpuexec_executor *exec);
 
-/* Inside a callback: this participant's index (0 = the caller) and the
- * number of participants of the region. Outside any callback: 0 and 1. */
+/** Inside a callback: this participant's index (0 = the caller; on a
+ * foreign executor, the index its pool ran on this thread), stable for the
+ * whole callback, on whichever thread runs it (the executor's workers, a
+ * foreign pool's threads, a job pool's workers). A call nested inside a
+ * callback runs inline as participant 0 of 1. Outside any callback: 0.
+ * Thread-local. */
 CPUEXEC_EXPORT uint32_t cpuexec_participant_index(void);
+/** Inside a callback: the number of participants of the region. Outside
+ * any callback: 1. Thread-local. */
 CPUEXEC_EXPORT uint32_t cpuexec_participant_count(void);
 
-/* Chooses grain and participants from the cost model documented in
- * src/plan.c. Small work plans one participant; exec NULL plans for the
- * serial caller. cost or plan NULL, or a cost field negative or not finite,
- * is CPUEXEC_EINVAL naming it. */
+/** Chooses grain and participants for total indices of the given cost on
+ * exec, from the cost model documented in src/plan.c, into *plan. Small
+ * work plans one participant; exec NULL plans for the serial caller;
+ * constraints NULL: none. cost or plan NULL, or a cost field negative or
+ * not finite, is CPUEXEC_EINVAL naming it. Thread-safe. */
 CPUEXEC_EXPORT int cpuexec_plan_parallel_for(const cpuexec_executor *exec, int64_t total,
                                              const cpuexec_cost *cost,
                                              const cpuexec_plan_constraints *constraints, cpuexec_plan *plan);
-/* Plans, then runs cpuexec_parallel_for with the plan. */
+/** Plans (cpuexec_plan_parallel_for()), then runs cpuexec_parallel_for()
+ * with the plan's grain and participants: the same serial loop, rules and
+ * errors as both. */
 CPUEXEC_EXPORT int cpuexec_parallel_for_costed(cpuexec_executor *exec, int64_t total, const cpuexec_cost *cost,
                                                const cpuexec_plan_constraints *constraints, void *ctx,
                                                cpuexec_range_fn fn);
