@@ -14,9 +14,11 @@
 #include <string.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <cmocka.h>
 
 #include <cpuexec.h>
+#include <cpuexec/foreign.h>
 
 #if defined(__x86_64__)
 #include <xmmintrin.h>
@@ -155,9 +157,84 @@ static void policy_option_carries_it_on_every_region(void **state) {
   assert_int_equal(cpuexec_registry_destroy(reg), 0);
 }
 
+/* A foreign pool of one persistent thread (started while the caller has
+ * the default state, so it has its own): run_ranges runs index 0 on the
+ * caller and the rest on that thread. */
+typedef struct one_thread_pool {
+  pthread_mutex_t lock;
+  pthread_cond_t changed;
+  cpuexec_range_fn fn;
+  void *arg;
+  int64_t count;
+  bool job, done, quit;
+  pthread_t thread;
+} one_thread_pool;
+
+static void *pool_thread(void *p_) {
+  one_thread_pool *p = p_;
+  pthread_mutex_lock(&p->lock);
+  for (;;) {
+    while (!p->job && !p->quit) pthread_cond_wait(&p->changed, &p->lock);
+    if (p->quit) break;
+    pthread_mutex_unlock(&p->lock);
+    for (int64_t i = 1; i < p->count; i++) p->fn(p->arg, i, i + 1);
+    pthread_mutex_lock(&p->lock);
+    p->job = false;
+    p->done = true;
+    pthread_cond_broadcast(&p->changed);
+  }
+  pthread_mutex_unlock(&p->lock);
+  return NULL;
+}
+
+static int pool_run_ranges(void *p_, int64_t count, void *arg, cpuexec_range_fn fn) {
+  one_thread_pool *p = p_;
+  pthread_mutex_lock(&p->lock);
+  p->fn = fn;
+  p->arg = arg;
+  p->count = count;
+  p->done = false;
+  p->job = true;
+  pthread_cond_broadcast(&p->changed);
+  pthread_mutex_unlock(&p->lock);
+  fn(arg, 0, 1);
+  pthread_mutex_lock(&p->lock);
+  while (!p->done) pthread_cond_wait(&p->changed, &p->lock);
+  pthread_mutex_unlock(&p->lock);
+  return 0;
+}
+
+static void foreign_executors_carry_it_per_range(void **state) {
+  (void)state;
+  one_thread_pool pool = {.lock = PTHREAD_MUTEX_INITIALIZER, .changed = PTHREAD_COND_INITIALIZER};
+  uint64_t original = control();
+  assert_int_equal(pthread_create(&pool.thread, NULL, pool_thread, &pool), 0);
+  cpuexec_foreign_executor_ops ops;
+  cpuexec_foreign_executor_ops_init(&ops);
+  ops.effective_threads = 2;
+  ops.run_ranges = pool_run_ranges;
+  cpuexec_executor *exec;
+  assert_int_equal(cpuexec_executor_create_foreign(&ops, &pool, &exec), 0);
+  set_control(original | CHANGED_BITS);
+  probe with = {.want = original | CHANGED_BITS};
+  run_until_a_worker_ran(exec, &with, CPUEXEC_PARALLEL_FOR_INHERIT_FP_ENV);
+  assert_int_equal(atomic_load(&with.wrong), 0);
+  probe without = {.want = original};
+  run_until_a_worker_ran(exec, &without, 0);
+  assert_int_equal(atomic_load(&without.wrong), 0); /* and the pool thread got its own back */
+  set_control(original);
+  cpuexec_executor_destroy(exec);
+  pthread_mutex_lock(&pool.lock);
+  pool.quit = true;
+  pthread_cond_broadcast(&pool.changed);
+  pthread_mutex_unlock(&pool.lock);
+  pthread_join(pool.thread, NULL);
+}
+
 int main(void) {
   unsetenv("CPUEXEC_POLICY");
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(foreign_executors_carry_it_per_range),
       cmocka_unit_test(per_call_flag_carries_the_callers_state_and_workers_restore),
       cmocka_unit_test(workers_are_back_to_their_own_state),
       cmocka_unit_test(policy_option_carries_it_on_every_region),
