@@ -1,5 +1,5 @@
 /* Cost per region of carrying the caller's floating-point control state to
- * the workers (CPUEXEC_PARALLEL_FOR_INHERIT_FP_ENV): the same empty 2-way
+ * the workers (CPUEXEC_FOR_INHERIT_FP_ENV): the same empty 2-way
  * region with and without the flag, interleaved over 9 rounds; the median
  * per region of each and their difference. Usage: bench_fpenv [regions]
  * (default 200000; num_threads=2, affinity_policy=none so it runs anywhere).
@@ -70,10 +70,10 @@ int main(int argc, char **argv) {
   }
   qsort(prim, ROUNDS, sizeof prim[0], cmp_double);
   double plain[ROUNDS], carried[ROUNDS];
-  per_region(exec, regions / 10 + 1, CPUEXEC_PARALLEL_FOR_INHERIT_FP_ENV); /* warm up */
+  per_region(exec, regions / 10 + 1, CPUEXEC_FOR_INHERIT_FP_ENV); /* warm up */
   for (int r = 0; r < ROUNDS; r++) {
     plain[r] = per_region(exec, regions, 0);
-    carried[r] = per_region(exec, regions, CPUEXEC_PARALLEL_FOR_INHERIT_FP_ENV);
+    carried[r] = per_region(exec, regions, CPUEXEC_FOR_INHERIT_FP_ENV);
   }
   qsort(plain, ROUNDS, sizeof plain[0], cmp_double);
   qsort(carried, ROUNDS, sizeof carried[0], cmp_double);

@@ -355,12 +355,12 @@ static int pp_dispatch_parallel(pthreadpool_t pool, cpuexec_executor *exec, cons
   }
   /* PTHREADPOOL_FLAG_DISABLE_DENORMALS: the caller turns denormals off for
    * the call and the region hands its floating-point control state to every
-   * worker (CPUEXEC_PARALLEL_FOR_INHERIT_FP_ENV), which restores its own
+   * worker (CPUEXEC_FOR_INHERIT_FP_ENV), which restores its own
    * after; the caller's comes back below. */
   pp_fpu fpu;
   pp_fpu_enter(&fpu, flags);
   int rc = cpuexec_parallel_for_flags(exec, (int64_t)participants, 1, &d, pp_run_slots, (uint32_t)participants,
-                                      fpu.changed ? CPUEXEC_PARALLEL_FOR_INHERIT_FP_ENV : 0);
+                                      fpu.changed ? CPUEXEC_FOR_INHERIT_FP_ENV : 0);
   if (rc != 0) {
     /* Nothing is running any more (cpuexec_parallel_for waits for every
      * started callback); the caller takes every unclaimed item. This is the

@@ -14,9 +14,17 @@
  *   - total <= 0 calls nothing and returns 0; grain < 1 or fn == NULL is
  *     CPUEXEC_EINVAL;
  *   - at most min(max_participants (0: the executor's limit), the executor's
- *     effective threads, ceil(total / grain)) participants run; the calling
- *     thread is participant 0; when there is at least one grain per admitted
- *     participant, every admitted participant runs at least one range;
+ *     effective threads, ceil(total / grain)) participants are admitted; the
+ *     calling thread is participant 0 and cpuexec_participant_count() is the
+ *     admitted count;
+ *   - nobody waits for a worker that has not started: the range reserved
+ *     for an admitted worker that has not checked in when another
+ *     participant (the caller included) runs out of work is run by that
+ *     participant, and the worker, arriving later, runs nothing for that
+ *     call. So every admitted participant runs a range whenever its share
+ *     takes longer than its wake-up; with shorter shares fewer may run
+ *     (cpuexec_parallel_for_flags with CPUEXEC_FOR_EVERY_PARTICIPANT makes
+ *     every admitted participant run its range, waiting for it);
  *   - a callback returning non-zero stops ranges that have not started;
  *     every started callback finishes before the call returns, which returns
  *     that non-zero value (the first one observed); after the call returns no
@@ -106,20 +114,24 @@ CPUEXEC_EXPORT void cpuexec_executor_destroy(cpuexec_executor *exec);
 CPUEXEC_EXPORT int cpuexec_parallel_for(cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
                                         cpuexec_range_fn fn, uint32_t max_participants);
 
-/** Per-call options of cpuexec_parallel_for_flags(). */
-enum {
-  /** The workers run this region with the calling thread's floating-point
-   * control state (flush-to-zero, denormals-are-zero, rounding, exception
-   * masks: x86-64 MXCSR and x87 control word, aarch64 FPCR; nothing on other
-   * architectures), each restoring its own state after; status flags are
-   * never copied. Policies ask for it on every region with
-   * inherit_fp_environment=true. Costs a few ns per participant per region
-   * when set (bench/bench_fpenv), nothing when not. */
-  CPUEXEC_PARALLEL_FOR_INHERIT_FP_ENV = 1u << 0
-};
+/** Flag of cpuexec_parallel_for_flags(): every admitted participant runs its reserved range: the caller waits for
+ * workers that have not started instead of taking their work. For
+ * calibration and per-participant set-up that must run on every thread;
+ * it costs a wake-up per idle worker on every call (doc/spinning.md). */
+#define CPUEXEC_FOR_EVERY_PARTICIPANT 0x1u
 
-/** cpuexec_parallel_for() with per-call options; flags 0 is the same call.
- * Unknown bits are CPUEXEC_EINVAL. */
+/** Flag of cpuexec_parallel_for_flags(): the workers run this region with
+ * the calling thread's floating-point control state (flush-to-zero,
+ * denormals-are-zero, rounding, exception masks: x86-64 MXCSR and x87
+ * control word, aarch64 FPCR; nothing on other architectures), each
+ * restoring its own state after; status flags are never copied. Policies
+ * ask for it on every region with inherit_fp_environment=true; a foreign
+ * executor's pool applies it around every range. Costs a few ns per
+ * participant per region when set (bench/bench_fpenv), nothing when not. */
+#define CPUEXEC_FOR_INHERIT_FP_ENV 0x2u
+
+/** cpuexec_parallel_for with flags (0 is cpuexec_parallel_for). A flag
+ * outside the ones above is CPUEXEC_EINVAL naming it. */
 CPUEXEC_EXPORT int cpuexec_parallel_for_flags(cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
                                               cpuexec_range_fn fn, uint32_t max_participants, uint32_t flags);
 

@@ -59,7 +59,7 @@ typedef struct cpuexec_policy {
   /** Every region hands the dispatching thread's floating-point control
    * state (flush-to-zero, denormals-are-zero, rounding: x86-64 MXCSR and
    * x87 control word, aarch64 FPCR) to the workers for its length, as
-   * CPUEXEC_PARALLEL_FOR_INHERIT_FP_ENV does per call (cpuexec/executor.h).
+   * CPUEXEC_FOR_INHERIT_FP_ENV does per call (cpuexec/executor.h).
    * Default false: workers keep the default environment. */
   bool inherit_fp_environment;
 } cpuexec_policy;
@@ -117,6 +117,13 @@ CPUEXEC_EXPORT int cpuexec_policy_format(const cpuexec_policy *policy, char *buf
 /** True when the two requests are field-for-field equal (cpu_set entries
  * past cpu_set_count are ignored). NULL equals only NULL. */
 CPUEXEC_EXPORT bool cpuexec_policy_equal(const cpuexec_policy *a, const cpuexec_policy *b);
+
+/** 0 when policy meets the rules cpuexec_policy_parse() applies to every text
+ * (those that need no topology; see the list above); otherwise CPUEXEC_EINVAL
+ * with cpuexec_last_error() naming the field, the value and what is allowed,
+ * as cpuexec_resolve() would. For requests built field by field (bindings
+ * validate eagerly with it). NULL is CPUEXEC_EINVAL. */
+CPUEXEC_EXPORT int cpuexec_policy_validate(const cpuexec_policy *policy);
 
 /** The process default request: CPUEXEC_POLICY from the environment parsed
  * with the grammar above (unset or empty: cpuexec_policy_init()). A

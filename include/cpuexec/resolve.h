@@ -27,6 +27,11 @@ typedef struct cpuexec_resolved_spin {
   uint64_t spin_ns;              /**< time spun before parking (0: parks at once); FIXED_ITERATIONS: 0 */
   uint64_t spin_iterations;      /**< FIXED_ITERATIONS: pause iterations before parking; else 0 */
   bool park_when_oversubscribed; /**< ADAPTIVE: parks at once while more threads are runnable than processors */
+  /** ADAPTIVE: follows a steady call cadence (workers sleep until shortly
+   * before the next expected region and spin across a window around it),
+   * spinning at most this many thousandths of each worker's time; 0: never
+   * (doc/spinning.md, cpuexec_executor_spin_state). */
+  uint32_t cadence_burn_permille;
 } cpuexec_resolved_spin;
 
 CPUEXEC_BEGIN_DECLS
