@@ -1,6 +1,10 @@
 /* The legacy free ParallelFor: the installed executor, else the process-wide
- * default pool (cpuexec_registry_default_executor, fork-safe). */
+ * default pool (cpuexec_registry_default_executor, fork-safe, retried after
+ * a failed start). A legacy call site ignores the return code, so the loop
+ * always runs: on the caller when no pool can run it. */
+#include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <cpuexec/registry.h>
 #include <cpuexec/session.h>
@@ -19,11 +23,39 @@ static int call_legacy(void *arg, int64_t begin, int64_t end) {
   return 0;
 }
 
+typedef struct serial_call {
+  const legacy_call *call;
+  int64_t grain;
+} serial_call;
+
+static int serial_chunks(void *arg, int64_t begin, int64_t end) {
+  const serial_call *sc = arg;
+  for (int64_t i = begin; i < end; i += sc->grain)
+    sc->call->fn(sc->call->ctx, i, end - i > sc->grain ? i + sc->grain : end);
+  return 0;
+}
+
+/* The serial loop on the caller, one grain at a time, inside a region scope
+ * (an executor-less cpuexec_parallel_for) so nested calls stay inline. */
+static void serial_legacy(int64_t total, int64_t grain, const legacy_call *call) {
+  serial_call sc = {call, grain};
+  (void)cpuexec_parallel_for(NULL, total, total, &sc, serial_chunks, 1);
+}
+
+/* Prints msg once per process: what ParallelFor adjusted on its own would
+ * otherwise go unseen at a call site that ignores the return code. */
+static void warn_once(atomic_bool *said, const char *msg) {
+  if (!atomic_exchange_explicit(said, true, memory_order_relaxed)) fprintf(stderr, "libcpuexec: %s\n", msg);
+}
+
 CPUEXEC_EXPORT int ParallelFor(int64_t total, int64_t grain, void *ctx, ParallelForFunction fn) {
   if (!fn) return cpuexec__fail(CPUEXEC_EINVAL, "fn: NULL; pass the range function to run");
-  if (grain < 1)
-    return cpuexec__fail(CPUEXEC_EINVAL, "grain: %lld is below 1; pass the smallest range worth one call",
-                         (long long)grain);
+  if (grain < 1) {
+    /* Skipping the loop would lose the work silently: the smallest grain. */
+    static atomic_bool said;
+    warn_once(&said, "ParallelFor: a grain of 0 or below is treated as 1 (the smallest range)");
+    grain = 1;
+  }
   if (total <= 0) return 0;
   legacy_call call = {fn, ctx};
   cpuexec_executor *exec = cpuexec_current();
@@ -31,10 +63,19 @@ CPUEXEC_EXPORT int ParallelFor(int64_t total, int64_t grain, void *ctx, Parallel
   if (!exec) rc = cpuexec_registry_default_executor(&exec);
   if (!exec) {
     /* No pool could be made: the work still runs, on the caller. */
-    for (int64_t i = 0; i < total; i += grain) fn(ctx, i, total - i > grain ? i + grain : total);
+    serial_legacy(total, grain, &call);
     return rc;
   }
-  return cpuexec_parallel_for(exec, total, grain, &call, call_legacy, 0);
+  rc = cpuexec_parallel_for(exec, total, grain, &call, call_legacy, 0);
+  if (rc == CPUEXEC_EFORKED) {
+    /* An executor inherited across fork() runs nothing (its workers stayed
+     * in the parent): run the loop here and say it could not run there. */
+    serial_legacy(total, grain, &call);
+    return cpuexec__fail(CPUEXEC_EFORKED,
+                         "ParallelFor: the installed executor was inherited across fork(); the loop ran serially "
+                         "(install an executor created in the child)");
+  }
+  return rc;
 }
 
 CPUEXEC_EXPORT uint32_t ParallelForThreadCount(void) {

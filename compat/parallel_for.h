@@ -22,12 +22,24 @@
  * Legacy callbacks return nothing, so a callback cannot stop the loop;
  * callers that need to stop early use cpuexec_parallel_for() directly.
  *
- * Returns 0, or a negative CPUEXEC_E* code: grain < 1 or fn == NULL is
- * CPUEXEC_EINVAL (nothing runs); CPUEXEC_EFORKED when the installed executor
- * was inherited across fork (nothing runs). When the process-wide pool
- * cannot be created (for example a malformed CPUEXEC_POLICY) the loop still
- * runs, serially on the caller, and the creation error is returned;
- * cpuexec_last_error() names the cause. The pool is tried once per process. */
+ * The loop always runs, every index once, because legacy call sites ignore
+ * the return code; the code says only what could not be done as asked:
+ *   - fn == NULL is CPUEXEC_EINVAL (there is nothing to run);
+ *   - grain < 1 is treated as 1, with a warning on stderr once per process;
+ *     the call returns 0;
+ *   - inside a scope whose executor was inherited across fork() the loop
+ *     runs serially on the caller and CPUEXEC_EFORKED is returned;
+ *   - when the process-wide pool cannot be created the loop runs serially
+ *     on the caller and the creation error is returned (cpuexec_last_error()
+ *     names the cause). Creation is retried with a backoff counted in calls:
+ *     after the k-th failed attempt, 2^(k-1) calls (at most 1024) run serially
+ *     before the next attempt, so a transient pthread_create failure
+ *     (EAGAIN) costs a few serial calls, never the process's parallelism;
+ *   - when the default policy cannot be placed (CPUEXEC_NUM_THREADS above
+ *     the physical cores a pinning policy can use, say) the pool is made
+ *     from the same request with affinity_policy=none, with a warning on
+ *     stderr once per process, and the call returns 0.
+ * Returns 0 or a negative CPUEXEC_E* code as above. */
 #ifndef CPUEXEC_COMPAT_PARALLEL_FOR_H
 #define CPUEXEC_COMPAT_PARALLEL_FOR_H
 

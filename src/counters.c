@@ -77,19 +77,60 @@ CPUEXEC_EXPORT int cpuexec_executor_counters(const cpuexec_executor *exec, cpuex
   return 0;
 }
 
+/* The affinity class of a placement, read from what was placed:
+ *   explicit           the caller is pinned (only explicit pins it);
+ *   none               nothing is pinned (affinity none, or a serial policy
+ *                      of any other affinity: they share one pool);
+ *   physical_then_smt  pinned workers share a core with another participant;
+ *   performance_cores  pinned, one per core, on a machine with ranked CPU
+ *                      kinds, and no efficiency core used;
+ *   physical_cores     any other pinned placement, one per core. So
+ *                      performance_cores on a machine without kinds, or
+ *                      physical_then_smt that never reached SMT, report
+ *                      physical_cores, like the pools they share. */
+static cpuexec_affinity_policy affinity_class_of(const cpuexec_resolved *r) {
+  if (r->pin_caller) return CPUEXEC_AFFINITY_EXPLICIT;
+  if (r->worker_processor_count == 0) return CPUEXEC_AFFINITY_NONE;
+  if (r->uses_smt) return CPUEXEC_AFFINITY_PHYSICAL_THEN_SMT;
+  if (r->kinds_ranked && !r->uses_efficiency_cores) return CPUEXEC_AFFINITY_PERFORMANCE_CORES;
+  return CPUEXEC_AFFINITY_PHYSICAL_CORES;
+}
+
+void cpuexec__descriptor_of(const cpuexec_resolved *r, cpuexec_descriptor *out) {
+  memset(out, 0, sizeof *out);
+  out->effective_threads = r->effective_threads;
+  out->affinity_class = affinity_class_of(r);
+  out->uses_smt = r->uses_smt;
+  out->spin_class = r->spin.policy;
+}
+
 CPUEXEC_EXPORT int cpuexec_executor_descriptor(const cpuexec_executor *exec, cpuexec_descriptor *out) {
   if (!exec || !out) return cpuexec__fail(CPUEXEC_EINVAL, "%s: NULL", !exec ? "exec" : "out");
-  memset(out, 0, sizeof *out);
-  out->effective_threads = exec->threads;
   if (!exec->resolved) {
     /* A foreign executor: libcpuexec places nothing and spins nothing. */
+    memset(out, 0, sizeof *out);
+    out->effective_threads = exec->threads;
     out->affinity_class = CPUEXEC_AFFINITY_NONE;
     out->spin_class = CPUEXEC_SPIN_PARK_IMMEDIATELY;
     return 0;
   }
-  out->affinity_class = exec->resolved->request.affinity_policy;
-  out->uses_smt = exec->resolved->uses_smt;
-  out->spin_class = exec->resolved->spin.policy;
+  cpuexec__descriptor_of(exec->resolved, out);
+  return 0;
+}
+
+int cpuexec__descriptor_compare(const cpuexec_descriptor *have, const cpuexec_descriptor *expected) {
+  if (have->effective_threads != expected->effective_threads)
+    return cpuexec__fail(CPUEXEC_EMISMATCH, "effective_threads: profile made for %u, executor runs %u",
+                         expected->effective_threads, have->effective_threads);
+  if (have->affinity_class != expected->affinity_class)
+    return cpuexec__fail(CPUEXEC_EMISMATCH, "affinity_class: profile made for %d, executor uses %d",
+                         (int)expected->affinity_class, (int)have->affinity_class);
+  if (have->uses_smt != expected->uses_smt)
+    return cpuexec__fail(CPUEXEC_EMISMATCH, "uses_smt: profile made for %s, executor %s",
+                         expected->uses_smt ? "true" : "false", have->uses_smt ? "true" : "false");
+  if (have->spin_class != expected->spin_class)
+    return cpuexec__fail(CPUEXEC_EMISMATCH, "spin_class: profile made for %d, executor uses %d",
+                         (int)expected->spin_class, (int)have->spin_class);
   return 0;
 }
 
@@ -98,17 +139,5 @@ CPUEXEC_EXPORT int cpuexec_executor_check_descriptor(const cpuexec_executor *exe
   if (!exec || !expected) return cpuexec__fail(CPUEXEC_EINVAL, "%s: NULL", !exec ? "exec" : "expected");
   cpuexec_descriptor have;
   cpuexec_executor_descriptor(exec, &have);
-  if (have.effective_threads != expected->effective_threads)
-    return cpuexec__fail(CPUEXEC_EMISMATCH, "effective_threads: profile made for %u, executor runs %u",
-                         expected->effective_threads, have.effective_threads);
-  if (have.affinity_class != expected->affinity_class)
-    return cpuexec__fail(CPUEXEC_EMISMATCH, "affinity_class: profile made for %d, executor uses %d",
-                         (int)expected->affinity_class, (int)have.affinity_class);
-  if (have.uses_smt != expected->uses_smt)
-    return cpuexec__fail(CPUEXEC_EMISMATCH, "uses_smt: profile made for %s, executor %s",
-                         expected->uses_smt ? "true" : "false", have.uses_smt ? "true" : "false");
-  if (have.spin_class != expected->spin_class)
-    return cpuexec__fail(CPUEXEC_EMISMATCH, "spin_class: profile made for %d, executor uses %d",
-                         (int)expected->spin_class, (int)have.spin_class);
-  return 0;
+  return cpuexec__descriptor_compare(&have, expected);
 }

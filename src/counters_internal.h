@@ -48,4 +48,13 @@ typedef struct cpuexec__counters_block {
                                 (n), memory_order_relaxed);                                      \
   } while (0)
 
+struct cpuexec_resolved;
+struct cpuexec_descriptor;
+/* The descriptor of what a resolution does (counters.c): every field from
+ * the resolved behaviour, none from the request's spelling, so resolutions
+ * that share a pool always describe it alike (issue 13, seed 000 S000-128). */
+void cpuexec__descriptor_of(const struct cpuexec_resolved *resolved, struct cpuexec_descriptor *out);
+/* 0, or CPUEXEC_EMISMATCH naming the first field of expected that differs. */
+int cpuexec__descriptor_compare(const struct cpuexec_descriptor *have, const struct cpuexec_descriptor *expected);
+
 #endif

@@ -10,13 +10,24 @@
  * first call. The inherited lease is released on that path; the registry
  * has already forgotten its pool, so that frees memory only.
  *
- * Lock order: pool_lock, then the registry's locks (acquire runs under
- * pool_lock); fork.c takes them in that order. */
+ * A failed start (a transient pthread_create failure, EAGAIN) is retried
+ * with a backoff counted in calls, not time (no clock read, no waiting in
+ * tests): after the k-th failed attempt the next RETRY_GAP(k) calls get no
+ * pool without trying, then one call tries again; the gap doubles up to
+ * RETRY_GAP_MAX. Callers run the work themselves meanwhile (ParallelFor).
+ *
+ * Lock order: pool_lock, then the process default's and the topology's
+ * locks, then the registry's (acquire runs under pool_lock); fork.c takes
+ * them in that order. */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 
+#include <cpuexec/policy.h>
 #include <cpuexec/registry.h>
+#include <cpuexec/resolve.h>
 
 #include "error.h"
 #include "fork.h"
@@ -34,16 +45,53 @@ void cpuexec__default_pool_fork_prepare(void) { pthread_mutex_lock(&pool_lock); 
 void cpuexec__default_pool_fork_parent(void) { pthread_mutex_unlock(&pool_lock); }
 void cpuexec__default_pool_fork_child(void) { pthread_mutex_init(&pool_lock, NULL); }
 
-static void make_pool(uint64_t generation) {
-  cpuexec_executor *inherited = atomic_load_explicit(&pool, memory_order_relaxed);
-  if (inherited) cpuexec_executor_release(inherited);
+#define RETRY_GAP_MAX 1024u
+static atomic_uint retry_gap = 1; /* calls to answer without trying before the next attempt */
+static atomic_uint calls_skipped; /* calls since the last failed attempt */
+_Atomic unsigned cpuexec__legacy_pool_attempts; /* attempts made (tests read it) */
+
+/* The default resolution, or, when it cannot be placed (CPUEXEC_NUM_THREADS
+ * above the cores a pinning policy can use, a cpu_set the process cannot
+ * see), the same request unpinned, with a warning: the callers of the
+ * default pool are legacy call sites that must run anyway. */
+static int resolve_for_pool(cpuexec_resolved **owned, const cpuexec_resolved **resolved) {
+  *owned = NULL;
+  int rc = cpuexec_resolve_default(resolved);
+  if (rc == 0) return 0;
+  char why[300];
+  snprintf(why, sizeof why, "%s", cpuexec_last_error());
+  cpuexec_policy p;
+  if (cpuexec_policy_from_environment(&p) != 0) cpuexec_policy_init(&p);
+  p.affinity_policy = CPUEXEC_AFFINITY_NONE;
+  p.cpu_set_count = 0;
+  if (cpuexec_resolve(&p, NULL, owned) != 0) return cpuexec__fail(rc, "%s", why);
+  *resolved = *owned;
+  static atomic_bool said;
+  if (!atomic_exchange_explicit(&said, true, memory_order_relaxed))
+    fprintf(stderr, "libcpuexec: the default pool: the default policy cannot be placed (%s); it runs unpinned\n", why);
+  return 0;
+}
+
+/* One attempt at the pool, under pool_lock. */
+static void make_pool(uint64_t generation, bool retrying) {
   cpuexec_executor *made = NULL;
   const cpuexec_resolved *resolved = NULL;
+  cpuexec_resolved *owned = NULL;
   cpuexec_registry *registry = cpuexec_registry_default();
-  int rc = registry ? cpuexec_resolve_default(&resolved)
+  atomic_fetch_add_explicit(&cpuexec__legacy_pool_attempts, 1, memory_order_relaxed);
+  int rc = registry ? resolve_for_pool(&owned, &resolved)
                     : cpuexec__fail(CPUEXEC_ENOMEM, "default pool: the process registry could not be allocated");
   if (rc == 0) rc = cpuexec_registry_acquire(registry, resolved, &made);
-  if (rc != 0) snprintf(pool_error_detail, sizeof pool_error_detail, "%s", cpuexec_last_error());
+  cpuexec_resolved_destroy(owned); /* the executor keeps its own reference */
+  if (rc != 0) {
+    snprintf(pool_error_detail, sizeof pool_error_detail, "%s", cpuexec_last_error());
+    unsigned gap = atomic_load_explicit(&retry_gap, memory_order_relaxed);
+    if (retrying) gap = gap * 2 < RETRY_GAP_MAX ? gap * 2 : RETRY_GAP_MAX;
+    atomic_store_explicit(&retry_gap, gap, memory_order_relaxed);
+  } else {
+    atomic_store_explicit(&retry_gap, 1, memory_order_relaxed);
+  }
+  atomic_store_explicit(&calls_skipped, 0, memory_order_relaxed);
   atomic_store_explicit(&pool, made, memory_order_relaxed);
   atomic_store_explicit(&pool_error, rc, memory_order_relaxed);
   atomic_store_explicit(&ready, generation + 1, memory_order_release);
@@ -52,7 +100,11 @@ static void make_pool(uint64_t generation) {
 CPUEXEC_EXPORT int cpuexec_registry_default_executor(cpuexec_executor **out) {
   if (!out) return cpuexec__fail(CPUEXEC_EINVAL, "out: NULL; pass where to store the executor");
   uint64_t generation = cpuexec__fork_generation_now();
-  if (atomic_load_explicit(&ready, memory_order_acquire) != generation + 1) {
+  bool made = atomic_load_explicit(&ready, memory_order_acquire) == generation + 1;
+  bool retry = made && !atomic_load_explicit(&pool, memory_order_relaxed) &&
+               atomic_fetch_add_explicit(&calls_skipped, 1, memory_order_relaxed) + 1 >
+                   atomic_load_explicit(&retry_gap, memory_order_relaxed);
+  if (!made || retry) {
     int rc = cpuexec__fork_init();
     if (rc != 0) {
       *out = NULL;
@@ -60,12 +112,22 @@ CPUEXEC_EXPORT int cpuexec_registry_default_executor(cpuexec_executor **out) {
     }
     pthread_mutex_lock(&pool_lock);
     generation = cpuexec__fork_generation_now();
-    if (atomic_load_explicit(&ready, memory_order_relaxed) != generation + 1) make_pool(generation);
+    if (atomic_load_explicit(&ready, memory_order_relaxed) != generation + 1) {
+      /* First use in this process, or a fork child: the inherited lease
+       * frees memory only (the registry forgot its pool). */
+      cpuexec_executor *inherited = atomic_load_explicit(&pool, memory_order_relaxed);
+      if (inherited) cpuexec_executor_release(inherited);
+      atomic_store_explicit(&pool, NULL, memory_order_relaxed);
+      atomic_store_explicit(&retry_gap, 1, memory_order_relaxed);
+      make_pool(generation, false);
+    } else if (retry && !atomic_load_explicit(&pool, memory_order_relaxed)) {
+      make_pool(generation, true); /* unless another thread retried meanwhile */
+    }
     pthread_mutex_unlock(&pool_lock);
   }
   *out = atomic_load_explicit(&pool, memory_order_relaxed);
   int rc = atomic_load_explicit(&pool_error, memory_order_relaxed);
-  /* The detail is written once per generation, before the release store
-   * that published rc. */
+  /* The detail is written before the release store that published rc; a
+   * retry rewrites it only under pool_lock, with the same kind of text. */
   return rc == 0 ? 0 : cpuexec__fail(rc, "%s", pool_error_detail);
 }

@@ -63,6 +63,7 @@
 #include "counters_internal.h"
 #include "executor_lease.h"
 #include "fork.h"
+#include "fpenv.h"
 #include "resolved.h"
 #include "cadence.h"
 #include "wait.h"
@@ -90,6 +91,8 @@ typedef struct cpuexec__slot {
   uint32_t participants; /* 0: the executor is being destroyed, leave */
   bool takeover;         /* false: every admitted participant runs its reserved chunk */
   _Atomic int32_t cpu;   /* worker k's processor when it last joined (-1: unknown) */
+  bool fpenv;             /* apply `env` (the caller's FP control state) for the region */
+  cpuexec__fpenv env;
 } cpuexec__slot;
 
 _Static_assert(sizeof(cpuexec__slot) == CPUEXEC__LINE, "a slot is one line pair");

@@ -17,4 +17,9 @@ typedef struct cpuexec__lease_slot {
 
 cpuexec__lease_slot *cpuexec__executor_lease_slot(cpuexec_executor *exec);
 
+/* 0 when exec's pinned workers still run where it was resolved to run
+ * (re-pinning a worker whose set widened); CPUEXEC_EAFFINITY naming the
+ * processor when one left the process CPU set (executor_placement.c). */
+int cpuexec__executor_check_placement(cpuexec_executor *exec);
+
 #endif

@@ -6,9 +6,12 @@
  *
  *   1. the process-wide default pool's lock    (default_pool.c: pool_lock;
  *      held while it acquires from the default registry)
- *   2. the registry list lock                   (registry.c: list_lock)
- *   3. every registry's lock, in list order     (registry.c: r->lock)
- *   4. executors: none taken. An executor's dispatch lock is never held
+ *   2. the process default resolution's lock   (resolve_default.c:
+ *      default_lock; held while it reads the process topology)
+ *   3. the process topology's lock              (topology_process.c: lock)
+ *   4. the registry list lock                   (registry.c: list_lock)
+ *   5. every registry's lock, in list order     (registry.c: r->lock)
+ *   6. executors: none taken. An executor's dispatch lock is never held
  *      while a lock above is taken, and a child never touches an inherited
  *      executor's lock or threads: it knows the executor is inherited from
  *      the generation below (cpuexec_parallel_for returns CPUEXEC_EFORKED,
@@ -34,11 +37,15 @@ static int registered; /* pthread_atfork's result, written once under `once` */
 
 static void prepare(void) {
   cpuexec__default_pool_fork_prepare();
+  cpuexec__resolve_default_fork_prepare();
+  cpuexec__topology_process_fork_prepare();
   cpuexec__registry_fork_prepare();
 }
 
 static void parent(void) {
   cpuexec__registry_fork_parent();
+  cpuexec__topology_process_fork_parent();
+  cpuexec__resolve_default_fork_parent();
   cpuexec__default_pool_fork_parent();
 }
 
@@ -46,6 +53,8 @@ static void child(void) {
   atomic_fetch_add_explicit(&cpuexec__fork_generation, 1, memory_order_relaxed);
   cpuexec__os_fork_child();
   cpuexec__registry_fork_child();
+  cpuexec__topology_process_fork_child();
+  cpuexec__resolve_default_fork_child();
   cpuexec__default_pool_fork_child();
 }
 

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "env_text.h"
 #include "ompt_abi.h"
 #include "openmp_counts.h"
 #include "openmp_internal.h"
@@ -371,11 +372,31 @@ static cpuexec__ompt_start_tool_result *find_next_tool(unsigned int omp_version,
   return NULL;
 }
 
+static bool env_word(const char *text, size_t len, const char *word) {
+  return strlen(word) == len && strncmp(text, word, len) == 0;
+}
+
+/* CPUEXEC_OMPT: off|0|false|disabled declines; unset, empty, on|1|true|
+ * enabled keeps the tool. Anything else keeps it too, with one warning on
+ * stderr (the tool starts inside the OpenMP runtime, where no caller could
+ * receive an error), so a typo such as "of" is never silent. */
 static bool declined_by_environment(void) {
   const char *value = getenv("CPUEXEC_OMPT");
-  return value != NULL && (strcmp(value, "off") == 0 || strcmp(value, "0") == 0 || strcmp(value, "false") == 0 ||
-                           strcmp(value, "disabled") == 0);
+  if (value == NULL)
+    return false;
+  size_t len;
+  const char *v = cpuexec__env_trim(value, &len);
+  if (env_word(v, len, "off") || env_word(v, len, "0") || env_word(v, len, "false") || env_word(v, len, "disabled"))
+    return true;
+  if (!(len == 0 || env_word(v, len, "on") || env_word(v, len, "1") || env_word(v, len, "true") ||
+        env_word(v, len, "enabled")))
+    fprintf(stderr,
+            "libcpuexec: CPUEXEC_OMPT=\"%.48s\" is not a setting; use off, 0, false or disabled to decline the "
+            "OMPT tool, on, 1, true or enabled to keep it; keeping it\n",
+            value);
+  return false;
 }
+
 
 CPUEXEC_EXPORT cpuexec__ompt_start_tool_result *ompt_start_tool(unsigned int omp_version,
                                                                 const char *runtime_version) {

@@ -7,6 +7,7 @@
 #include <cpuexec/policy.h>
 
 #include "cpulist.h"
+#include "env_text.h"
 #include "error.h"
 #include "policy_check.h"
 
@@ -22,6 +23,7 @@ CPUEXEC_EXPORT void cpuexec_policy_init(cpuexec_policy *policy) {
   policy->affinity_policy = CPUEXEC_AFFINITY_PHYSICAL_CORES;
   policy->cpu_set_count = 0;
   policy->allow_nested_parallelism = false;
+  policy->inherit_fp_environment = false;
 }
 
 CPUEXEC_EXPORT const char *cpuexec_spin_policy_name(cpuexec_spin_policy spin) {
@@ -61,7 +63,8 @@ CPUEXEC_EXPORT bool cpuexec_policy_equal(const cpuexec_policy *a, const cpuexec_
     return false;
   if (a->num_threads != b->num_threads || a->spin_policy != b->spin_policy || a->spin_budget != b->spin_budget ||
       a->affinity_policy != b->affinity_policy || a->cpu_set_count != b->cpu_set_count ||
-      a->allow_nested_parallelism != b->allow_nested_parallelism)
+      a->allow_nested_parallelism != b->allow_nested_parallelism ||
+      a->inherit_fp_environment != b->inherit_fp_environment)
     return false;
   /* A count past the array (a policy filled by hand) compares only what exists. */
   uint32_t n = a->cpu_set_count < CPUEXEC_CPU_SET_MAX ? a->cpu_set_count : CPUEXEC_CPU_SET_MAX;
@@ -136,7 +139,16 @@ CPUEXEC_EXPORT int cpuexec_policy_from_environment(cpuexec_policy *policy) {
     cpuexec_policy_init(policy);
     return 0;
   }
-  int rc = cpuexec_policy_parse(text, policy);
+  /* The environment's whitespace rule (env_text.h): surrounding blanks go,
+   * the grammar itself stays strict. */
+  size_t len;
+  const char *trimmed = cpuexec__env_trim(text, &len);
+  char *copy = malloc(len + 1);
+  if (!copy) return cpuexec__fail(CPUEXEC_ENOMEM, "CPUEXEC_POLICY: out of memory reading the value");
+  memcpy(copy, trimmed, len);
+  copy[len] = '\0';
+  int rc = cpuexec_policy_parse(copy, policy);
+  free(copy);
   if (rc != 0) {
     char detail[400];
     strncpy(detail, cpuexec_last_error(), sizeof detail - 1);

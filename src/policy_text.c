@@ -33,6 +33,7 @@ enum policy_key {
   KEY_AFFINITY_POLICY,
   KEY_CPU_SET,
   KEY_ALLOW_NESTED,
+  KEY_INHERIT_FP,
   KEY_COUNT
 };
 
@@ -40,9 +41,12 @@ static const char *const key_names[KEY_COUNT] = {
     [KEY_NUM_THREADS] = "num_threads",     [KEY_SPIN_POLICY] = "spin_policy",
     [KEY_SPIN_BUDGET] = "spin_budget",     [KEY_AFFINITY_POLICY] = "affinity_policy",
     [KEY_CPU_SET] = "cpu_set",             [KEY_ALLOW_NESTED] = "allow_nested_parallelism",
+    [KEY_INHERIT_FP] = "inherit_fp_environment",
 };
 
-#define KEY_LIST "num_threads, spin_policy, spin_budget, affinity_policy, cpu_set, allow_nested_parallelism"
+#define KEY_LIST                                                                                              \
+  "num_threads, spin_policy, spin_budget, affinity_policy, cpu_set, allow_nested_parallelism, "                \
+  "inherit_fp_environment"
 #define SPIN_LIST "adaptive, fixed_iterations, fixed_duration or park_immediately"
 #define AFFINITY_LIST "none, physical_cores, performance_cores, physical_then_smt or explicit"
 
@@ -91,13 +95,13 @@ static int parse_affinity_policy(const char *v, size_t n, cpuexec_policy *p) {
                        CPUEXEC__QUOTE_LEN(n), v);
 }
 
-static int parse_allow_nested(const char *v, size_t n, cpuexec_policy *p) {
+static int parse_bool(const char *key, const char *v, size_t n, bool *out) {
   if (token_is(v, n, "true") || token_is(v, n, "false")) {
-    p->allow_nested_parallelism = v[0] == 't';
+    *out = v[0] == 't';
     return 0;
   }
-  return cpuexec__fail(CPUEXEC_EINVAL, "allow_nested_parallelism: '%.*s' is not a boolean; use true or false",
-                       CPUEXEC__QUOTE_LEN(n), v);
+  return cpuexec__fail(CPUEXEC_EINVAL, "%s: '%.*s' is not a boolean; use true or false", key, CPUEXEC__QUOTE_LEN(n),
+                       v);
 }
 
 /* Duration units, largest first (format picks the first that divides exactly). */
@@ -237,8 +241,11 @@ CPUEXEC_EXPORT int cpuexec_policy_parse(const char *text, cpuexec_policy *policy
         /* An empty cpu_set= has no list for later items to continue. */
         in_cpu_set = n > 0;
         break;
+      case KEY_ALLOW_NESTED:
+        rc = parse_bool(key_names[key], v, n, &p.allow_nested_parallelism);
+        break;
       default:
-        rc = parse_allow_nested(v, n, &p);
+        rc = parse_bool(key_names[key], v, n, &p.inherit_fp_environment);
         break;
       }
       if (rc != 0)
@@ -283,10 +290,12 @@ CPUEXEC_EXPORT int cpuexec_policy_format(const cpuexec_policy *policy, char *buf
   }
 
   /* cpu_set last: its value holds commas, and last it reads unambiguously. */
-  char head[256];
+  char head[320];
   snprintf(head, sizeof head,
-           "num_threads=%d,spin_policy=%s,spin_budget=%s,affinity_policy=%s,allow_nested_parallelism=%s,cpu_set=",
-           (int)policy->num_threads, spin, budget, affinity, policy->allow_nested_parallelism ? "true" : "false");
+           "num_threads=%d,spin_policy=%s,spin_budget=%s,affinity_policy=%s,allow_nested_parallelism=%s,"
+           "inherit_fp_environment=%s,cpu_set=",
+           (int)policy->num_threads, spin, budget, affinity, policy->allow_nested_parallelism ? "true" : "false",
+           policy->inherit_fp_environment ? "true" : "false");
   cpuexec__bounded out = cpuexec__bounded_on(buf, size);
   cpuexec__bounded_put(&out, head, strlen(head));
   size_t len = out.len;

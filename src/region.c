@@ -127,7 +127,14 @@ static void run_share(struct cpuexec_executor *exec, uint32_t index) {
 void cpuexec__region_participate(struct cpuexec_executor *exec, uint32_t index) {
   cpuexec__participant p;
   cpuexec__participant_enter(&p, exec, index, exec->slots[index].participants);
-  run_share(exec, index);
+  if (__builtin_expect(exec->slots[index].fpenv, 0) && index > 0) {
+    cpuexec__fpenv own; /* the caller's state for the region (fpenv.h) */
+    cpuexec__fpenv_apply(&exec->slots[index].env, &own);
+    run_share(exec, index);
+    cpuexec__fpenv_restore(&own);
+  } else {
+    run_share(exec, index);
+  }
   cpuexec__participant_leave(&p);
 }
 
@@ -217,7 +224,8 @@ static int32_t step_off_worker_processor(const struct cpuexec_executor *exec, in
 /* Writes every participant's slot: all of them before any epoch moves, so
  * a worker that acquires its epoch sees every block it may steal from. */
 static void publish_slots(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
-                          cpuexec_range_fn fn, uint32_t participants, bool takeover) {
+                          cpuexec_range_fn fn, uint32_t participants, bool takeover,
+                          const cpuexec__fpenv *env) {
   partition pt = partition_of(total, grain, participants);
   for (uint32_t p = 0; p < participants; p++) {
     cpuexec__slot *s = &exec->slots[p];
@@ -233,7 +241,25 @@ static void publish_slots(struct cpuexec_executor *exec, int64_t total, int64_t 
     s->rem = pt.rem;
     s->participants = participants;
     s->takeover = takeover;
+    s->fpenv = env != NULL;
+    if (env) s->env = *env;
   }
+}
+
+/* A range run with the caller's floating-point state (foreign executors). */
+typedef struct fp_call {
+  cpuexec_range_fn fn;
+  void *ctx;
+  cpuexec__fpenv env;
+} fp_call;
+
+static int fp_range(void *arg, int64_t begin, int64_t end) {
+  const fp_call *call = arg;
+  cpuexec__fpenv own;
+  cpuexec__fpenv_apply(&call->env, &own);
+  int rc = call->fn(call->ctx, begin, end);
+  cpuexec__fpenv_restore(&own);
+  return rc;
 }
 
 CPUEXEC_EXPORT int cpuexec_parallel_for(cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
@@ -243,9 +269,12 @@ CPUEXEC_EXPORT int cpuexec_parallel_for(cpuexec_executor *exec, int64_t total, i
 
 CPUEXEC_EXPORT int cpuexec_parallel_for_flags(cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
                                               cpuexec_range_fn fn, uint32_t max_participants, uint32_t flags) {
-  if (flags & ~CPUEXEC_FOR_EVERY_PARTICIPANT)
-    return cpuexec__fail(CPUEXEC_EINVAL, "flags: 0x%x has unknown bits 0x%x; the only flag is CPUEXEC_FOR_EVERY_PARTICIPANT (0x%x)",
-                         flags, flags & ~CPUEXEC_FOR_EVERY_PARTICIPANT, CPUEXEC_FOR_EVERY_PARTICIPANT);
+  if (flags & ~(CPUEXEC_FOR_EVERY_PARTICIPANT | CPUEXEC_FOR_INHERIT_FP_ENV))
+    return cpuexec__fail(CPUEXEC_EINVAL,
+                         "flags: 0x%x has unknown bits 0x%x; the flags are CPUEXEC_FOR_EVERY_PARTICIPANT (0x%x) and "
+                         "CPUEXEC_FOR_INHERIT_FP_ENV (0x%x)",
+                         flags, flags & ~(CPUEXEC_FOR_EVERY_PARTICIPANT | CPUEXEC_FOR_INHERIT_FP_ENV),
+                         CPUEXEC_FOR_EVERY_PARTICIPANT, CPUEXEC_FOR_INHERIT_FP_ENV);
   if (exec && exec->fork_generation != cpuexec__fork_generation_now())
     return cpuexec__fail(CPUEXEC_EFORKED,
                          "executor %llu: created by the parent process before fork(); create a new one in the child",
@@ -279,7 +308,15 @@ CPUEXEC_EXPORT int cpuexec_parallel_for_flags(cpuexec_executor *exec, int64_t to
   }
   if (obs) notify(obs, exec, max_participants, participants, total, grain, false);
   CPUEXEC__COUNT(counters, dispatches, 1);
-  if (exec->foreign) return cpuexec__foreign_run(exec, total, grain, ctx, fn, participants);
+  if (exec->foreign) {
+    if (!(flags & CPUEXEC_FOR_INHERIT_FP_ENV))
+      return cpuexec__foreign_run(exec, total, grain, ctx, fn, participants);
+    /* A foreign pool's threads are not ours to prepare per region: every
+     * range carries the caller's state instead (fpenv.h). */
+    fp_call call = {.fn = fn, .ctx = ctx};
+    cpuexec__fpenv_capture(&call.env);
+    return cpuexec__foreign_run(exec, total, grain, &call, fp_range, participants);
+  }
 
   pthread_mutex_lock(&exec->dispatch_lock);
   /* Where the caller runs, for workers that yield when they share its
@@ -292,7 +329,10 @@ CPUEXEC_EXPORT int cpuexec_parallel_for_flags(cpuexec_executor *exec, int64_t to
   if (atomic_load_explicit(&exec->caller_cpu, memory_order_relaxed) != cpu)
     atomic_store_explicit(&exec->caller_cpu, cpu, memory_order_relaxed);
   bool every = (flags & CPUEXEC_FOR_EVERY_PARTICIPANT) != 0;
-  publish_slots(exec, total, grain, ctx, fn, participants, !every);
+  cpuexec__fpenv env;
+  bool fpenv = (flags & CPUEXEC_FOR_INHERIT_FP_ENV) || exec->resolved->inherit_fpenv;
+  if (fpenv) cpuexec__fpenv_capture(&env);
+  publish_slots(exec, total, grain, ctx, fn, participants, !every, fpenv ? &env : NULL);
   uint64_t wakes = 0;
   if (participants >= exec->wake_tree_min) { /* wide regions: wake_tree.h */
     /* Children first: a parent that joins early must find its children's

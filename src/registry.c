@@ -328,6 +328,15 @@ CPUEXEC_EXPORT int cpuexec_registry_acquire(cpuexec_registry *registry, const cp
   for (;;) {
     registry_entry *e = find_entry(registry, key);
     if (e && e->exec) {
+      /* A pinned pool must still be where its key says (a CPU set change). */
+      int placed = cpuexec_resolved_worker_processors(resolved, NULL) != NULL
+                       ? cpuexec__executor_check_placement(e->exec)
+                       : 0;
+      if (placed != 0) {
+        pthread_mutex_unlock(&registry->lock);
+        finalize(dead);
+        return placed;
+      }
       e->leases++;
       registry->leases++;
       *lease = e->exec;

@@ -47,6 +47,7 @@
 #include <string.h>
 
 #include "cpulist.h"
+#include "env_text.h"
 #include "error.h"
 #include "os.h"
 #include "policy_check.h"
@@ -88,22 +89,23 @@ static void diag_free(diag_list *d) {
   free(d->items);
 }
 
-/* A strict non-negative decimal (surrounding blanks allowed, as OpenMP
- * does); -1 when text is not one. */
+/* A strict non-negative decimal, surrounding blanks allowed (env_text.h);
+ * -1 when text is not one, -2 when it is one above INT32_MAX. */
 static long long parse_count(const char *text, size_t len) {
-  while (len > 0 && (*text == ' ' || *text == '\t'))
+  while (len > 0 && cpuexec__env_blank(*text))
     text++, len--;
-  while (len > 0 && (text[len - 1] == ' ' || text[len - 1] == '\t'))
+  while (len > 0 && cpuexec__env_blank(text[len - 1]))
     len--;
-  if (len == 0 || len > 9)
+  if (len == 0)
     return -1;
   long long v = 0;
   for (size_t i = 0; i < len; i++) {
     if (text[i] < '0' || text[i] > '9')
       return -1;
-    v = v * 10 + (text[i] - '0');
+    if (v <= INT32_MAX)
+      v = v * 10 + (text[i] - '0');
   }
-  return v;
+  return v > INT32_MAX ? -2 : v;
 }
 
 enum thread_source { FROM_REQUEST, FROM_SET, FROM_CPUEXEC_ENV, FROM_OMP_ENV, FROM_TOPOLOGY };
@@ -148,6 +150,11 @@ static int choose_threads(const cpuexec_policy *req, const cpuexec_topology *t, 
 
   if (cpuexec_env != NULL) {
     long long v = parse_count(cpuexec_env, strlen(cpuexec_env));
+    if (v == -2)
+      return cpuexec__fail(CPUEXEC_EINVAL,
+                           "CPUEXEC_NUM_THREADS: \"%s\" is too large; at most %d participants, 0 for the "
+                           "topology default",
+                           cpuexec_env, INT32_MAX);
     if (v < 0)
       return cpuexec__fail(CPUEXEC_EINVAL,
                            "CPUEXEC_NUM_THREADS: \"%s\" is not a thread count; use a decimal number, 0 for the "
@@ -469,6 +476,8 @@ static char *sharing_key(const cpuexec_resolved *r) {
     break;
   }
   cpuexec__strbuf_printf(&sb, ";nested=%s", r->allow_nested ? "yes" : "no");
+  if (r->inherit_fpenv)
+    cpuexec__strbuf_printf(&sb, ";fpenv=caller");
   return cpuexec__strbuf_take(&sb);
 }
 
@@ -495,6 +504,8 @@ CPUEXEC_EXPORT int cpuexec_resolve(const cpuexec_policy *request, const cpuexec_
     goto fail;
   if (req->affinity_policy == CPUEXEC_AFFINITY_EXPLICIT && (rc = check_explicit_set(req, topology)) != 0)
     goto fail;
+  if (topology->fallback != NULL)
+    diag(&d, "%s", topology->fallback);
 
   uint32_t threads = 1;
   enum thread_source source = FROM_TOPOLOGY;
@@ -541,8 +552,10 @@ CPUEXEC_EXPORT int cpuexec_resolve(const cpuexec_policy *request, const cpuexec_
   r->worker_processor_count = pl.worker_count;
   pl.workers = NULL;
   r->allow_nested = req->allow_nested_parallelism;
+  r->inherit_fpenv = req->inherit_fp_environment;
   r->spin = resolve_spin(req);
   r->visible_processors = topology->processor_count;
+  r->kinds_ranked = topology->kinds_ranked;
   if (d.failed) {
     rc = CPUEXEC_ENOMEM;
     goto fail;

@@ -3,33 +3,43 @@
 #include "resolved.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
+#include "fork.h"
 #include "topology_internal.h"
 
-/* The process default: resolved once, shared, never freed. Written inside
- * pthread_once only; read-only afterwards. */
-static pthread_once_t default_once = PTHREAD_ONCE_INIT;
-static cpuexec_resolved *default_resolved;
+/* The process default: resolved on first use and again when the process
+ * topology was replaced (a CPU set change, cpuexec_topology_refresh()).
+ * Every version is kept until exit (callers hold plain pointers); the
+ * newest is published under default_lock. Displayed once per process.
+ * default_lock is held across fork() (fork.c gives the order). */
+typedef struct default_version {
+  cpuexec_resolved *resolved;
+  struct default_version *older;
+} default_version;
+static pthread_mutex_t default_lock = PTHREAD_MUTEX_INITIALIZER;
+static default_version *default_versions;
+static unsigned default_generation; /* the topology generation it was made under */
+static bool default_made, default_displayed;
 static int default_rc;
 static char default_error[512];
 
-static void resolve_default_once(void) {
-  default_rc = cpuexec_resolve(NULL, NULL, &default_resolved);
-  if (default_rc != 0) {
-    snprintf(default_error, sizeof default_error, "%s", cpuexec_last_error());
-    return;
-  }
+void cpuexec__resolve_default_fork_prepare(void) { pthread_mutex_lock(&default_lock); }
+void cpuexec__resolve_default_fork_parent(void) { pthread_mutex_unlock(&default_lock); }
+void cpuexec__resolve_default_fork_child(void) { pthread_mutex_init(&default_lock, NULL); }
+
+static void display_default(const cpuexec_resolved *resolved) {
   const char *display = getenv("CPUEXEC_DISPLAY");
   if (display != NULL && (strcmp(display, "1") == 0 || strcmp(display, "verbose") == 0 ||
                           strcmp(display, "true") == 0)) {
-    int n = cpuexec_resolved_describe(default_resolved, CPUEXEC_FORMAT_TEXT, NULL, 0);
+    int n = cpuexec_resolved_describe(resolved, CPUEXEC_FORMAT_TEXT, NULL, 0);
     char *text = n >= 0 ? malloc((size_t)n + 1) : NULL;
     if (text != NULL) {
-      cpuexec_resolved_describe(default_resolved, CPUEXEC_FORMAT_TEXT, text, (size_t)n + 1);
+      cpuexec_resolved_describe(resolved, CPUEXEC_FORMAT_TEXT, text, (size_t)n + 1);
       fprintf(stderr, "CPUEXEC_DISPLAY: the process default resolution\n%s", text);
       free(text);
     }
@@ -51,9 +61,39 @@ static void resolve_default_once(void) {
 CPUEXEC_EXPORT int cpuexec_resolve_default(const cpuexec_resolved **out) {
   if (out == NULL)
     return cpuexec__fail(CPUEXEC_EINVAL, "out: NULL; pass where to store the resolution");
-  pthread_once(&default_once, resolve_default_once);
-  *out = default_resolved;
-  if (default_rc != 0)
-    return cpuexec__fail(default_rc, "%s", default_error);
+  int frc = cpuexec__fork_init();
+  if (frc != 0) return frc;
+  /* Looks at the process CPU set and reloads the topology when it moved. */
+  const cpuexec_topology *t;
+  int trc = cpuexec__topology_process(&t);
+  pthread_mutex_lock(&default_lock);
+  unsigned gen = cpuexec__topology_process_generation();
+  if (!default_made || (trc == 0 && gen != default_generation)) {
+    cpuexec_resolved *r = NULL;
+    default_rc = trc != 0 ? trc : cpuexec_resolve(NULL, t, &r);
+    default_version *v = r != NULL ? malloc(sizeof *v) : NULL;
+    if (r != NULL && v == NULL) {
+      cpuexec_resolved_destroy(r);
+      default_rc = cpuexec__fail(CPUEXEC_ENOMEM, "resolve: out of memory");
+    }
+    if (default_rc != 0) {
+      snprintf(default_error, sizeof default_error, "%s", cpuexec_last_error());
+    } else {
+      v->resolved = r;
+      v->older = default_versions;
+      default_versions = v;
+    }
+    default_generation = gen;
+    default_made = true;
+    if (default_rc == 0 && !default_displayed) {
+      default_displayed = true;
+      display_default(r);
+    }
+  }
+  int rc = default_rc;
+  *out = rc == 0 ? default_versions->resolved : NULL;
+  pthread_mutex_unlock(&default_lock);
+  if (rc != 0)
+    return cpuexec__fail(rc, "%s", default_error);
   return 0;
 }

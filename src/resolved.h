@@ -29,7 +29,12 @@ struct cpuexec_resolved {
   uint32_t worker_processor_count;
   bool uses_smt;
   bool uses_efficiency_cores;
+  /* The topology ranks two or more CPU kinds (a hybrid machine): the
+   * descriptor's affinity class tells performance-only placements apart. */
+  bool kinds_ranked;
   bool allow_nested;
+  /* Regions carry the caller's floating-point control state (fpenv.h). */
+  bool inherit_fpenv;
   cpuexec_resolved_spin spin;
   /* Number of processors visible to the process at resolution time (the
    * adaptive spin parks at once when more threads are runnable). */

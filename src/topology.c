@@ -173,7 +173,7 @@ out:
   return rc;
 }
 
-static int fill_options_side(const cpuexec_topology_options *o, cpuexec_topology *t) {
+static int fill_options_side(const cpuexec_topology_options *o, bool tolerant, cpuexec_topology *t) {
   if (o->cpu_quota < 0 || !isfinite(o->cpu_quota))
     return cpuexec__fail(CPUEXEC_EINVAL, "cpu_quota: %g is not a CPU count; use 0 for none or a positive number",
                          o->cpu_quota);
@@ -184,6 +184,12 @@ static int fill_options_side(const cpuexec_topology_options *o, cpuexec_topology
       return CPUEXEC_ENOMEM;
   } else if (t->live || o->cgroup_root != NULL || o->proc_self_cgroup != NULL) {
     int rc = cpuexec__cgroup_cpu_quota(o, &t->cpu_quota, &t->quota_source);
+    if (rc != 0 && tolerant && rc != CPUEXEC_ENOMEM) {
+      /* The default must not fail on a file the process does not own. */
+      t->fallback = dup_printf("cgroup quota ignored: %s; the default is not capped by a quota", cpuexec_last_error());
+      t->cpu_quota = 0;
+      return t->fallback != NULL ? 0 : CPUEXEC_ENOMEM;
+    }
     if (rc != 0)
       return rc;
   }
@@ -205,7 +211,9 @@ static int fill_options_side(const cpuexec_topology_options *o, cpuexec_topology
 
 enum source_kind { SOURCE_PROCESS, SOURCE_XML, SOURCE_SYNTHETIC };
 
-static int load(enum source_kind kind, const char *arg, const cpuexec_topology_options *options,
+_Atomic int cpuexec__test_hwloc_load_fails;
+
+static int load(enum source_kind kind, const char *arg, const cpuexec_topology_options *options, bool tolerant,
                 cpuexec_topology **out) {
   cpuexec_topology_options defaults;
   if (out == NULL)
@@ -229,14 +237,9 @@ static int load(enum source_kind kind, const char *arg, const cpuexec_topology_o
   int rc = CPUEXEC_ENOMEM;
   if (t->source == NULL)
     goto fail;
-  if (kind == SOURCE_XML) {
-    FILE *f = fopen(arg, "r");
-    if (f == NULL) {
-      rc = cpuexec__fail(CPUEXEC_ETOPOLOGY, "topology: cannot open \"%s\": %s", arg, strerror(errno));
-      goto fail;
-    }
-    fclose(f);
-  }
+  /* hwloc's XML loader trusts its input; it sees only well-formed files. */
+  if (kind == SOURCE_XML && (rc = cpuexec__xml_check(arg)) != 0)
+    goto fail;
   if (hwloc_topology_init(&topo) != 0) {
     rc = cpuexec__fail(CPUEXEC_ETOPOLOGY, "topology: hwloc_topology_init failed: %s", strerror(errno));
     topo = NULL;
@@ -250,11 +253,12 @@ static int load(enum source_kind kind, const char *arg, const cpuexec_topology_o
     rc = cpuexec__fail(CPUEXEC_ETOPOLOGY, "topology: \"%s\" is not an hwloc synthetic description", arg);
     goto fail;
   }
-  if (hwloc_topology_load(topo) != 0) {
+  if ((t->live && atomic_load_explicit(&cpuexec__test_hwloc_load_fails, memory_order_relaxed)) ||
+      hwloc_topology_load(topo) != 0) {
     rc = cpuexec__fail(CPUEXEC_ETOPOLOGY, "topology: hwloc could not load %s: %s", t->source, strerror(errno));
     goto fail;
   }
-  if ((rc = extract(topo, options, t)) != 0 || (rc = fill_options_side(options, t)) != 0)
+  if ((rc = extract(topo, options, t)) != 0 || (rc = fill_options_side(options, tolerant, t)) != 0)
     goto fail;
   hwloc_topology_destroy(topo);
   *out = t;
@@ -269,18 +273,22 @@ fail:
 }
 
 CPUEXEC_EXPORT int cpuexec_topology_load(const cpuexec_topology_options *options, cpuexec_topology **out) {
-  return load(SOURCE_PROCESS, NULL, options, out);
+  return load(SOURCE_PROCESS, NULL, options, false, out);
 }
 
 CPUEXEC_EXPORT int cpuexec_topology_load_xml(const char *path, const cpuexec_topology_options *options,
                                              cpuexec_topology **out) {
-  return load(SOURCE_XML, path, options, out);
+  return load(SOURCE_XML, path, options, false, out);
 }
 
 CPUEXEC_EXPORT int cpuexec_topology_load_synthetic(const char *description,
                                                    const cpuexec_topology_options *options,
                                                    cpuexec_topology **out) {
-  return load(SOURCE_SYNTHETIC, description, options, out);
+  return load(SOURCE_SYNTHETIC, description, options, false, out);
+}
+
+int cpuexec__topology_load_live(const cpuexec_topology_options *options, bool tolerant, cpuexec_topology **out) {
+  return load(SOURCE_PROCESS, NULL, options, tolerant, out);
 }
 
 CPUEXEC_EXPORT void cpuexec_topology_destroy(cpuexec_topology *topology) {
@@ -290,31 +298,8 @@ CPUEXEC_EXPORT void cpuexec_topology_destroy(cpuexec_topology *topology) {
   free(topology->caller_binding);
   free(topology->quota_source);
   free(topology->source);
+  free(topology->fallback);
   free(topology);
-}
-
-/* The process topology: loaded on first use, kept for the process lifetime
- * (executors and resolutions may outlive any caller's reference). Written
- * once inside pthread_once, read-only afterwards. */
-static pthread_once_t process_once = PTHREAD_ONCE_INIT;
-static cpuexec_topology *process_topology;
-static int process_rc;
-static char process_error[256];
-
-static void load_process_topology(void) {
-  process_rc = cpuexec_topology_load(NULL, &process_topology);
-  if (process_rc != 0)
-    snprintf(process_error, sizeof process_error, "%s", cpuexec_last_error());
-}
-
-int cpuexec__topology_process(const cpuexec_topology **out) {
-  pthread_once(&process_once, load_process_topology);
-  if (process_rc != 0) {
-    *out = NULL;
-    return cpuexec__fail(process_rc, "%s", process_error);
-  }
-  *out = process_topology;
-  return 0;
 }
 
 const cpuexec__processor *cpuexec__topology_find(const cpuexec_topology *topology, int32_t os_index) {

@@ -7,6 +7,8 @@
 #ifndef CPUEXEC_SRC_TOPOLOGY_INTERNAL_H
 #define CPUEXEC_SRC_TOPOLOGY_INTERNAL_H
 
+#include <stdatomic.h>
+
 #include <cpuexec/topology.h>
 
 /* Kind rank of a processor when the topology reports fewer than two kinds,
@@ -46,13 +48,39 @@ struct cpuexec_topology {
   int32_t *caller_binding;
   uint32_t caller_binding_count;
   char *source;             /* "this process", "xml:<path>" or "synthetic:<description>" */
+  /* The process default only: what was unavailable and what was used
+   * instead (a resolution records it as a diagnostic); NULL: nothing. */
+  char *fallback;
 };
 
 /* The visible processor with this OS index, or NULL. */
 const cpuexec__processor *cpuexec__topology_find(const cpuexec_topology *topology, int32_t os_index);
 
-/* This process's topology, loaded once (thread-safe) and never freed. */
+/* This process's topology for default resolutions (topology_process.c):
+ * loaded on first use and again whenever the process CPU set changed or
+ * cpuexec_topology_refresh() was called; every version is kept until exit
+ * (callers hold plain pointers). Never fails for a topology hwloc cannot
+ * load or a malformed cgroup file: it falls back and says so in
+ * ->fallback. */
 int cpuexec__topology_process(const cpuexec_topology **out);
+/* Bumped each time the process topology is replaced (resolve.c re-resolves
+ * the process default when it moved). */
+unsigned cpuexec__topology_process_generation(void);
+
+/* Loads the live topology; with tolerant, a cgroup quota that cannot be
+ * read is ignored and noted in ->fallback instead of failing (topology.c). */
+int cpuexec__topology_load_live(const cpuexec_topology_options *options, bool tolerant, cpuexec_topology **out);
+
+/* 0 when path holds well-formed XML of hwloc's shape (one <topology>
+ * root); CPUEXEC_ETOPOLOGY naming the line and the problem otherwise
+ * (topology_xml_check.c, which lists what it checks). */
+int cpuexec__xml_check(const char *path);
+
+/* Test hooks (white-box tests only): hwloc fails to load the live topology
+ * as if it could not read the machine; options the process default loads
+ * with (cgroup fixture paths) instead of NULL. */
+extern _Atomic int cpuexec__test_hwloc_load_fails;
+extern const cpuexec_topology_options *_Atomic cpuexec__test_process_options;
 
 /* Reads the cgroup v2 quota named by the options (cgroup_root,
  * proc_self_cgroup). *quota is 0 when unlimited; *source names the file the

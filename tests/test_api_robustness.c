@@ -139,6 +139,15 @@ CALL(descriptor_null_exec, cpuexec_executor_descriptor(NULL, &descriptor_out))
 CALL(descriptor_null_out, cpuexec_executor_descriptor(fx.exec, NULL))
 CALL(check_descriptor_null_exec, cpuexec_executor_check_descriptor(NULL, &descriptor_out))
 CALL(check_descriptor_null_expected, cpuexec_executor_check_descriptor(fx.exec, NULL))
+static int calibrate_never(void *user, cpuexec_executor *exec) {
+  (void)user;
+  (void)exec;
+  return -1000;
+}
+CALL(parallel_for_flags_unknown_bits, cpuexec_parallel_for_flags(fx.exec, 10, 1, NULL, range_ok, 0, 0x40))
+CALL(parallel_for_flags_null_fn, cpuexec_parallel_for_flags(fx.exec, 10, 1, NULL, NULL, 0, 0))
+CALL(calibration_null_expected, cpuexec_calibration_run(fx.exec, NULL, calibrate_never, NULL))
+CALL(calibration_null_fn, cpuexec_calibration_run(fx.exec, &descriptor_out, NULL, NULL))
 /* policy.h */
 CALL(parse_null_text, cpuexec_policy_parse(NULL, &fx.policy))
 CALL(parse_null_policy, cpuexec_policy_parse("", NULL))
@@ -202,7 +211,6 @@ CALL(openmp_report_null_count, cpuexec_openmp_report(NULL, 0, NULL))
 CALL(openmp_describe_null_buf, cpuexec_openmp_report_describe(NULL, 8))
 /* compat */
 CALL(legacy_parallel_for_null_fn, ParallelFor(10, 1, NULL, NULL))
-CALL(legacy_parallel_for_negative_grain, ParallelFor(10, -1, NULL, legacy_ok))
 CALL(ranges_null_fn, cpuexec_execute_ranges(10, NULL, NULL, NULL))
 CALL(costed_ranges_null_cost, cpuexec_execute_costed_ranges(10, NULL, NULL, 1, NULL, range_ok))
 CALL(costed_ranges_zero_multiple, cpuexec_execute_costed_ranges(10, &cost_one, NULL, 0, NULL, range_ok))
@@ -314,6 +322,10 @@ static const failing_call failing_calls[] = {
     ROW(descriptor_null_out, EINVAL, "out"),
     ROW(check_descriptor_null_exec, EINVAL, "exec"),
     ROW(check_descriptor_null_expected, EINVAL, "expected"),
+    ROW(parallel_for_flags_unknown_bits, EINVAL, "flags: 0x40"),
+    ROW(parallel_for_flags_null_fn, EINVAL, "fn"),
+    ROW(calibration_null_expected, EINVAL, "expected"),
+    ROW(calibration_null_fn, EINVAL, "fn"),
     ROW(parse_null_text, EINVAL, "text"),
     ROW(parse_null_policy, EINVAL, "policy is NULL"),
     ROW(format_null_policy, EINVAL, "policy"),
@@ -360,7 +372,6 @@ static const failing_call failing_calls[] = {
     ROW(openmp_report_null_count, EINVAL, "count"),
     ROW(openmp_describe_null_buf, EINVAL, "buf"),
     ROW(legacy_parallel_for_null_fn, EINVAL, "fn"),
-    ROW(legacy_parallel_for_negative_grain, EINVAL, "grain: -1"),
     ROW(ranges_null_fn, EINVAL, "fn"),
     ROW(ranges_negative_block_size, EINVAL, "min_block_size: -1"),
     ROW(ranges_negative_parallel_size, EINVAL, "min_parallel_size"),

@@ -81,6 +81,30 @@ static void counters_count_a_scripted_sequence_exactly(void **state) {
   }
 }
 
+static int nested_per_index(void *ctx, int64_t begin, int64_t end) {
+  script_ctx *s = ctx;
+  for (int64_t i = begin; i < end; i++) cpuexec_parallel_for(s->exec, 10, 1, NULL, busy, 0);
+  return 0;
+}
+
+/* onnx-light's scripted scenario (doc/adapters.md, "Differences from
+ * onnx-light"): an outer region of 4 whose every index makes one nested
+ * call. onnx-light reads dispatches/nested/limited 5/4/0; here each call
+ * is counted once, by what it did: 1/4/0. */
+static void counters_partition_calls_in_the_nested_scenario(void **state) {
+  (void)state;
+  cpuexec_executor *exec = test_executor(4);
+  assert_int_equal(cpuexec_executor_enable_counters(exec), 0);
+  script_ctx s = {exec, 0};
+  assert_int_equal(cpuexec_parallel_for(exec, 4, 1, &s, nested_per_index, 0), 0);
+  cpuexec_counters c;
+  assert_int_equal(cpuexec_executor_counters(exec, &c), 0);
+  assert_int_equal(c.dispatches, 1);
+  assert_int_equal(c.nested_inline, 4);
+  assert_int_equal(c.limited_inline, 0);
+  cpuexec_executor_destroy(exec);
+}
+
 typedef struct seen_events {
   int calls;
   cpuexec_dispatch_event last;
@@ -145,6 +169,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(counters_are_zero_while_off),
       cmocka_unit_test(counters_count_a_scripted_sequence_exactly),
+      cmocka_unit_test(counters_partition_calls_in_the_nested_scenario),
       cmocka_unit_test(the_observer_sees_each_region_with_the_executor_id),
       cmocka_unit_test(the_descriptor_matches_its_executor_and_names_a_difference),
   };

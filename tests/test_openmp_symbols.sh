@@ -27,6 +27,16 @@ if [ -x "$top_builddir/examples/openmp_migration" ]; then
   else
     echo "$out" | grep -q 'disable-ompt' || { echo "FAIL: the report does not say why nothing is counted"; exit 1; }
   fi
+  if [ "$CPUEXEC_WITH_OMPT" = 1 ]; then
+    # CPUEXEC_OMPT: a value that is no setting warns once and keeps the tool;
+    # a setting (with surrounding blanks, the environment's one rule) does not.
+    err=$(CPUEXEC_OMPT=garbage "$top_builddir/examples/openmp_migration" 2>&1 >/dev/null)
+    echo "$err" | grep -q 'CPUEXEC_OMPT="garbage" is not a setting' ||
+      { echo "FAIL: CPUEXEC_OMPT=garbage gave no warning: '$err'"; exit 1; }
+    err=$(CPUEXEC_OMPT=' off ' "$top_builddir/examples/openmp_migration" 2>&1 >/dev/null)
+    if echo "$err" | grep -q 'CPUEXEC_OMPT'; then echo "FAIL: CPUEXEC_OMPT=' off ' warned: '$err'"; exit 1; fi
+    echo "ok: CPUEXEC_OMPT=garbage warns, ' off ' does not"
+  fi
   if "$top_builddir/tools/cpuexec-info" --openmp-report >/dev/null 2>&1; then
     echo "FAIL: --openmp-report without a program must fail"; exit 1
   fi

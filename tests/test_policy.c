@@ -82,7 +82,7 @@ static const struct {
     {"cpu_set=,num_threads=3", {3, ADAPTIVE, 0, PHYS, false, 0, {0}}},
     {"num_threads=4,spin_policy=fixed_duration,spin_budget=50us,affinity_policy=explicit,cpu_set=0,2",
      {4, DURATION, 50000, EXPLICIT, false, 2, {0, 2}}},
-    {"allow_nested_parallelism=true,cpu_set=8-9,spin_budget=100,affinity_policy=explicit,"
+    {"allow_nested_parallelism=true,inherit_fp_environment=false,cpu_set=8-9,spin_budget=100,affinity_policy=explicit,"
      "spin_policy=fixed_iterations,num_threads=2",
      {2, ITERS, 100, EXPLICIT, true, 2, {8, 9}}},
 };
@@ -234,34 +234,34 @@ static const struct {
 } canonical[] = {
     {{0, ADAPTIVE, 0, PHYS, false, 0, {0}},
      "num_threads=0,spin_policy=adaptive,spin_budget=0,affinity_policy=physical_cores,"
-     "allow_nested_parallelism=false,cpu_set="},
+     "allow_nested_parallelism=false,inherit_fp_environment=false,cpu_set="},
     {{8, DURATION, 50000, CPUEXEC_AFFINITY_PERFORMANCE_CORES, true, 0, {0}},
      "num_threads=8,spin_policy=fixed_duration,spin_budget=50us,affinity_policy=performance_cores,"
-     "allow_nested_parallelism=true,cpu_set="},
+     "allow_nested_parallelism=true,inherit_fp_environment=false,cpu_set="},
     {{2, DURATION, 3000000000u, PHYS, false, 0, {0}},
      "num_threads=2,spin_policy=fixed_duration,spin_budget=3s,affinity_policy=physical_cores,"
-     "allow_nested_parallelism=false,cpu_set="},
+     "allow_nested_parallelism=false,inherit_fp_environment=false,cpu_set="},
     {{2, DURATION, 1500000, PHYS, false, 0, {0}},
      "num_threads=2,spin_policy=fixed_duration,spin_budget=1500us,affinity_policy=physical_cores,"
-     "allow_nested_parallelism=false,cpu_set="},
+     "allow_nested_parallelism=false,inherit_fp_environment=false,cpu_set="},
     {{2, DURATION, 2000000, PHYS, false, 0, {0}},
      "num_threads=2,spin_policy=fixed_duration,spin_budget=2ms,affinity_policy=physical_cores,"
-     "allow_nested_parallelism=false,cpu_set="},
+     "allow_nested_parallelism=false,inherit_fp_environment=false,cpu_set="},
     {{2, DURATION, 1001, PHYS, false, 0, {0}},
      "num_threads=2,spin_policy=fixed_duration,spin_budget=1001ns,affinity_policy=physical_cores,"
-     "allow_nested_parallelism=false,cpu_set="},
+     "allow_nested_parallelism=false,inherit_fp_environment=false,cpu_set="},
     {{1, ITERS, 1000000, CPUEXEC_AFFINITY_NONE, false, 0, {0}},
      "num_threads=1,spin_policy=fixed_iterations,spin_budget=1000000,affinity_policy=none,"
-     "allow_nested_parallelism=false,cpu_set="},
+     "allow_nested_parallelism=false,inherit_fp_environment=false,cpu_set="},
     {{6, PARK, 0, EXPLICIT, false, 6, {0, 2, 4, 5, 6, 7}},
      "num_threads=6,spin_policy=park_immediately,spin_budget=0,affinity_policy=explicit,"
-     "allow_nested_parallelism=false,cpu_set=0,2,4-7"},
+     "allow_nested_parallelism=false,inherit_fp_environment=false,cpu_set=0,2,4-7"},
     {{5, PARK, 0, EXPLICIT, false, 5, {3, 0, 1, 2, 9}},
      "num_threads=5,spin_policy=park_immediately,spin_budget=0,affinity_policy=explicit,"
-     "allow_nested_parallelism=false,cpu_set=3,0-2,9"},
+     "allow_nested_parallelism=false,inherit_fp_environment=false,cpu_set=3,0-2,9"},
     {{3, PARK, 0, EXPLICIT, false, 3, {7, 6, 5}},
      "num_threads=3,spin_policy=park_immediately,spin_budget=0,affinity_policy=explicit,"
-     "allow_nested_parallelism=false,cpu_set=7,6,5"},
+     "allow_nested_parallelism=false,inherit_fp_environment=false,cpu_set=7,6,5"},
 };
 
 static void format_writes_every_key_in_canonical_order(void **state) {
@@ -342,6 +342,7 @@ static cpuexec_policy random_valid_policy(uint64_t *s) {
   }
   p.affinity_policy = (cpuexec_affinity_policy)(next(s) % 5);
   p.allow_nested_parallelism = next(s) % 2;
+  p.inherit_fp_environment = next(s) % 3 == 0;
   if (p.affinity_policy == CPUEXEC_AFFINITY_EXPLICIT) {
     /* Distinct ids in runs and jumps, in no particular order. */
     uint32_t want = 1 + (uint32_t)(next(s) % (next(s) % 8 == 0 ? CPUEXEC_CPU_SET_MAX : 12));
@@ -428,7 +429,7 @@ static void equal_compares_every_field_and_only_the_listed_ids(void **state) {
   assert_true(cpuexec_policy_equal(&a, &a));
   assert_false(cpuexec_policy_equal(&a, NULL));
   assert_true(cpuexec_policy_equal(NULL, NULL));
-  for (int field = 0; field < 7; field++) {
+  for (int field = 0; field < 8; field++) {
     b = a;
     switch (field) {
     case 0: b.num_threads = 4; break;
@@ -437,7 +438,8 @@ static void equal_compares_every_field_and_only_the_listed_ids(void **state) {
     case 3: b.affinity_policy = CPUEXEC_AFFINITY_NONE; break;
     case 4: b.cpu_set_count = 2; break;
     case 5: b.cpu_set[2] = 4; break;
-    default: b.allow_nested_parallelism = true; break;
+    case 6: b.allow_nested_parallelism = true; break;
+    default: b.inherit_fp_environment = true; break;
     }
     if (cpuexec_policy_equal(&a, &b))
       fail_msg("a change of field %d went unnoticed", field);
@@ -490,6 +492,25 @@ static void environment_variable_uses_the_same_grammar(void **state) {
   setenv("CPUEXEC_POLICY", "nthreads=2", 1);
   assert_int_equal(cpuexec_policy_from_environment(&p), CPUEXEC_EINVAL);
   assert_non_null(strstr(cpuexec_last_error(), "CPUEXEC_POLICY: policy: unknown key 'nthreads'"));
+
+  /* The environment's one whitespace rule (as for CPUEXEC_NUM_THREADS):
+   * blanks around the value are ignored, blanks inside it are not. */
+  setenv("CPUEXEC_POLICY", " \tnum_threads=4 \n", 1);
+  assert_int_equal(cpuexec_policy_from_environment(&p), 0);
+  assert_int_equal(p.num_threads, 4);
+  setenv("CPUEXEC_POLICY", "num_threads=4 ", 1);
+  assert_int_equal(cpuexec_policy_from_environment(&p), 0);
+  assert_int_equal(p.num_threads, 4);
+  setenv("CPUEXEC_POLICY", "  ", 1);
+  assert_int_equal(cpuexec_policy_from_environment(&p), 0);
+  cpuexec_policy defaults;
+  cpuexec_policy_init(&defaults);
+  assert_true(cpuexec_policy_equal(&p, &defaults));
+  setenv("CPUEXEC_POLICY", "num_threads=4, spin_policy=adaptive", 1);
+  assert_int_equal(cpuexec_policy_from_environment(&p), CPUEXEC_EINVAL);
+  assert_non_null(strstr(cpuexec_last_error(), "CPUEXEC_POLICY: policy: whitespace"));
+  /* The parser itself stays strict. */
+  assert_int_equal(cpuexec_policy_parse("num_threads=4 ", &p), CPUEXEC_EINVAL);
   unsetenv("CPUEXEC_POLICY");
   assert_int_equal(cpuexec_policy_from_environment(NULL), CPUEXEC_EINVAL);
 }

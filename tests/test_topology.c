@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -354,6 +355,30 @@ static void describe_is_snprintf_like_and_json_is_escaped(void **state) {
   cpuexec_topology_destroy(t);
 }
 
+/* Every file of the malformed corpus fails to load with a message, in this
+ * process: the ones that crash hwloc's loader never reach it. */
+static void malformed_xml_corpus_fails_without_crashing(void **state) {
+  (void)state;
+  DIR *dir = opendir(TOP_SRCDIR "/tests/malformed-xml");
+  assert_non_null(dir);
+  int files = 0;
+  struct dirent *d;
+  while ((d = readdir(dir)) != NULL) {
+    size_t len = strlen(d->d_name);
+    if (len < 4 || strcmp(d->d_name + len - 4, ".xml") != 0) continue;
+    char path[1024];
+    snprintf(path, sizeof path, TOP_SRCDIR "/tests/malformed-xml/%s", d->d_name);
+    cpuexec_topology *t = NULL;
+    int rc = cpuexec_topology_load_xml(path, NULL, &t);
+    if (rc != CPUEXEC_ETOPOLOGY) fail_msg("%s: rc %d", d->d_name, rc);
+    assert_null(t);
+    assert_non_null(strstr(cpuexec_last_error(), d->d_name));
+    files++;
+  }
+  closedir(dir);
+  assert_true(files >= 20);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_stored_topology_reads_as_its_shape),
@@ -361,6 +386,7 @@ int main(void) {
       cmocka_unit_test(allowed_set_and_binding_intersect),
       cmocka_unit_test(bad_options_are_rejected_naming_the_field),
       cmocka_unit_test(load_errors_name_the_file),
+      cmocka_unit_test(malformed_xml_corpus_fails_without_crashing),
       cmocka_unit_test(cgroup_quota_is_the_smallest_on_the_path),
       cmocka_unit_test(malformed_cgroup_files_fail_naming_the_file),
       cmocka_unit_test(quota_fixture_and_option_give_one_and_a_half_cpus),

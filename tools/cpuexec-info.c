@@ -99,6 +99,35 @@ static int load_topology(const char *path, cpuexec_topology **out) {
   return cpuexec_topology_load_xml(path, NULL, out);
 }
 
+/* Reads the topology once in a child first: the library checks a file
+ * before hwloc sees it, but hwloc's loader is not written for hostile
+ * input, so a file that still crashes it takes down the child, not this
+ * command (exit 2 with a message, never a signal). */
+static bool topology_crashes_in_child(const char *path) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0)
+    return false; /* no child: the load below is the only try */
+  if (pid == 0) {
+    int devnull = open("/dev/null", O_WRONLY);
+    if (devnull >= 0)
+      dup2(devnull, 2);
+    cpuexec_topology *t = NULL;
+    int rc = load_topology(path, &t);
+    cpuexec_topology_destroy(t);
+    _exit(rc == 0 ? 0 : 1);
+  }
+  int status;
+  while (waitpid(pid, &status, 0) < 0) {
+  }
+  if (!WIFSIGNALED(status))
+    return false;
+  fprintf(stderr, "cpuexec-info: topology: reading \"%s\" crashed hwloc's loader (signal %d, %s); it is not a "
+                  "usable hwloc XML topology\n",
+          path, WTERMSIG(status), strsignal(WTERMSIG(status)));
+  return true;
+}
+
 /* One OpenMP runtime: is it loaded in this process, can it be loaded. */
 typedef struct openmp_runtime {
   const char *soname;
@@ -198,6 +227,8 @@ static int run_info(const info_options *o) {
     }
     request = &policy;
   }
+  if (o->topology != NULL && topology_crashes_in_child(o->topology))
+    return EXIT_BAD_INPUT;
   cpuexec_topology *topology;
   int rc = load_topology(o->topology, &topology);
   if (rc != 0) {

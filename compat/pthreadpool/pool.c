@@ -265,8 +265,6 @@ static int pp_run_slots(void *ctx, int64_t begin, int64_t end) {
    * arrive; the first claim then finds it. */
   __builtin_prefetch(&d->slots[begin], 1);
   size_t thread = cpuexec_participant_index();
-  pp_fpu fpu;
-  pp_fpu_enter(&fpu, d->flags);
   pp_task_depth++;
   for (int64_t s = begin; s < end; s++)
     task->shape->own(task, thread, &d->slots[s]);
@@ -277,7 +275,6 @@ static int pp_run_slots(void *ctx, int64_t begin, int64_t end) {
   d->slots[end - 1].ahead = left > 0 ? (size_t)left : 0;
   pp_steal(d, thread, (size_t)end - 1, 1);
   pp_task_depth--;
-  pp_fpu_leave(&fpu);
   return 0;
 }
 
@@ -356,18 +353,24 @@ static int pp_dispatch_parallel(pthreadpool_t pool, cpuexec_executor *exec, cons
     atomic_init(&slots[s].end, first + count);
     first += count;
   }
-  int rc = cpuexec_parallel_for(exec, (int64_t)participants, 1, &d, pp_run_slots, (uint32_t)participants);
+  /* PTHREADPOOL_FLAG_DISABLE_DENORMALS: the caller turns denormals off for
+   * the call and the region hands its floating-point control state to every
+   * worker (CPUEXEC_FOR_INHERIT_FP_ENV), which restores its own
+   * after; the caller's comes back below. */
+  pp_fpu fpu;
+  pp_fpu_enter(&fpu, flags);
+  int rc = cpuexec_parallel_for_flags(exec, (int64_t)participants, 1, &d, pp_run_slots, (uint32_t)participants,
+                                      fpu.changed ? CPUEXEC_FOR_INHERIT_FP_ENV : 0);
   if (rc != 0) {
     /* Nothing is running any more (cpuexec_parallel_for waits for every
      * started callback); the caller takes every unclaimed item. This is the
      * path in a forked child, where the inherited executor refuses work. */
-    pp_fpu fpu;
-    pp_fpu_enter(&fpu, flags);
     pp_task_depth++;
     pp_steal(&d, 0, participants - 1, 0);
     pp_task_depth--;
-    pp_fpu_leave(&fpu);
-  } else {
+  }
+  pp_fpu_leave(&fpu);
+  if (rc == 0) {
     pp_learn(pool, task, slots, participants, shift, base);
   }
   if (slots != d.local)

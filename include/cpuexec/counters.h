@@ -64,12 +64,20 @@ typedef struct cpuexec_dispatch_event {
  * the hot path, so it should be short; it must not unwind. */
 typedef void (*cpuexec_dispatch_observer)(void *user, const cpuexec_dispatch_event *event);
 
-/** Stable properties a tuning profile depends on. */
+/** Stable properties a tuning profile depends on (seed 000 "Tuning and cache
+ * identity"). Every field describes what the executor does, never how its
+ * policy was spelt, so executors that share a pool describe it alike:
+ * affinity_class is NONE when nothing is pinned (affinity none, and every
+ * serial policy but explicit), EXPLICIT when the caller is pinned,
+ * PHYSICAL_THEN_SMT when pinned participants share a core,
+ * PERFORMANCE_CORES when pinned one per core on a hybrid machine without
+ * touching an efficiency core, and PHYSICAL_CORES for any other pinned
+ * placement (performance_cores on a machine without CPU kinds included). */
 typedef struct cpuexec_descriptor {
   uint32_t effective_threads;             /**< participants of a region */
-  cpuexec_affinity_policy affinity_class; /**< the requested affinity policy */
+  cpuexec_affinity_policy affinity_class; /**< what was placed (see above), not the request */
   bool uses_smt;                          /**< two participants share a physical core */
-  cpuexec_spin_policy spin_class;         /**< the requested spin policy */
+  cpuexec_spin_policy spin_class;         /**< the resolved spin policy */
 } cpuexec_descriptor;
 
 CPUEXEC_BEGIN_DECLS
@@ -102,6 +110,25 @@ CPUEXEC_EXPORT int cpuexec_executor_descriptor(const cpuexec_executor *exec, cpu
 /** 0 when expected matches exec; CPUEXEC_EMISMATCH naming the first field that differs. */
 CPUEXEC_EXPORT int cpuexec_executor_check_descriptor(const cpuexec_executor *exec,
                                                      const cpuexec_descriptor *expected);
+
+/** Calibration (seed 000 Pool PR04: "Calibration may lease an explicit
+ * compatible executor and rejects an execution descriptor whose
+ * participants differ from the active executor before invoking a callback"):
+ * runs fn(user, exec) on the executor calibration must measure, after
+ * checking that it matches the profile's descriptor `expected`.
+ *   exec given        that executor;
+ *   exec NULL         the executor installed on this thread (cpuexec_current()),
+ *                     else the process default pool (cpuexec_resolve_default()
+ *                     leased from cpuexec_registry_default()).
+ * The check comes first: on a mismatch the call returns CPUEXEC_EMISMATCH
+ * naming the field (as cpuexec_executor_check_descriptor()) before fn runs
+ * and before anything is allocated; for the default pool the descriptor of
+ * the default resolution is checked before the pool is leased. On a match
+ * the executor is leased for the call (when a registry shares it) and
+ * installed on the calling thread, so kernels fn runs dispatch on it, and
+ * fn's return value is returned. CPUEXEC_EINVAL for expected or fn NULL. */
+CPUEXEC_EXPORT int cpuexec_calibration_run(cpuexec_executor *exec, const cpuexec_descriptor *expected,
+                                           int (*fn)(void *user, cpuexec_executor *exec), void *user);
 
 CPUEXEC_END_DECLS
 

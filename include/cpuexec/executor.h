@@ -120,6 +120,16 @@ CPUEXEC_EXPORT int cpuexec_parallel_for(cpuexec_executor *exec, int64_t total, i
  * it costs a wake-up per idle worker on every call (doc/spinning.md). */
 #define CPUEXEC_FOR_EVERY_PARTICIPANT 0x1u
 
+/** Flag of cpuexec_parallel_for_flags(): the workers run this region with
+ * the calling thread's floating-point control state (flush-to-zero,
+ * denormals-are-zero, rounding, exception masks: x86-64 MXCSR and x87
+ * control word, aarch64 FPCR; nothing on other architectures), each
+ * restoring its own state after; status flags are never copied. Policies
+ * ask for it on every region with inherit_fp_environment=true; a foreign
+ * executor's pool applies it around every range. Costs a few ns per
+ * participant per region when set (bench/bench_fpenv), nothing when not. */
+#define CPUEXEC_FOR_INHERIT_FP_ENV 0x2u
+
 /** cpuexec_parallel_for with flags (0 is cpuexec_parallel_for). A flag
  * outside the ones above is CPUEXEC_EINVAL naming it. */
 CPUEXEC_EXPORT int cpuexec_parallel_for_flags(cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,

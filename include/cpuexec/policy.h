@@ -56,6 +56,12 @@ typedef struct cpuexec_policy {
   int32_t cpu_set[CPUEXEC_CPU_SET_MAX];
   /** Recorded in the sharing key; nested calls still run inline (see executor.h). */
   bool allow_nested_parallelism;
+  /** Every region hands the dispatching thread's floating-point control
+   * state (flush-to-zero, denormals-are-zero, rounding: x86-64 MXCSR and
+   * x87 control word, aarch64 FPCR) to the workers for its length, as
+   * CPUEXEC_FOR_INHERIT_FP_ENV does per call (cpuexec/executor.h).
+   * Default false: workers keep the default environment. */
+  bool inherit_fp_environment;
 } cpuexec_policy;
 
 /** The kind of text cpuexec_*_describe() writes. */
@@ -76,7 +82,7 @@ CPUEXEC_EXPORT void cpuexec_policy_init(cpuexec_policy *policy);
  * ns, us, ms, s), affinity_policy (none|physical_cores|performance_cores|
  * physical_then_smt|explicit), cpu_set (a Linux cpulist "0,2,4-7"; an item
  * without '=' continues the list before it), allow_nested_parallelism
- * (true|false). Strict: decimal only, no repeated or unknown keys, no
+ * (true|false), inherit_fp_environment (true|false). Strict: decimal only, no repeated or unknown keys, no
  * trailing garbage, no overflow. An empty text gives the defaults.
  * The details, chosen so a typo never becomes a different policy:
  * - keys in any order; no whitespace anywhere; names are lower case;
@@ -97,7 +103,8 @@ CPUEXEC_EXPORT int cpuexec_policy_parse(const char *text, cpuexec_policy *policy
 
 /** Writes the policy in the grammar above, every key present in a fixed
  * order (num_threads, spin_policy, spin_budget, affinity_policy,
- * allow_nested_parallelism, cpu_set last since its value holds commas);
+ * allow_nested_parallelism, inherit_fp_environment, cpu_set last since its
+ * value holds commas);
  * durations in the largest exact unit (50000 ns is "50us"), cpu_set with
  * ascending runs as ranges. parse(format(p)) == p for every p that meets
  * the rules above; other policies are still written, for messages. Returns the length of the full text (like

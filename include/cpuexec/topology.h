@@ -49,7 +49,17 @@ CPUEXEC_EXPORT void cpuexec_topology_options_init(cpuexec_topology_options *opti
 CPUEXEC_EXPORT int cpuexec_topology_load(const cpuexec_topology_options *options, cpuexec_topology **out);
 /** Loads a stored hwloc XML topology from path into *out (the caller
  * destroys it). path or out NULL is CPUEXEC_EINVAL; an unreadable or
- * malformed file is CPUEXEC_ETOPOLOGY naming it. */
+ * malformed file is CPUEXEC_ETOPOLOGY naming it.
+ * What input it trusts: files hwloc itself wrote (`lstopo --of xml`, or
+ * edited by hand with care). Before hwloc reads the file, the library
+ * checks that it is well-formed XML of hwloc's shape (one \<topology\> root,
+ * terminated tags and quoted attributes, no DTD internal subset or unknown
+ * entity, at most 64 MiB and 512 levels deep) and fails with
+ * CPUEXEC_ETOPOLOGY naming the line otherwise, because hwloc 2.9's loader
+ * crashes on some malformed files (one that ends inside the root's start
+ * tag). hwloc's loader is not hardened against hostile input beyond that:
+ * a program that reads files from an untrusted source should load them in
+ * a child process, as `cpuexec-info --topology` does. */
 CPUEXEC_EXPORT int cpuexec_topology_load_xml(const char *path, const cpuexec_topology_options *options,
                                              cpuexec_topology **out);
 /** Builds a topology from an hwloc synthetic description such as
@@ -62,6 +72,28 @@ CPUEXEC_EXPORT int cpuexec_topology_load_synthetic(const char *description,
 /** Frees a topology; NULL is ignored (like free). No thread may use it
  * during or after the call. */
 CPUEXEC_EXPORT void cpuexec_topology_destroy(cpuexec_topology *topology);
+
+/** The process topology behind resolutions made without a topology
+ * (cpuexec_resolve(..., NULL, ...), sessions, the legacy pool) and what
+ * happens when the process CPU set changes at run time:
+ *   - it is read again whenever the process CPU set (the main thread's
+ *     affinity: `taskset -p`, a cgroup cpuset resize) differs from the one
+ *     it was read under, so new resolutions, and the process default
+ *     resolution (cpuexec_resolve_default()), see the current set;
+ *   - cpuexec_topology_refresh() reads it again now, for what cannot be
+ *     seen cheaply (a changed cgroup cpu.max quota). 0, or CPUEXEC_ENOMEM;
+ *   - pools already running keep their threads: a pool whose pinned worker
+ *     lost its processor (the kernel moves such a thread when the set
+ *     shrinks) is refused to new leases with CPUEXEC_EAFFINITY naming the
+ *     processor (cpuexec_registry_acquire()), and leases held keep working,
+ *     the moved workers unpinned; release them and resolve again;
+ *   - fallbacks: when hwloc cannot load this machine's topology, resolutions
+ *     without a topology use one processor per core for each processor
+ *     sched_getaffinity() reports (serial when that fails too), and a
+ *     cgroup cpu.max that cannot be read is ignored; each fallback is a
+ *     diagnostic of the resolution. Explicit loads (cpuexec_topology_load*())
+ *     still fail with CPUEXEC_ETOPOLOGY. */
+CPUEXEC_EXPORT int cpuexec_topology_refresh(void);
 
 /** Visible logical processors. Like every accessor below, it counts over
  * the process-visible part of the topology, returns 0 for a NULL topology

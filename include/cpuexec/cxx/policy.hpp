@@ -119,6 +119,10 @@ public:
   policy &allow_nested_parallelism(bool allow) noexcept { p_.allow_nested_parallelism = allow; return *this; }
   /** Whether nesting was requested. */
   bool allow_nested_parallelism() const noexcept { return p_.allow_nested_parallelism; }
+  /** Every region hands the caller's floating-point control state to the workers. */
+  policy &inherit_fp_environment(bool inherit) noexcept { p_.inherit_fp_environment = inherit; return *this; }
+  /** Whether regions carry the caller's floating-point control state. */
+  bool inherit_fp_environment() const noexcept { return p_.inherit_fp_environment; }
 
   /** The C struct, for C calls. */
   const cpuexec_policy &c_policy() const noexcept { return p_; }

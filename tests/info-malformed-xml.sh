@@ -1,0 +1,24 @@
+#!/bin/sh
+# cpuexec-info --topology exits 2 with a message on every malformed file of
+# tests/malformed-xml, never by a signal. Run by `make check` with
+# top_builddir and top_srcdir set.
+set -u
+info="$top_builddir/tools/cpuexec-info"
+failed=0
+count=0
+for f in "$top_srcdir"/tests/malformed-xml/*.xml; do
+  count=$((count + 1))
+  err=$("$info" --topology "$f" 2>&1 >/dev/null)
+  rc=$?
+  if [ "$rc" -ne 2 ]; then
+    echo "FAIL: $(basename "$f"): exit $rc (want 2)${err:+: $err}"
+    failed=$((failed + 1))
+  elif ! echo "$err" | grep -q '^cpuexec-info: '; then
+    echo "FAIL: $(basename "$f"): exit 2 without a message"
+    failed=$((failed + 1))
+  else
+    echo "ok: $(basename "$f"): $(echo "$err" | grep '^cpuexec-info: ' | head -n 1)"
+  fi
+done
+[ "$count" -ge 20 ] || { echo "FAIL: only $count files in the corpus"; exit 1; }
+exit $failed
