@@ -96,7 +96,7 @@ CPUEXEC_EXPORT int cpuexec_run_worker_jobs(cpuexec_executor *exec, uint32_t work
     worker_count = exec != NULL && !cpuexec__compat_nested() ? cpuexec_executor_effective_threads(exec) : 1;
   jobs_call call = {worker_count, ctx, job};
   if (exec == NULL || worker_count == 1 || cpuexec__compat_nested())
-    return cpuexec__compat_call_inline(&call, jobs_run_ids, 0, worker_count);
+    return cpuexec__callback_rc(cpuexec__compat_call_inline(&call, jobs_run_ids, 0, worker_count));
   return cpuexec_parallel_for(exec, worker_count, 1, &call, jobs_run_ids_in_region, 0);
 }
 

@@ -48,7 +48,8 @@ CPUEXEC_EXPORT cpuexec_range_executor cpuexec_range_executor_from_job_pool(const
  * run on exec (NULL: on the caller, serially, as above) with
  * cpuexec_parallel_for's rules: each id exactly once, at most exec's
  * effective threads participants, a failing job stops ids that have not
- * started and its value is returned once every started job has finished;
+ * started and, once every started job has finished, the call returns
+ * CPUEXEC_ECALLBACK with the job's value in cpuexec_last_callback_error();
  * called from inside a callback it runs inline. worker_count 0 means exec's
  * effective threads (1 when exec is NULL or the call is nested). Jobs must not wait for each other
  * (no barrier between workers): with fewer participants than worker ids, or

@@ -61,6 +61,11 @@ typedef struct core_call {
   atomic_int violation; /* 0 none, 1 being recorded, 2 recorded */
   atomic_int_least64_t bad_start;
   atomic_int_least64_t bad_end;
+  /* The first callback failure: 0 none, 1 being recorded, 2 recorded. The
+   * executor may be a foreign pool that returns the callback's value as it
+   * is, so the core records it itself rather than trust the return. */
+  atomic_int failed;
+  int failed_value;
 } core_call;
 
 static int core_run_range(void *arg, int64_t start, int64_t end) {
@@ -77,7 +82,16 @@ static int core_run_range(void *arg, int64_t start, int64_t end) {
   }
   if (start == end)
     return 0;
-  return cpuexec__compat_call_inline(call->ctx, call->callback, start, end);
+  int rc = cpuexec__compat_call_inline(call->ctx, call->callback, start, end);
+  if (rc != 0) {
+    int expected = 0;
+    if (atomic_compare_exchange_strong_explicit(&call->failed, &expected, 1, memory_order_relaxed,
+                                                memory_order_relaxed)) {
+      call->failed_value = rc;
+      atomic_store_explicit(&call->failed, 2, memory_order_release);
+    }
+  }
+  return rc;
 }
 
 CPUEXEC_EXPORT int cpuexec_range_executor_run(const cpuexec_range_executor *executor, int64_t count, void *ctx,
@@ -89,12 +103,13 @@ CPUEXEC_EXPORT int cpuexec_range_executor_run(const cpuexec_range_executor *exec
   if (count == 0)
     return 0;
   if (count == 1 || executor == NULL || executor->run == NULL || cpuexec__compat_nested())
-    return cpuexec__compat_call_inline(ctx, callback, 0, count);
+    return cpuexec__callback_rc(cpuexec__compat_call_inline(ctx, callback, 0, count));
 
   core_call call = {.count = count, .ctx = ctx, .callback = callback};
   atomic_init(&call.violation, 0);
   atomic_init(&call.bad_start, 0);
   atomic_init(&call.bad_end, 0);
+  atomic_init(&call.failed, 0);
   int rc = executor->run(executor->self, count, &call, core_run_range);
   int violation = atomic_load_explicit(&call.violation, memory_order_acquire);
   if (violation == 2)
@@ -108,5 +123,12 @@ CPUEXEC_EXPORT int cpuexec_range_executor_run(const cpuexec_range_executor *exec
                          "range executor: passed a range outside [0, %" PRId64
                          ") and returned before that callback did",
                          count);
+  /* A conforming executor returns only after every started callback. It
+   * returns the callback's value as it is (a foreign pool), our
+   * CPUEXEC_ECALLBACK, or its own error, which is kept (a checking
+   * wrapper's violation takes precedence over a callback's failure). */
+  if (atomic_load_explicit(&call.failed, memory_order_acquire) == 2 &&
+      (rc == 0 || rc == call.failed_value || rc == CPUEXEC_ECALLBACK))
+    return cpuexec__callback_failed(call.failed_value);
   return rc;
 }

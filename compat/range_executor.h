@@ -71,8 +71,11 @@ CPUEXEC_EXPORT cpuexec_range_executor cpuexec_range_executor_of(cpuexec_executor
  *     callback; the call returns CPUEXEC_ERANGE naming the first such range
  *     once the executor has returned (the callback it was given returned
  *     CPUEXEC_ERANGE for it, so a conforming executor stops early);
- *   - otherwise it returns what the executor returned: 0, the first callback
- *     error observed (unchanged), or the executor's own error. */
+ *   - a callback returning non-zero makes the call return CPUEXEC_ECALLBACK
+ *     (its value: cpuexec_last_callback_error(), see cpuexec/errors.h),
+ *     whatever the executor returned for it (its value unchanged, or
+ *     CPUEXEC_ECALLBACK); an executor's own error, such as a checking
+ *     wrapper's violation, is returned as it is. */
 CPUEXEC_EXPORT int cpuexec_range_executor_run(const cpuexec_range_executor *executor, int64_t count, void *ctx,
                                               cpuexec_range_callback callback);
 

@@ -82,7 +82,7 @@ CPUEXEC_EXPORT int cpuexec_execute_ranges(int64_t total, const cpuexec_range_sch
 
   cpuexec_executor *exec = cpuexec_current();
   if (exec == NULL || cpuexec__compat_nested() || total < schedule->min_parallel_size)
-    return cpuexec__compat_call_inline(ctx, fn, 0, total);
+    return cpuexec__callback_rc(cpuexec__compat_call_inline(ctx, fn, 0, total));
 
   uint64_t multiple = (uint64_t)schedule->block_multiple;
   uint64_t units = (uint64_t)total / multiple + ((uint64_t)total % multiple != 0);
@@ -97,7 +97,7 @@ CPUEXEC_EXPORT int cpuexec_execute_ranges(int64_t total, const cpuexec_range_sch
     limit = min_u32(limit, schedule->preferred_participants);
   uint64_t blocks = by_work < limit ? by_work : limit;
   if (blocks <= 1)
-    return cpuexec__compat_call_inline(ctx, fn, 0, total);
+    return cpuexec__callback_rc(cpuexec__compat_call_inline(ctx, fn, 0, total));
 
   ranges_split split = {(uint64_t)total, multiple, units, blocks, ctx, fn};
   return cpuexec_parallel_for(exec, (int64_t)blocks, 1, &split, split_run_blocks, (uint32_t)blocks);
@@ -128,15 +128,15 @@ CPUEXEC_EXPORT int cpuexec_execute_costed_ranges(int64_t total, const cpuexec_co
 
   cpuexec_executor *exec = cpuexec_current();
   if (exec == NULL || cpuexec__compat_nested())
-    return cpuexec__compat_call_inline(ctx, fn, 0, total);
+    return cpuexec__callback_rc(cpuexec__compat_call_inline(ctx, fn, 0, total));
 
-  cpuexec_plan_constraints none = {0, 0};
+  cpuexec_plan_constraints none = {0};
   cpuexec_plan plan;
   int rc = cpuexec_plan_parallel_for(exec, total, cost, constraints != NULL ? constraints : &none, &plan);
   if (rc != 0)
     return rc;
   if (plan.participants <= 1 || plan.grain >= total)
-    return cpuexec__compat_call_inline(ctx, fn, 0, total);
+    return cpuexec__callback_rc(cpuexec__compat_call_inline(ctx, fn, 0, total));
 
   int64_t grain = plan.grain < 1 ? 1 : plan.grain;
   if (grain % block_multiple != 0) {
@@ -144,7 +144,7 @@ CPUEXEC_EXPORT int cpuexec_execute_costed_ranges(int64_t total, const cpuexec_co
     grain = grain > INT64_MAX - up ? total : grain + up;
   }
   if (grain >= total)
-    return cpuexec__compat_call_inline(ctx, fn, 0, total);
+    return cpuexec__callback_rc(cpuexec__compat_call_inline(ctx, fn, 0, total));
   costed_call call = {ctx, fn};
   return cpuexec_parallel_for(exec, total, grain, &call, costed_run_range, plan.participants);
 }

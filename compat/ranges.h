@@ -29,11 +29,11 @@
  *     the call, so anything it calls through libcpuexec runs as one block on
  *     that thread, and cpuexec_current() still names the region's executor;
  *   - a callback returning non-zero stops blocks that have not started; the
- *     call returns that value after every started callback has finished, and
- *     the thread's scope and depth are as they were before the call. A
- *     callback's own error is returned unchanged (no cpuexec_last_error()
- *     message); an executor failure (CPUEXEC_EFORKED in a forked child) is
- *     returned with its message.
+ *     call returns CPUEXEC_ECALLBACK after every started callback has
+ *     finished (the value: cpuexec_last_callback_error(), cpuexec/errors.h),
+ *     and the thread's scope and depth are as they were before the call; an
+ *     executor failure (CPUEXEC_EFORKED in a forked child) is returned with
+ *     its message.
  * Destinations: the callbacks write wherever the kernel writes, so a failing
  * kernel may leave its output partly written. A kernel that must leave its
  * output unchanged on failure stages its results and copies them after a

@@ -17,7 +17,7 @@ typedef struct observer_node {
 static observer_node *observers_set = NULL;
 static pthread_mutex_t observer_lock = PTHREAD_MUTEX_INITIALIZER;
 
-CPUEXEC_EXPORT void cpuexec_set_dispatch_observer(cpuexec_dispatch_observer observer, void *user) {
+CPUEXEC_EXPORT void cpuexec_set_dispatch_observer(void *user, cpuexec_dispatch_observer observer) {
   pthread_mutex_lock(&observer_lock);
   const cpuexec__observer *published = NULL;
   if (observer) {
@@ -76,7 +76,7 @@ CPUEXEC_EXPORT int cpuexec_executor_counters(const cpuexec_executor *exec, cpuex
 CPUEXEC_EXPORT int cpuexec_executor_descriptor(const cpuexec_executor *exec, cpuexec_descriptor *out) {
   if (!exec || !out) return cpuexec__fail(CPUEXEC_EINVAL, "%s: NULL", !exec ? "exec" : "out");
   memset(out, 0, sizeof *out);
-  out->effective_threads = exec->threads;
+  out->effective_threads = (int32_t)exec->threads;
   out->affinity_class = exec->resolved->request.affinity_policy;
   out->uses_smt = exec->resolved->uses_smt;
   out->spin_class = exec->resolved->spin.policy;
@@ -89,7 +89,7 @@ CPUEXEC_EXPORT int cpuexec_executor_check_descriptor(const cpuexec_executor *exe
   cpuexec_descriptor have;
   cpuexec_executor_descriptor(exec, &have);
   if (have.effective_threads != expected->effective_threads)
-    return cpuexec__fail(CPUEXEC_EMISMATCH, "effective_threads: profile made for %u, executor runs %u",
+    return cpuexec__fail(CPUEXEC_EMISMATCH, "effective_threads: profile made for %d, executor runs %d",
                          expected->effective_threads, have.effective_threads);
   if (have.affinity_class != expected->affinity_class)
     return cpuexec__fail(CPUEXEC_EMISMATCH, "affinity_class: profile made for %d, executor uses %d",

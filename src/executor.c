@@ -142,6 +142,7 @@ CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpu
     return cpuexec__fail(CPUEXEC_ENOMEM, "executor: no memory for %u threads", threads);
   }
   exec->resolved = cpuexec__resolved_retain(resolved);
+  atomic_init(&exec->refs, 1);
   exec->id = atomic_fetch_add_explicit(&next_executor_id, 1, memory_order_relaxed);
   exec->fork_generation = atomic_load_explicit(&cpuexec__fork_generation, memory_order_relaxed);
   exec->spin = cpuexec__spin_plan_of(resolved, threads);
@@ -181,8 +182,7 @@ CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpu
   return 0;
 }
 
-CPUEXEC_EXPORT void cpuexec_executor_destroy(cpuexec_executor *exec) {
-  if (!exec) return;
+void cpuexec__executor_free(cpuexec_executor *exec) {
   if (cpuexec__executor_inherited(exec)) {
     /* The workers do not exist in this process, and the lock may have been
      * held by a thread that did not survive fork(): touch neither. */
@@ -196,8 +196,44 @@ CPUEXEC_EXPORT void cpuexec_executor_destroy(cpuexec_executor *exec) {
   free_executor(exec);
 }
 
-CPUEXEC_EXPORT uint32_t cpuexec_executor_effective_threads(const cpuexec_executor *exec) {
-  return exec ? exec->threads : 1;
+bool cpuexec__executor_running_here(const cpuexec_executor *exec) {
+  return cpuexec__tls.callback_depth > 0 && cpuexec__tls.installed == exec;
+}
+
+int cpuexec__executor_ref(cpuexec_executor *exec) {
+  uint32_t refs = atomic_load_explicit(&exec->refs, memory_order_relaxed);
+  do {
+    if (refs == 0)
+      return cpuexec__misuse(CPUEXEC_ESTATE, "executor %llu: has no reference left to retain; retain only a handle "
+                                             "you hold", (unsigned long long)exec->id);
+  } while (!atomic_compare_exchange_weak_explicit(&exec->refs, &refs, refs + 1, memory_order_relaxed,
+                                                  memory_order_relaxed));
+  return 0;
+}
+
+int cpuexec__executor_unref(cpuexec_executor *exec) {
+  uint32_t refs = atomic_load_explicit(&exec->refs, memory_order_relaxed);
+  do {
+    if (refs == 0)
+      return cpuexec__misuse(CPUEXEC_ESTATE, "executor %llu: released more times than it was created or "
+                                             "retained; release each reference once", (unsigned long long)exec->id);
+    if (refs == 1 && cpuexec__executor_running_here(exec))
+      return cpuexec__misuse(CPUEXEC_EBUSY, "executor %llu: its last reference released from inside one of its "
+                                            "own callbacks; release it after the parallel call returns",
+                             (unsigned long long)exec->id);
+    /* acq_rel: the last releaser sees every other holder's use finished. */
+  } while (!atomic_compare_exchange_weak_explicit(&exec->refs, &refs, refs - 1, memory_order_acq_rel,
+                                                  memory_order_relaxed));
+  if (refs == 1) cpuexec__executor_free(exec);
+  return 0;
+}
+
+/* Deprecated 0.x name of cpuexec_executor_release() (one release call for
+ * every handle); the 1.0 rename removes it. */
+CPUEXEC_EXPORT int cpuexec_executor_destroy(cpuexec_executor *exec) { return cpuexec_executor_release(exec); } /* cpuexec-1.0-alias */
+
+CPUEXEC_EXPORT int32_t cpuexec_executor_effective_threads(const cpuexec_executor *exec) {
+  return exec ? (int32_t)exec->threads : 1;
 }
 
 CPUEXEC_EXPORT const cpuexec_resolved *cpuexec_executor_policy(const cpuexec_executor *exec) {
@@ -206,10 +242,10 @@ CPUEXEC_EXPORT const cpuexec_resolved *cpuexec_executor_policy(const cpuexec_exe
 
 CPUEXEC_EXPORT uint64_t cpuexec_executor_id(const cpuexec_executor *exec) { return exec ? exec->id : 0; }
 
-CPUEXEC_EXPORT uint32_t cpuexec_participant_index(void) { return cpuexec__tls.participant_index; }
+CPUEXEC_EXPORT int32_t cpuexec_participant_index(void) { return (int32_t)cpuexec__tls.participant_index; }
 
-CPUEXEC_EXPORT uint32_t cpuexec_participant_count(void) {
-  return cpuexec__tls.participant_count ? cpuexec__tls.participant_count : 1;
+CPUEXEC_EXPORT int32_t cpuexec_participant_count(void) {
+  return cpuexec__tls.participant_count ? (int32_t)cpuexec__tls.participant_count : 1;
 }
 
 cpuexec__lease_slot *cpuexec__executor_lease_slot(cpuexec_executor *exec) { return &exec->lease; }

@@ -79,6 +79,11 @@ struct cpuexec_executor {
   bool pin_caller;
   int32_t caller_processor;
   cpuexec__lease_slot lease; /* the registry's, under its lock */
+  /* References on an unshared executor (lease.registry NULL): creator 1,
+   * plus each retain (sessions, scopes); the last release stops it. A
+   * shared executor counts its references as its registry entry's leases,
+   * under the registry lock, and leaves this at 0. */
+  _Atomic uint32_t refs;
   cpuexec__worker *workers;  /* worker_count entries */
   cpuexec__slot *slots;      /* threads entries; slots[0] is the caller's */
   _Atomic(cpuexec__counters_block *) counters;

@@ -32,6 +32,7 @@
  * line transfer, 100-240 ns on this VM (a two-thread ping-pong), so 150.
  * Re-run the program on new hardware and update the constants. */
 #include <math.h>
+#include <string.h>
 
 #include "error.h"
 #include "executor_internal.h"
@@ -57,13 +58,19 @@ CPUEXEC_EXPORT int cpuexec_plan_parallel_for(const cpuexec_executor *exec, int64
     return cpuexec__fail(CPUEXEC_EINVAL,
                          "cost: bytes_read %g, bytes_written %g, compute_cycles %g; each must be finite and >= 0",
                          cost->bytes_read, cost->bytes_written, cost->compute_cycles);
+  if (constraints && (constraints->max_participants < 0 || constraints->preferred_participants < 0))
+    return cpuexec__fail(CPUEXEC_EINVAL, "constraints: %s %d is negative; use 0 for no constraint",
+                         constraints->max_participants < 0 ? "max_participants" : "preferred_participants",
+                         (int)(constraints->max_participants < 0 ? constraints->max_participants
+                                                                 : constraints->preferred_participants));
+  memset(plan, 0, sizeof *plan);
   plan->grain = total > 0 ? total : 1;
   plan->participants = 1;
   if (total <= 1) return 0;
 
   uint32_t limit = exec ? exec->threads : 1;
-  if (constraints && constraints->max_participants != 0 && constraints->max_participants < limit)
-    limit = constraints->max_participants;
+  if (constraints && constraints->max_participants != 0 && (uint32_t)constraints->max_participants < limit)
+    limit = (uint32_t)constraints->max_participants;
   if ((int64_t)limit > total) limit = (uint32_t)total;
 
   double iteration_ns = cost->compute_cycles * CPUEXEC__PLAN_NS_PER_CYCLE +
@@ -79,7 +86,8 @@ CPUEXEC_EXPORT int cpuexec_plan_parallel_for(const cpuexec_executor *exec, int64
     }
   }
   if (constraints && constraints->preferred_participants != 0) {
-    uint32_t preferred = constraints->preferred_participants < limit ? constraints->preferred_participants : limit;
+    uint32_t preferred =
+        (uint32_t)constraints->preferred_participants < limit ? (uint32_t)constraints->preferred_participants : limit;
     if (preferred == 1 || plan_time(work, preferred) < plan_time(work, 1)) best = preferred;
   }
   if (best == 1) return 0;
@@ -92,7 +100,7 @@ CPUEXEC_EXPORT int cpuexec_plan_parallel_for(const cpuexec_executor *exec, int64
   if (grain > total / best) grain = total / best; /* at least one range per participant */
   if (grain < 1) grain = 1;
   plan->grain = grain;
-  plan->participants = best;
+  plan->participants = (int32_t)best;
   return 0;
 }
 
@@ -103,4 +111,12 @@ CPUEXEC_EXPORT int cpuexec_parallel_for_costed(cpuexec_executor *exec, int64_t t
   int rc = cpuexec_plan_parallel_for(exec, total, cost, constraints, &plan);
   if (rc != 0) return rc;
   return cpuexec_parallel_for(exec, total, plan.grain, ctx, fn, plan.participants);
+}
+
+CPUEXEC_EXPORT void cpuexec_cost_init(cpuexec_cost *cost) {
+  if (cost) memset(cost, 0, sizeof *cost);
+}
+
+CPUEXEC_EXPORT void cpuexec_plan_constraints_init(cpuexec_plan_constraints *constraints) {
+  if (constraints) memset(constraints, 0, sizeof *constraints);
 }

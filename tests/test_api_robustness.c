@@ -104,8 +104,8 @@ static cpuexec_descriptor descriptor_out;
 static cpuexec_plan plan_out;
 static cpuexec_scope scope_out;
 static size_t count_out;
-static const cpuexec_cost cost_one = {1, 1, 1};
-static const cpuexec_cost cost_negative = {0, -1, 0};
+static const cpuexec_cost cost_one = {.bytes_read = 1, .bytes_written = 1, .compute_cycles = 1};
+static const cpuexec_cost cost_negative = {.bytes_read = 0, .bytes_written = -1, .compute_cycles = 0};
 
 static cpuexec_policy policy_with(int32_t num_threads, int spin, int affinity) {
   cpuexec_policy p;
@@ -171,7 +171,7 @@ CALL(acquire_null_lease, cpuexec_registry_acquire(fx.registry, fx.resolved, NULL
 /* session.h */
 CALL(session_create_null_out, cpuexec_session_create(NULL, NULL))
 CALL(session_create_bad_policy, cpuexec_session_create(&bad_threads, &session_out))
-CALL(session_run_null_session, cpuexec_session_run(NULL, run_ok, NULL))
+CALL(session_run_null_session, cpuexec_session_run(NULL, NULL, run_ok))
 CALL(session_run_null_fn, cpuexec_session_run(fx.session, NULL, NULL))
 CALL(scope_enter_null_exec, cpuexec_scope_enter(NULL, &scope_out))
 CALL(scope_enter_null_scope, cpuexec_scope_enter(fx.exec, NULL))
@@ -421,7 +421,7 @@ static void accessors_of_null_return_documented_neutral_values(void **state) {
   assert_null(cpuexec_resolved_request(NULL));
   assert_int_equal(cpuexec_resolved_effective_threads(NULL), 0);
   assert_int_equal(cpuexec_resolved_caller_processor(NULL), -1);
-  uint32_t count = 99;
+  int32_t count = 99;
   assert_null(cpuexec_resolved_worker_processors(NULL, &count));
   assert_int_equal(count, 0);
   assert_null(cpuexec_resolved_worker_processors(NULL, NULL));

@@ -231,7 +231,7 @@ static int outer(void *ctx, int64_t begin, int64_t end) {
     if (cpuexec__tls.installed != n->outer) atomic_fetch_add(&n->wrong_shape, 1);
   }
   /* The region's participant identity is restored after nested calls. */
-  if (cpuexec_participant_index() != index || cpuexec_participant_count() != count)
+  if ((uint32_t)cpuexec_participant_index() != index || (uint32_t)cpuexec_participant_count() != count)
     atomic_fetch_add(&n->wrong_shape, 1);
   return 0;
 }

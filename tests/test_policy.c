@@ -343,13 +343,13 @@ static cpuexec_policy random_valid_policy(uint64_t *s) {
   if (p.affinity_policy == CPUEXEC_AFFINITY_EXPLICIT) {
     /* Distinct ids in runs and jumps, in no particular order. */
     uint32_t want = 1 + (uint32_t)(next(s) % (next(s) % 8 == 0 ? CPUEXEC_CPU_SET_MAX : 12));
-    while (p.cpu_set_count < want) {
+    while ((uint32_t)p.cpu_set_count < want) {
       int32_t id = (int32_t)(next(s) % (next(s) % 16 == 0 ? (uint64_t)INT32_MAX + 1 : 4096));
       uint32_t run = 1 + (uint32_t)(next(s) % 6);
-      for (uint32_t k = 0; k < run && p.cpu_set_count < want && id <= INT32_MAX - (int32_t)k; k++) {
+      for (uint32_t k = 0; k < run && (uint32_t)p.cpu_set_count < want && id <= INT32_MAX - (int32_t)k; k++) {
         int32_t candidate = id + (int32_t)k;
         bool dup = false;
-        for (uint32_t j = 0; j < p.cpu_set_count && !dup; j++)
+        for (uint32_t j = 0; j < (uint32_t)p.cpu_set_count && !dup; j++)
           dup = p.cpu_set[j] == candidate;
         if (!dup)
           p.cpu_set[p.cpu_set_count++] = candidate;

@@ -60,7 +60,7 @@ static void empty_total_calls_nothing(void **state) {
   test_coverage_init(&c, 0);
   assert_int_equal(cpuexec_execute_ranges(0, NULL, &c, test_coverage_record), 0);
   assert_int_equal(cpuexec_execute_ranges(-5, NULL, &c, test_coverage_record), 0);
-  cpuexec_cost cost = {8, 8, 100};
+  cpuexec_cost cost = {.bytes_read = 8, .bytes_written = 8, .compute_cycles = 100};
   assert_int_equal(cpuexec_execute_costed_ranges(0, &cost, NULL, 1, &c, test_coverage_record), 0);
   assert_int_equal(atomic_load(&c.callbacks), 0);
 }
@@ -96,7 +96,7 @@ static void invalid_schedules_are_rejected_naming_the_field(void **state) {
   }
   assert_int_equal(cpuexec_execute_ranges(10, NULL, NULL, NULL), CPUEXEC_EINVAL);
   assert_non_null(strstr(cpuexec_last_error(), "fn"));
-  cpuexec_cost cost = {1, 1, 1};
+  cpuexec_cost cost = {.bytes_read = 1, .bytes_written = 1, .compute_cycles = 1};
   int calls = 0;
   assert_int_equal(cpuexec_execute_costed_ranges(10, &cost, NULL, 0, &calls, count_calls), CPUEXEC_EINVAL);
   assert_non_null(strstr(cpuexec_last_error(), "block_multiple"));
@@ -295,7 +295,7 @@ static int outer_block(void *arg, int64_t begin, int64_t end) {
   int rc = cpuexec_execute_ranges(1000, &n->schedule, &inner, inner_block);
   if (rc != 0)
     return rc;
-  cpuexec_cost cost = {64, 64, 1e6};
+  cpuexec_cost cost = {.bytes_read = 64, .bytes_written = 64, .compute_cycles = 1e6};
   return cpuexec_execute_costed_ranges(1000, &cost, NULL, 1, &inner, inner_block);
 }
 
@@ -409,10 +409,12 @@ static void costed_ranges_follow_the_plan(void **state) {
   assert_int_equal(test_executor_create(4, &ex), 0);
   cpuexec_scope scope;
   assert_int_equal(cpuexec_scope_enter(ex.exec, &scope), 0);
-  const cpuexec_cost costs[] = {{4, 4, 1}, {64, 64, 1000}, {0, 0, 1e6}};
+  const cpuexec_cost costs[] = {{.bytes_read = 4, .bytes_written = 4, .compute_cycles = 1},
+                                {.bytes_read = 64, .bytes_written = 64, .compute_cycles = 1000},
+                                {.compute_cycles = 1e6}};
   const int64_t totals[] = {3, 100, 10000, 1000000};
   const int64_t multiples[] = {1, 8};
-  const cpuexec_plan_constraints constraints[] = {{0, 0}, {2, 0}, {0, 3}};
+  const cpuexec_plan_constraints constraints[] = {{0}, {.max_participants = 2}, {.preferred_participants = 3}};
   unsigned parallel_plans = 0;
   for (size_t ci = 0; ci < 3; ci++)
     for (size_t ti = 0; ti < 4; ti++)
@@ -436,7 +438,7 @@ static void costed_ranges_follow_the_plan(void **state) {
             continue;
           }
           parallel_plans++;
-          assert_true(test_coverage_threads(&c) <= plan.participants);
+          assert_true(test_coverage_threads(&c) <= (unsigned)plan.participants);
           assert_true(calls <= (uint64_t)((total + grain - 1) / grain));
           for (unsigned r = 0; r < calls && r < TEST_MAX_RANGES; r++) {
             int64_t b = c.range_begin[r], e = c.range_end[r];
@@ -457,7 +459,7 @@ static void costed_ranges_follow_the_plan(void **state) {
 
 static void costed_ranges_without_an_executor_run_one_block(void **state) {
   (void)state;
-  cpuexec_cost cost = {0, 0, 1e6};
+  cpuexec_cost cost = {.bytes_read = 0, .bytes_written = 0, .compute_cycles = 1e6};
   test_coverage c;
   test_coverage_init(&c, 100000);
   assert_int_equal(cpuexec_execute_costed_ranges(100000, &cost, NULL, 4, &c, test_coverage_record), 0);

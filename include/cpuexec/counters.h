@@ -1,7 +1,12 @@
 /* libcpuexec: optional counters, dispatch observer, execution descriptor.
  *
  * Counters belong to an executor (shared by every lease of it). They are off
- * by default: the hot path then does no allocation, lock or clock read. */
+ * by default: the hot path then does no allocation, lock or clock read.
+ *
+ * Thread safety: every function here may be called from any thread at any
+ * time, also while regions run (a snapshot is then approximate). The
+ * structs below are written by the library (reserved_ zeroed): allocate
+ * them anywhere; later versions only use the reserved room. */
 #ifndef CPUEXEC_COUNTERS_H
 #define CPUEXEC_COUNTERS_H
 
@@ -17,40 +22,51 @@ typedef struct cpuexec_counters {
   uint64_t wakeups;           /* wake system calls made by dispatches */
   uint64_t caller_waits;      /* times the caller waited for workers to finish */
   uint64_t worker_active_ns;  /* time workers spent running callbacks */
+  uint64_t reserved_[8];
 } cpuexec_counters;
 
+/* Passed by the library to the observer, valid during the call only. */
 typedef struct cpuexec_dispatch_event {
   uint64_t executor_id;
-  uint32_t effective_threads;
-  uint32_t requested_participants; /* max_participants as passed (0: the executor's limit) */
-  uint32_t admitted_participants;  /* participants the call ran with */
+  int32_t effective_threads;
+  int32_t requested_participants; /* max_participants as passed (0: the executor's limit) */
+  int32_t admitted_participants;  /* participants the call ran with */
   int64_t total;
   int64_t grain;
-  bool ran_inline;                 /* nested or limited: ran on the caller only */
+  bool ran_inline;                /* nested or limited: ran on the caller only */
+  uint64_t reserved_[4];
 } cpuexec_dispatch_event;
 
-typedef void (*cpuexec_dispatch_observer)(void *user, const cpuexec_dispatch_event *event);
+/* Called on the dispatching thread; it must return quickly, must not call
+ * cpuexec_set_dispatch_observer(), and must not let a C++ exception escape. */
+typedef void (*cpuexec_dispatch_observer)(void *ctx, const cpuexec_dispatch_event *event);
 
-/* Stable properties a tuning profile depends on. */
+/* Stable properties a tuning profile depends on. {0} is no executor's
+ * descriptor; fill one with cpuexec_executor_descriptor(). */
 typedef struct cpuexec_descriptor {
-  uint32_t effective_threads;
+  int32_t effective_threads;
   cpuexec_affinity_policy affinity_class;
   bool uses_smt;
   cpuexec_spin_policy spin_class;
+  uint64_t reserved_[4]; /* ignored by cpuexec_executor_check_descriptor() */
 } cpuexec_descriptor;
 
 CPUEXEC_BEGIN_DECLS
 
-/* Turns counting on for every lease of exec, until it is destroyed. */
+/* Turns counting on for every lease of exec, until it is stopped. exec
+ * NULL is CPUEXEC_EINVAL. */
 CPUEXEC_EXPORT int cpuexec_executor_enable_counters(cpuexec_executor *exec);
 /* A snapshot; all zero while counters are off. These calls return
  * CPUEXEC_EINVAL naming exec or out when either is NULL. */
 CPUEXEC_EXPORT int cpuexec_executor_counters(const cpuexec_executor *exec, cpuexec_counters *out);
 
 /* One process-wide observer, called on the dispatching thread once per
- * parallel region (NULL removes it). */
-CPUEXEC_EXPORT void cpuexec_set_dispatch_observer(cpuexec_dispatch_observer observer, void *user);
+ * parallel region with ctx (observer NULL removes it). Safe to call from
+ * any thread; an observer replaced while a dispatch runs may still be
+ * called once by that dispatch. */
+CPUEXEC_EXPORT void cpuexec_set_dispatch_observer(void *ctx, cpuexec_dispatch_observer observer);
 
+/* exec or out NULL is CPUEXEC_EINVAL. */
 CPUEXEC_EXPORT int cpuexec_executor_descriptor(const cpuexec_executor *exec, cpuexec_descriptor *out);
 /* 0 when expected matches exec; CPUEXEC_EMISMATCH naming the first field that differs. */
 CPUEXEC_EXPORT int cpuexec_executor_check_descriptor(const cpuexec_executor *exec,

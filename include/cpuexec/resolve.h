@@ -40,14 +40,14 @@ CPUEXEC_EXPORT void cpuexec_resolved_destroy(cpuexec_resolved *resolved);
  * the count is NULL too. */
 
 CPUEXEC_EXPORT const cpuexec_policy *cpuexec_resolved_request(const cpuexec_resolved *resolved);
-CPUEXEC_EXPORT uint32_t cpuexec_resolved_effective_threads(const cpuexec_resolved *resolved);
+CPUEXEC_EXPORT int32_t cpuexec_resolved_effective_threads(const cpuexec_resolved *resolved);
 /* The caller's logical processor, or -1 when the caller is not placed:
  * EXPLICIT pins the caller to cpu_set[0] at each dispatch; otherwise a
  * caller bound to one processor by someone else is reported and kept. */
 CPUEXEC_EXPORT int32_t cpuexec_resolved_caller_processor(const cpuexec_resolved *resolved);
 /* Worker k (1..threads-1) runs on processors[k-1]; *count is 0 without affinity. */
 CPUEXEC_EXPORT const int32_t *cpuexec_resolved_worker_processors(const cpuexec_resolved *resolved,
-                                                                 uint32_t *count);
+                                                                 int32_t *count);
 /* Over the participants that have a place (the workers, and the caller on
  * its pinned processor or on the core kept for it): uses_smt when two of
  * them share a physical core, uses_efficiency_cores when one is on a core

@@ -48,21 +48,21 @@ CPUEXEC_EXPORT void cpuexec_topology_destroy(cpuexec_topology *topology);
 
 /* Counts over the process-visible part of the topology. Every accessor
  * below returns 0 for a NULL topology (processor_id -1), never crashes. */
-CPUEXEC_EXPORT uint32_t cpuexec_topology_processor_count(const cpuexec_topology *topology);
-CPUEXEC_EXPORT uint32_t cpuexec_topology_core_count(const cpuexec_topology *topology);
-CPUEXEC_EXPORT uint32_t cpuexec_topology_package_count(const cpuexec_topology *topology);
+CPUEXEC_EXPORT int32_t cpuexec_topology_processor_count(const cpuexec_topology *topology);
+CPUEXEC_EXPORT int32_t cpuexec_topology_core_count(const cpuexec_topology *topology);
+CPUEXEC_EXPORT int32_t cpuexec_topology_package_count(const cpuexec_topology *topology);
 /* Number of CPU kinds hwloc reports (0 or 1: kinds unknown or homogeneous). */
-CPUEXEC_EXPORT uint32_t cpuexec_topology_kind_count(const cpuexec_topology *topology);
+CPUEXEC_EXPORT int32_t cpuexec_topology_kind_count(const cpuexec_topology *topology);
 /* The cgroup CPU quota in CPUs (cpu.max quota / period), or 0 when unlimited. */
 CPUEXEC_EXPORT double cpuexec_topology_cpu_quota(const cpuexec_topology *topology);
 /* Most visible logical processors on one physical core (1: no SMT in use). */
-CPUEXEC_EXPORT uint32_t cpuexec_topology_smt_width(const cpuexec_topology *topology);
+CPUEXEC_EXPORT int32_t cpuexec_topology_smt_width(const cpuexec_topology *topology);
 /* Visible physical cores of the most performant kind (every visible core
  * when kinds are unknown or homogeneous). */
-CPUEXEC_EXPORT uint32_t cpuexec_topology_performance_core_count(const cpuexec_topology *topology);
+CPUEXEC_EXPORT int32_t cpuexec_topology_performance_core_count(const cpuexec_topology *topology);
 /* The OS index of visible processor i (0 <= i < processor_count), in
  * hwloc's logical order, or -1 when i is out of range. */
-CPUEXEC_EXPORT int32_t cpuexec_topology_processor_id(const cpuexec_topology *topology, uint32_t i);
+CPUEXEC_EXPORT int32_t cpuexec_topology_processor_id(const cpuexec_topology *topology, int32_t i);
 
 /* Human-readable summary (packages, cores, SMT, kinds, visible processors,
  * quota) in text or JSON. snprintf-like: returns the full length.
