@@ -221,10 +221,10 @@ static int topology_negative_quota(void) { return topology_option(-1.0, NULL); }
 static int topology_nan_quota(void) { return topology_option(NAN, NULL); }
 static int topology_bad_allowed_list(void) { return topology_option(0.0, "zz"); }
 
-static int registry_zero_capacity(void) {
+static int registry_negative_capacity(void) {
   cpuexec_registry_options options;
   cpuexec_registry_options_init(&options);
-  options.capacity = 0;
+  options.capacity = -1;
   return cpuexec_registry_create(&options, &registry_out);
 }
 
@@ -351,9 +351,9 @@ static const failing_call failing_calls[] = {
     ROW(topology_negative_quota, EINVAL, "cpu_quota: -1"),
     ROW(topology_nan_quota, EINVAL, "cpu_quota: nan"),
     ROW(topology_bad_allowed_list, EINVAL, "allowed_cpulist: 'zz'"),
-    ROW(registry_zero_capacity, EINVAL, "capacity: 0"),
+    ROW(registry_negative_capacity, EINVAL, "capacity: -1"),
     ROW(resolve_negative_cpu_id, EINVAL, "cpu_set: entry 0 is -1"),
-    ROW(resolve_cpu_set_too_long, EINVAL, "cpu_set: 1025"),
+    ROW(resolve_cpu_set_too_long, EINVAL, "cpu_set_count: 1025"),
     ROW(check_descriptor_bad_enum, EMISMATCH, "affinity_class"),
     ROW(scope_leave_out_of_order, ESTATE, "reverse order"),
     ROW(checking_null_checker, EINVAL, "checker"),

@@ -375,7 +375,8 @@ static void callback_failure_propagates_and_restores_the_scope(void **state) {
     failing_ctx f = {.fail_at = fail_points[i], .code = 17};
     atomic_init(&f.started, 0);
     atomic_init(&f.finished, 0);
-    assert_int_equal(cpuexec_execute_ranges(1000, &s, &f, failing_block), 17);
+    assert_int_equal(cpuexec_execute_ranges(1000, &s, &f, failing_block), CPUEXEC_ECALLBACK);
+    assert_int_equal(cpuexec_last_callback_error(), 17);
     /* Every started callback finished before the call returned. */
     assert_int_equal(atomic_load(&f.started), atomic_load(&f.finished));
     assert_ptr_equal(cpuexec_current(), ex.exec);
@@ -391,7 +392,8 @@ static void callback_failure_propagates_and_restores_the_scope(void **state) {
   failing_ctx f = {.fail_at = 3, .code = -1000};
   atomic_init(&f.started, 0);
   atomic_init(&f.finished, 0);
-  assert_int_equal(cpuexec_execute_ranges(10, NULL, &f, failing_block), -1000);
+  assert_int_equal(cpuexec_execute_ranges(10, NULL, &f, failing_block), CPUEXEC_ECALLBACK);
+  assert_int_equal(cpuexec_last_callback_error(), -1000);
   test_coverage c;
   test_coverage_init(&c, 1000);
   assert_int_equal(cpuexec_execute_ranges(1000, &s, &c, test_coverage_record), 0);

@@ -293,9 +293,9 @@ static void bad_arguments_and_busy_destroy_are_reported(void **state) {
   (void)state;
   cpuexec_registry_options o;
   cpuexec_registry_options_init(&o);
-  assert_int_equal(o.capacity, 8);
+  assert_int_equal(o.capacity, 0); /* the default, 8 */
   assert_int_equal(o.idle_retention_ns, 0);
-  o.capacity = 0;
+  o.capacity = -1;
   cpuexec_registry *reg = (cpuexec_registry *)&o;
   assert_int_equal(cpuexec_registry_create(&o, &reg), CPUEXEC_EINVAL);
   assert_null(reg);

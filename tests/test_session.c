@@ -47,7 +47,8 @@ static void run_installs_the_executor_then_restores_the_previous_one(void **stat
   cpuexec_session *s = session_with(3);
   assert_null(cpuexec_current());
   run_probe probe = {NULL, 42};
-  assert_int_equal(cpuexec_session_run(s, &probe, record_current), 42); /* fn's result */
+  assert_int_equal(cpuexec_session_run(s, &probe, record_current), CPUEXEC_ECALLBACK); /* fn failed ... */
+  assert_int_equal(cpuexec_last_callback_error(), 42);                                  /* ... with 42 */
   assert_ptr_equal(probe.seen, cpuexec_session_executor(s));
   assert_null(cpuexec_current());
   cpuexec_session_destroy(s);
