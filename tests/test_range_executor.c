@@ -724,7 +724,8 @@ static int row_sums(const cpuexec_range_executor *ex, const double *m, int64_t r
   if (rc == 0)
     memcpy(dest, stage, (size_t)rows * sizeof *dest);
   free(stage);
-  return rc;
+  /* The kernel's own code comes back through cpuexec_last_callback_error(). */
+  return rc == CPUEXEC_ECALLBACK ? cpuexec_last_callback_error() : rc;
 }
 
 typedef struct matmul_call {
@@ -753,7 +754,8 @@ static int matmul_rows(void *arg, int64_t begin, int64_t end) {
 static int matmul(const cpuexec_range_executor *ex, const double *a, const double *b, double *c, int64_t rows,
                   int64_t inner, int64_t cols) {
   matmul_call call = {a, b, c, inner, cols};
-  return cpuexec_range_executor_run(ex, rows, &call, matmul_rows);
+  int rc = cpuexec_range_executor_run(ex, rows, &call, matmul_rows);
+  return rc == CPUEXEC_ECALLBACK ? cpuexec_last_callback_error() : rc;
 }
 
 #define ROWS 12
