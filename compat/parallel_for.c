@@ -108,7 +108,7 @@ CPUEXEC_EXPORT int ParallelFor(int64_t total, int64_t grain, void *ctx, Parallel
   return cpuexec_parallel_for(exec, total, grain, &call, call_legacy, 0);
 }
 
-CPUEXEC_EXPORT uint32_t ParallelForThreadCount(void) {
+CPUEXEC_EXPORT int32_t ParallelForThreadCount(void) {
   cpuexec_executor *exec = cpuexec_current();
   if (!exec) (void)process_pool(&exec);
   return exec ? cpuexec_executor_effective_threads(exec) : 1;

@@ -44,7 +44,7 @@ CPUEXEC_EXPORT int ParallelFor(int64_t total, int64_t grain, void *ctx, Parallel
 /* Participants a ParallelFor call made here would use at most: the installed
  * executor's effective threads inside a session, else the process-wide
  * pool's (creating it), or 1 when that pool cannot be created. */
-CPUEXEC_EXPORT uint32_t ParallelForThreadCount(void);
+CPUEXEC_EXPORT int32_t ParallelForThreadCount(void);
 
 CPUEXEC_END_DECLS
 

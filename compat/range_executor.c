@@ -21,7 +21,7 @@ static int run_serial(void *self, int64_t count, void *ctx, cpuexec_range_callba
 static int run_on(cpuexec_executor *exec, int64_t count, void *ctx, cpuexec_range_callback callback) {
   if (count <= 0)
     return 0;
-  uint32_t threads = exec != NULL ? cpuexec_executor_effective_threads(exec) : 1;
+  int32_t threads = exec != NULL ? cpuexec_executor_effective_threads(exec) : 1;
   if (threads <= 1 || cpuexec__compat_nested())
     return callback(ctx, 0, count);
   int64_t grain = count / threads + (count % threads != 0);

@@ -187,7 +187,6 @@ CALL(legacy_parallel_for_null_fn, ParallelFor(10, 1, NULL, NULL))
 CALL(legacy_parallel_for_negative_grain, ParallelFor(10, -1, NULL, legacy_ok))
 CALL(ranges_null_fn, cpuexec_execute_ranges(10, NULL, NULL, NULL))
 CALL(costed_ranges_null_cost, cpuexec_execute_costed_ranges(10, NULL, NULL, 1, NULL, range_ok))
-CALL(costed_ranges_zero_multiple, cpuexec_execute_costed_ranges(10, &cost_one, NULL, 0, NULL, range_ok))
 CALL(costed_ranges_negative_multiple, cpuexec_execute_costed_ranges(10, &cost_one, NULL, -4, NULL, range_ok))
 CALL(costed_ranges_null_fn, cpuexec_execute_costed_ranges(10, &cost_one, NULL, 1, NULL, NULL))
 CALL(range_run_negative_count, cpuexec_range_executor_run(NULL, -1, NULL, range_ok))
@@ -341,7 +340,6 @@ static const failing_call failing_calls[] = {
     ROW(ranges_negative_block_size, EINVAL, "min_block_size: -1"),
     ROW(ranges_negative_parallel_size, EINVAL, "min_parallel_size"),
     ROW(costed_ranges_null_cost, EINVAL, "cost"),
-    ROW(costed_ranges_zero_multiple, EINVAL, "block_multiple: 0"),
     ROW(costed_ranges_negative_multiple, EINVAL, "block_multiple: -4"),
     ROW(costed_ranges_null_fn, EINVAL, "fn"),
     ROW(range_run_negative_count, EINVAL, "count: -1"),
@@ -476,7 +474,7 @@ static int count_range(void *ctx, int64_t begin, int64_t end) {
   return 0;
 }
 
-static int count_job(void *ctx, uint32_t id, uint32_t workers) {
+static int count_job(void *ctx, int32_t id, int32_t workers) {
   (void)id;
   (void)workers;
   *(int64_t *)ctx += 1;

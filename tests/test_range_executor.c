@@ -471,7 +471,7 @@ static int inner_range(void *arg, int64_t begin, int64_t end) {
   return 0;
 }
 
-static int inner_job(void *arg, uint32_t id, uint32_t workers) {
+static int inner_job(void *arg, int32_t id, int32_t workers) {
   (void)id;
   inner_call *inner = arg;
   atomic_fetch_add(&inner->n->inner_workers, workers);
@@ -561,10 +561,10 @@ static void jobs_seen_init(jobs_seen *j, uint32_t expected_workers, int fail_id)
   j->fail_id = fail_id;
 }
 
-static int record_job(void *ctx, uint32_t id, uint32_t workers) {
+static int record_job(void *ctx, int32_t id, int32_t workers) {
   jobs_seen *j = ctx;
   atomic_fetch_add(&j->started, 1);
-  if (workers != j->expected_workers || id >= MAX_JOBS)
+  if ((uint32_t)workers != j->expected_workers || id < 0 || id >= MAX_JOBS)
     atomic_fetch_add(&j->wrong_count, 1);
   else
     atomic_fetch_add(&j->runs[id], 1);
