@@ -23,7 +23,7 @@ struct cpuexec_session {
  * resolution default, unpinned). */
 static int lease_for(const cpuexec_session_options *options, cpuexec_executor **exec) {
   cpuexec_registry *registry = options->registry;
-  if (!options->policy) {
+  if (!options->policy && !options->resolved) {
     cpuexec_executor *current = cpuexec_current();
     if (current) {
       int rc = cpuexec_executor_retain(current);
@@ -37,6 +37,7 @@ static int lease_for(const cpuexec_session_options *options, cpuexec_executor **
     registry = cpuexec_registry_default();
     if (!registry) return cpuexec__fail(CPUEXEC_ENOMEM, "session: the process registry could not be allocated");
   }
+  if (options->resolved) return cpuexec_registry_acquire(registry, options->resolved, exec);
   if (!options->policy) {
     const cpuexec_resolved *resolved = NULL;
     int rc = cpuexec_resolve_default(&resolved);

@@ -40,12 +40,17 @@ typedef struct cpuexec_session_options {
    * (CPUEXEC_POLICY, or cpuexec_policy_init() unpinned). Read during create
    * only. */
   const cpuexec_policy *policy;
+  /* A resolution to lease instead of resolving policy (policy is then
+   * ignored): an engine that makes a session per request resolves once and
+   * saves the resolution's cost (tens of us) on every request. Borrowed
+   * during create only; the executor keeps its own reference. */
+  const cpuexec_resolved *resolved;
   /* Where the session leases its pool. NULL: the process registry, whose
    * capacity and idle retention come from CPUEXEC_REGISTRY or
    * cpuexec_registry_configure(); a registry with idle retention lets a
    * session per request reuse its pool's threads. Must outlive the session. */
   cpuexec_registry *registry;
-  uint64_t reserved_[6]; /* zero: room for fields of later versions */
+  uint64_t reserved_[5]; /* zero: room for fields of later versions */
 } cpuexec_session_options;
 
 /* Runs under a session: its result is returned through the session (0, or
