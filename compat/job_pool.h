@@ -7,7 +7,11 @@
  * waits for every worker and returns the first job error. This header turns
  * such a pool into a range executor (so range-executor kernels run on it),
  * and runs such jobs on a libcpuexec executor (so code written against
- * run_pool follows the session). */
+ * run_pool follows the session).
+ *
+ * Thread safety: every function here may be called from any thread at once;
+ * cpuexec_job_pool is an interface with a fixed layout
+ * (doc/api-conventions.md). */
 #ifndef CPUEXEC_COMPAT_JOB_POOL_H
 #define CPUEXEC_COMPAT_JOB_POOL_H
 

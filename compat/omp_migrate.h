@@ -7,7 +7,8 @@
  *   omp_get_max_threads() (scratch)     cpuexec_omp_max_participants(exec)
  *   reduction(+:x)                      one cpuexec_omp_partial per participant, summed after
  *
- * Header only; needs no OpenMP compiler or runtime. */
+ * Header only; needs no OpenMP compiler or runtime. Every helper is
+ * thread-safe (it reads the calling thread's region state). */
 #ifndef CPUEXEC_COMPAT_OMP_MIGRATE_H
 #define CPUEXEC_COMPAT_OMP_MIGRATE_H
 

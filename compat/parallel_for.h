@@ -27,7 +27,15 @@
  * was inherited across fork (nothing runs). When the process-wide pool
  * cannot be created (for example a malformed CPUEXEC_POLICY) the loop still
  * runs, serially on the caller, and the creation error is returned;
- * cpuexec_last_error() names the cause. The pool is tried once per process. */
+ * cpuexec_last_error() names the cause. The pool is tried once per process.
+ * Its policy is the process default: CPUEXEC_POLICY, else
+ * cpuexec_policy_init(), which is unpinned; pinning is asked for in
+ * CPUEXEC_POLICY (affinity_policy=physical_cores).
+ *
+ * Thread safety: both functions may be called from any thread at once. The
+ * pool lives until the process exits (it is a lease of the process
+ * registry that nobody releases). Callbacks must not let a C++ exception
+ * escape. */
 #ifndef CPUEXEC_COMPAT_PARALLEL_FOR_H
 #define CPUEXEC_COMPAT_PARALLEL_FOR_H
 

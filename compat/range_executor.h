@@ -43,7 +43,10 @@ typedef cpuexec_range_fn cpuexec_range_callback;
 
 /* A range executor: run(self, count, ctx, callback) under the contract
  * above. run NULL means serial. The struct is a value: copy it freely; what
- * self points to must outlive every call. */
+ * self points to must outlive every call. It is an interface with a fixed
+ * layout (doc/api-conventions.md): a later version adds a new interface
+ * rather than a field. Thread safety: the executors below may be run from
+ * any number of threads at once. */
 typedef struct cpuexec_range_executor {
   int (*run)(void *self, int64_t count, void *ctx, cpuexec_range_callback callback);
   void *self;
@@ -96,6 +99,7 @@ CPUEXEC_EXPORT int cpuexec_range_executor_run(const cpuexec_range_executor *exec
 typedef struct cpuexec_range_checker {
   cpuexec_range_executor inner;
   bool verify_coverage;
+  uint64_t reserved_[2]; /* room for settings of later versions */
 } cpuexec_range_checker;
 
 CPUEXEC_EXPORT cpuexec_range_executor cpuexec_range_executor_checking(cpuexec_range_checker *checker,

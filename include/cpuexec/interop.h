@@ -19,7 +19,14 @@
  *
  * Environment: CPUEXEC_OMPT=off makes the tool decline (a chained tool then
  * takes its place); OMP_TOOL=disabled turns every OMPT tool off;
- * OMP_TOOL_LIBRARIES names a tool that libcpuexec starts after its own. */
+ * OMP_TOOL_LIBRARIES names a tool that libcpuexec starts after its own.
+ *
+ * Thread safety: every function here may be called from any thread at any
+ * time; counts made concurrently with a call may or may not be included.
+ * The structs are written by the library (reserved_ zeroed): allocate them
+ * anywhere; later versions only use the reserved room. A NULL out, entries
+ * NULL with capacity > 0, count NULL, or buf NULL with size > 0 is
+ * CPUEXEC_EINVAL. */
 #ifndef CPUEXEC_INTEROP_H
 #define CPUEXEC_INTEROP_H
 
@@ -52,6 +59,7 @@ typedef struct cpuexec_openmp_state {
   char chained_tool_name[256]; /* the chained tool's file, or "" */
   char libomp_path[256];       /* where the runtimes were found, or "" */
   char libgomp_path[256];
+  uint64_t reserved_[4];
 } cpuexec_openmp_state;
 
 /* Process-wide counts since start (or the last cpuexec_openmp_reset()).
@@ -67,6 +75,7 @@ typedef struct cpuexec_openmp_counters {
   uint64_t openmp_workers_ended;
   uint64_t untracked_regions;          /* nesting too deep to attribute */
   uint64_t report_overflow;            /* regions whose calling function did not fit the report */
+  uint64_t reserved_[6];
 } cpuexec_openmp_counters;
 
 /* One calling function (or call site, when it has no dynamic symbol). */
@@ -79,8 +88,9 @@ typedef struct cpuexec_openmp_report_entry {
   uint64_t multithreaded_in_callbacks;
   uint64_t toplevel_in_sessions;
   uint64_t toplevel_outside;
-  uint32_t max_requested_threads; /* the largest team asked for */
-  uint32_t max_actual_threads;    /* the largest team it got */
+  int32_t max_requested_threads; /* the largest team asked for */
+  int32_t max_actual_threads;    /* the largest team it got */
+  uint64_t reserved_[4];
 } cpuexec_openmp_report_entry;
 
 CPUEXEC_BEGIN_DECLS

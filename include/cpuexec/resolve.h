@@ -3,7 +3,13 @@
  * cpuexec_resolve() is deterministic: the same request on the same topology
  * (and environment) gives the same resolution, byte for byte. The result is
  * immutable and says exactly what will run: how many participants, which
- * processors, how waiting threads spin and park, and every fallback taken. */
+ * processors, how waiting threads spin and park, and every fallback taken.
+ *
+ * Thread safety: a resolution is immutable and reference counted inside the
+ * library (executors keep their own reference), so any number of threads
+ * may read one at once, and destroying the caller's reference never affects
+ * an executor made from it. cpuexec_resolve() may be called from any thread
+ * at once. */
 #ifndef CPUEXEC_RESOLVE_H
 #define CPUEXEC_RESOLVE_H
 
@@ -24,7 +30,9 @@ typedef struct cpuexec_resolved_spin {
 CPUEXEC_BEGIN_DECLS
 
 /* Resolves request (NULL: the process default, cpuexec_policy_from_environment)
- * on topology (NULL: this process's topology, loaded once and cached). */
+ * on topology (NULL: this process's topology, loaded once and cached). The
+ * caller destroys *out with cpuexec_resolved_destroy(). out NULL is
+ * CPUEXEC_EINVAL; *out is NULL on failure. */
 CPUEXEC_EXPORT int cpuexec_resolve(const cpuexec_policy *request, const cpuexec_topology *topology,
                                    cpuexec_resolved **out);
 /* Resolves the process default once and returns the shared result; when

@@ -4,7 +4,12 @@
  * allowed cpuset (cgroup cpusets, containers) intersected with the process
  * binding (taskset, MPI rank binding). Stored XML or synthetic topologies
  * can be loaded with an explicit allowed set and binding, so every machine
- * shape can be resolved on any machine. */
+ * shape can be resolved on any machine.
+ *
+ * Thread safety: a topology is immutable once loaded; any number of threads
+ * may read and resolve against one at once. Destroying it while another
+ * thread uses it, or while a resolution made against it is being made, is
+ * the caller's error (resolutions keep no pointer to it). */
 #ifndef CPUEXEC_TOPOLOGY_H
 #define CPUEXEC_TOPOLOGY_H
 
@@ -27,11 +32,13 @@ typedef struct cpuexec_topology_options {
    * caller is not pinned. Ignored by cpuexec_topology_load(), which reads
    * the calling thread's binding at each cpuexec_resolve(). */
   const char *caller_cpulist;
+  uint64_t reserved_[4]; /* zero: room for fields of later versions */
 } cpuexec_topology_options;
 
 CPUEXEC_BEGIN_DECLS
 
-/* Zeroes every field (all "from the process"); NULL is ignored. */
+/* Zeroes every field (all "from the process"), the same as {0}; NULL is
+ * ignored. The strings are read during the load only. */
 CPUEXEC_EXPORT void cpuexec_topology_options_init(cpuexec_topology_options *options);
 
 /* This process's topology. options may be NULL. */
