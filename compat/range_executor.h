@@ -38,8 +38,10 @@
 #include <cpuexec/common.h>
 #include <cpuexec/executor.h>
 
-/* The callback a range executor calls: cpuexec_range_fn, 0 or an error. */
+/* cpuexec-1.0-alias-begin: the callback a range executor calls is a
+ * cpuexec_range_fn; the 1.0 rename replaces this second name for it. */
 typedef cpuexec_range_fn cpuexec_range_callback;
+/* cpuexec-1.0-alias-end */
 
 /* A range executor: run(self, count, ctx, callback) under the contract
  * above. run NULL means serial. The struct is a value: copy it freely; what

@@ -228,9 +228,10 @@ int cpuexec__executor_unref(cpuexec_executor *exec) {
   return 0;
 }
 
-/* Deprecated 0.x name of cpuexec_executor_release() (one release call for
- * every handle); the 1.0 rename removes it. */
-CPUEXEC_EXPORT int cpuexec_executor_destroy(cpuexec_executor *exec) { return cpuexec_executor_release(exec); } /* cpuexec-1.0-alias */
+/* cpuexec-1.0-alias-begin: the deprecated 0.x name of
+ * cpuexec_executor_release() (one release call for every handle). */
+CPUEXEC_EXPORT int cpuexec_executor_destroy(cpuexec_executor *exec) { return cpuexec_executor_release(exec); }
+/* cpuexec-1.0-alias-end */
 
 CPUEXEC_EXPORT int32_t cpuexec_executor_effective_threads(const cpuexec_executor *exec) {
   return exec ? (int32_t)exec->threads : 1;

@@ -124,9 +124,11 @@ CPUEXEC_EXPORT int cpuexec_executor_retain(cpuexec_executor *exec);
  * frees memory only. NULL is ignored and returns 0 (like free). Misuse
  * (see "Handles" above): CPUEXEC_ESTATE or CPUEXEC_EBUSY. */
 CPUEXEC_EXPORT int cpuexec_executor_release(cpuexec_executor *exec);
-/* Deprecated 0.x name of cpuexec_executor_release(), same behaviour; the
- * 1.0 rename replaces every use and removes it. */
-CPUEXEC_EXPORT int cpuexec_executor_destroy(cpuexec_executor *exec); /* cpuexec-1.0-alias */
+/* cpuexec-1.0-alias-begin: the 1.0 rename (doc/api-conventions.md) replaces
+ * every use of this deprecated 0.x name of cpuexec_executor_release() (same
+ * behaviour) and deletes it. */
+CPUEXEC_EXPORT int cpuexec_executor_destroy(cpuexec_executor *exec);
+/* cpuexec-1.0-alias-end */
 
 /* max_participants: 0 the executor's limit, negative CPUEXEC_EINVAL. */
 CPUEXEC_EXPORT int cpuexec_parallel_for(cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
