@@ -15,6 +15,7 @@
  * acquire after run_pool returned. */
 typedef struct pool_call {
   int64_t count;
+  cpuexec_executor *installed; /* the caller's, current on the pool's threads during the call */
   void *ctx;
   cpuexec_range_callback callback;
   atomic_uint_least64_t bad_id_plus_one;
@@ -41,7 +42,12 @@ static int pool_job(void *arg, int32_t worker_id, int32_t worker_count) {
   }
   int64_t start = share_boundary(call->count, (uint32_t)worker_id, (uint32_t)worker_count);
   int64_t end = share_boundary(call->count, (uint32_t)worker_id + 1, (uint32_t)worker_count);
-  return start < end ? call->callback(call->ctx, start, end) : 0;
+  if (start == end)
+    return 0;
+  /* The pool's thread is participant worker_id of worker_count of the
+   * region (src/participant.h): the kernel's scratch indexed by participant
+   * and the runtime hooks see the pool's own numbering. */
+  return cpuexec__participant_call(call->installed, (uint32_t)worker_id, (uint32_t)worker_count, call->ctx, call->callback, start, end);
 }
 
 static int run_job_pool(void *self, int64_t count, void *ctx, cpuexec_range_callback callback) {
@@ -51,7 +57,7 @@ static int run_job_pool(void *self, int64_t count, void *ctx, cpuexec_range_call
                          pool == NULL ? "pool" : "run_pool");
   if (count <= 0)
     return 0;
-  pool_call call = {.count = count, .ctx = ctx, .callback = callback};
+  pool_call call = {.count = count, .installed = cpuexec_current(), .ctx = ctx, .callback = callback};
   atomic_init(&call.bad_id_plus_one, 0);
   atomic_init(&call.bad_workers, 0);
   int rc = pool->run_pool(pool->pool, &call, pool_job);
@@ -87,7 +93,7 @@ static int jobs_run_ids(void *arg, int64_t first, int64_t end) {
 }
 
 static int jobs_run_ids_in_region(void *arg, int64_t first, int64_t end) {
-  return cpuexec__compat_call_inline(arg, jobs_run_ids, first, end);
+  return cpuexec__compat_call_in_region(arg, jobs_run_ids, first, end);
 }
 
 CPUEXEC_EXPORT int cpuexec_run_worker_jobs(cpuexec_executor *exec, int32_t worker_count, void *ctx,
@@ -101,7 +107,7 @@ CPUEXEC_EXPORT int cpuexec_run_worker_jobs(cpuexec_executor *exec, int32_t worke
     worker_count = exec != NULL && !cpuexec__compat_nested() ? cpuexec_executor_effective_threads(exec) : 1;
   jobs_call call = {worker_count, ctx, job};
   if (exec == NULL || worker_count == 1 || cpuexec__compat_nested())
-    return cpuexec__callback_rc(cpuexec__compat_call_inline(&call, jobs_run_ids, 0, worker_count));
+    return cpuexec__callback_rc(cpuexec__compat_run_serial(&call, jobs_run_ids, 0, worker_count));
   return cpuexec_parallel_for(exec, worker_count, 1, &call, jobs_run_ids_in_region, 0);
 }
 

@@ -82,7 +82,7 @@ static int core_run_range(void *arg, int64_t start, int64_t end) {
   }
   if (start == end)
     return 0;
-  int rc = cpuexec__compat_call_inline(call->ctx, call->callback, start, end);
+  int rc = cpuexec__compat_call_in_region(call->ctx, call->callback, start, end);
   if (rc != 0) {
     int expected = 0;
     if (atomic_compare_exchange_strong_explicit(&call->failed, &expected, 1, memory_order_relaxed,
@@ -103,7 +103,7 @@ CPUEXEC_EXPORT int cpuexec_range_executor_run(const cpuexec_range_executor *exec
   if (count == 0)
     return 0;
   if (count == 1 || executor == NULL || executor->run == NULL || cpuexec__compat_nested())
-    return cpuexec__callback_rc(cpuexec__compat_call_inline(ctx, callback, 0, count));
+    return cpuexec__callback_rc(cpuexec__compat_run_serial(ctx, callback, 0, count));
 
   core_call call = {.count = count, .ctx = ctx, .callback = callback};
   atomic_init(&call.violation, 0);

@@ -44,7 +44,7 @@ static int64_t split_boundary(const ranges_split *split, uint64_t b) {
 
 static int split_run_blocks(void *arg, int64_t first_block, int64_t end_block) {
   const ranges_split *split = arg;
-  return cpuexec__compat_call_inline(split->ctx, split->fn, split_boundary(split, (uint64_t)first_block),
+  return cpuexec__compat_call_in_region(split->ctx, split->fn, split_boundary(split, (uint64_t)first_block),
                                         split_boundary(split, (uint64_t)end_block));
 }
 
@@ -92,7 +92,7 @@ CPUEXEC_EXPORT int cpuexec_execute_ranges(int64_t total, const cpuexec_range_sch
 
   cpuexec_executor *exec = cpuexec_current();
   if (exec == NULL || cpuexec__compat_nested() || total < schedule->min_parallel_size)
-    return cpuexec__callback_rc(cpuexec__compat_call_inline(ctx, fn, 0, total));
+    return cpuexec__callback_rc(cpuexec__compat_run_serial(ctx, fn, 0, total));
 
   uint64_t multiple = (uint64_t)schedule->block_multiple;
   uint64_t units = (uint64_t)total / multiple + ((uint64_t)total % multiple != 0);
@@ -107,7 +107,7 @@ CPUEXEC_EXPORT int cpuexec_execute_ranges(int64_t total, const cpuexec_range_sch
     limit = min_u32(limit, (uint32_t)schedule->preferred_participants);
   uint64_t blocks = by_work < limit ? by_work : limit;
   if (blocks <= 1)
-    return cpuexec__callback_rc(cpuexec__compat_call_inline(ctx, fn, 0, total));
+    return cpuexec__callback_rc(cpuexec__compat_run_serial(ctx, fn, 0, total));
 
   ranges_split split = {(uint64_t)total, multiple, units, blocks, ctx, fn};
   return cpuexec_parallel_for(exec, (int64_t)blocks, 1, &split, split_run_blocks, (int32_t)blocks);
@@ -121,7 +121,7 @@ typedef struct costed_call {
 
 static int costed_run_range(void *arg, int64_t begin, int64_t end) {
   const costed_call *call = arg;
-  return cpuexec__compat_call_inline(call->ctx, call->fn, begin, end);
+  return cpuexec__compat_call_in_region(call->ctx, call->fn, begin, end);
 }
 
 CPUEXEC_EXPORT int cpuexec_execute_costed_ranges(int64_t total, const cpuexec_cost *cost,
@@ -141,7 +141,7 @@ CPUEXEC_EXPORT int cpuexec_execute_costed_ranges(int64_t total, const cpuexec_co
 
   cpuexec_executor *exec = cpuexec_current();
   if (exec == NULL || cpuexec__compat_nested())
-    return cpuexec__callback_rc(cpuexec__compat_call_inline(ctx, fn, 0, total));
+    return cpuexec__callback_rc(cpuexec__compat_run_serial(ctx, fn, 0, total));
 
   cpuexec_plan_constraints none = {0};
   cpuexec_plan plan;
@@ -149,7 +149,7 @@ CPUEXEC_EXPORT int cpuexec_execute_costed_ranges(int64_t total, const cpuexec_co
   if (rc != 0)
     return rc;
   if (plan.participants <= 1 || plan.grain >= total)
-    return cpuexec__callback_rc(cpuexec__compat_call_inline(ctx, fn, 0, total));
+    return cpuexec__callback_rc(cpuexec__compat_run_serial(ctx, fn, 0, total));
 
   int64_t grain = plan.grain < 1 ? 1 : plan.grain;
   if (grain % block_multiple != 0) {
@@ -157,7 +157,7 @@ CPUEXEC_EXPORT int cpuexec_execute_costed_ranges(int64_t total, const cpuexec_co
     grain = grain > INT64_MAX - up ? total : grain + up;
   }
   if (grain >= total)
-    return cpuexec__callback_rc(cpuexec__compat_call_inline(ctx, fn, 0, total));
+    return cpuexec__callback_rc(cpuexec__compat_run_serial(ctx, fn, 0, total));
   costed_call call = {ctx, fn};
   return cpuexec_parallel_for(exec, total, grain, &call, costed_run_range, plan.participants);
 }

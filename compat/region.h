@@ -1,45 +1,42 @@
-/* Internal to the compat adapters: the region scope every adapter callback
- * runs in.
+/* Internal to the compat adapters: how adapter callbacks enter a region.
  *
- * A callback the adapters run themselves (the serial paths) raises the
- * thread's callback depth, the one the executor keeps for its own callbacks
- * (src/thread_state.h), so nested libcpuexec calls see they are nested and
- * run inline, and the OMPT tool attributes OpenMP regions to the callback.
- * At depth 0 it also applies the OpenMP inline guard, as the executor does
- * on its participants, so an OpenMP region inside a serial block is kept to
- * one thread as it would be inside a parallel one. The adapters wrap the
- * callbacks the executor runs for them the same way: on a participant the
- * executor has already raised the depth and applied the guard, so this only
- * raises the depth once more; on a thread of a foreign pool (a job-pool
- * range executor) it gives that thread the same region scope. The depth is
- * thread-local: only the running thread reads or writes it. */
+ * The adapters use the region primitive (src/participant.h) with its one
+ * rule, as the executor does:
+ *   - a callback an adapter runs itself (a serial path, on the caller, also
+ *     when nested) is a region of one participant, 0 of 1, with the
+ *     installed executor kept,
+ *     so nested calls inside it run inline, the runtime hooks (the OpenMP
+ *     inline guard among them) run, and the OMPT tool attributes OpenMP
+ *     regions to it;
+ *   - a callback that wraps one the executor runs for the adapter is inside
+ *     that region already: it runs as it is, keeping the participant's
+ *     index and count;
+ *   - a callback found running outside any region (on a thread of a range
+ *     executor written by the application) enters one as participant 0 of
+ *     1: its thread gets the same hooks and nesting rule. A job pool knows
+ *     its worker ids and enters as worker_id of worker_count instead
+ *     (compat/job_pool.c). */
 #ifndef CPUEXEC_COMPAT_REGION_H
 #define CPUEXEC_COMPAT_REGION_H
 
-#include "src/openmp_guard.h"
-#include "src/thread_state.h"
+#include "src/participant.h"
 
 /* True inside any libcpuexec callback on this thread: parallel adapters run
  * one block inline. */
-static inline bool cpuexec__compat_nested(void) { return cpuexec__tls.callback_depth > 0; }
+static inline bool cpuexec__compat_nested(void) { return cpuexec__participant_nested(); }
 
-/* Runs fn(ctx, begin, end) on the calling thread inside a region scope and
- * returns what fn returned. */
-static inline int cpuexec__compat_call_inline(void *ctx, cpuexec_range_fn fn, int64_t begin, int64_t end) {
-  if (cpuexec__tls.callback_depth > 0) {
-    cpuexec__tls.callback_depth++;
-    int rc = fn(ctx, begin, end);
-    cpuexec__tls.callback_depth--;
-    return rc;
-  }
-  cpuexec__openmp_saved saved;
-  cpuexec__openmp_guard_begin(&saved);
-  cpuexec__openmp_guard_callback();
-  cpuexec__tls.callback_depth = 1;
-  int rc = fn(ctx, begin, end);
-  cpuexec__tls.callback_depth = 0;
-  cpuexec__openmp_guard_end(&saved);
-  return rc;
+/* A serial path: fn(ctx, begin, end) on the calling thread as a region of
+ * one participant (0 of 1, as the executor runs a nested or one-participant
+ * call), and what fn returned. */
+static inline int cpuexec__compat_run_serial(void *ctx, cpuexec_range_fn fn, int64_t begin, int64_t end) {
+  return cpuexec__participant_call(NULL, 0, 1, ctx, fn, begin, end);
+}
+
+/* A wrapper's call of the kernel's callback: as it is inside a region,
+ * else in a region of one participant; returns what fn returned. */
+static inline int cpuexec__compat_call_in_region(void *ctx, cpuexec_range_fn fn, int64_t begin, int64_t end) {
+  if (cpuexec__participant_nested()) return fn(ctx, begin, end);
+  return cpuexec__participant_call(NULL, 0, 1, ctx, fn, begin, end);
 }
 
 #endif

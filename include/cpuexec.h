@@ -11,6 +11,8 @@
 #include <cpuexec/topology.h>
 #include <cpuexec/resolve.h>
 #include <cpuexec/executor.h>
+#include <cpuexec/foreign.h>
+#include <cpuexec/hooks.h>
 #include <cpuexec/counters.h>
 #include <cpuexec/registry.h>
 #include <cpuexec/session.h>

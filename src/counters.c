@@ -77,6 +77,12 @@ CPUEXEC_EXPORT int cpuexec_executor_descriptor(const cpuexec_executor *exec, cpu
   if (!exec || !out) return cpuexec__fail(CPUEXEC_EINVAL, "%s: NULL", !exec ? "exec" : "out");
   memset(out, 0, sizeof *out);
   out->effective_threads = (int32_t)exec->threads;
+  if (!exec->resolved) {
+    /* A foreign executor: libcpuexec places nothing and spins nothing. */
+    out->affinity_class = CPUEXEC_AFFINITY_NONE;
+    out->spin_class = CPUEXEC_SPIN_PARK_IMMEDIATELY;
+    return 0;
+  }
   out->affinity_class = exec->resolved->request.affinity_policy;
   out->uses_smt = exec->resolved->uses_smt;
   out->spin_class = exec->resolved->spin.policy;

@@ -110,6 +110,7 @@ static int start_worker(struct cpuexec_executor *exec, uint32_t k, int32_t cpu) 
 }
 
 static void free_executor(struct cpuexec_executor *exec) {
+  free(exec->foreign);
   free(exec->workers);
   free(exec->slots);
   free(atomic_load_explicit(&exec->counters, memory_order_relaxed));
@@ -123,6 +124,19 @@ static void *alloc_lines(size_t count, size_t size) {
   void *p = aligned_alloc(CPUEXEC__LINE, bytes ? bytes : CPUEXEC__LINE);
   if (p) memset(p, 0, bytes ? bytes : CPUEXEC__LINE);
   return p;
+}
+
+struct cpuexec_executor *cpuexec__executor_shell(uint32_t threads) {
+  cpuexec__fork_generation_init();
+  struct cpuexec_executor *exec = alloc_lines(1, sizeof *exec);
+  if (!exec) return NULL;
+  exec->threads = threads;
+  exec->id = atomic_fetch_add_explicit(&next_executor_id, 1, memory_order_relaxed);
+  exec->fork_generation = atomic_load_explicit(&cpuexec__fork_generation, memory_order_relaxed);
+  atomic_init(&exec->refs, 1);
+  atomic_init(&exec->caller_cpu, -1);
+  atomic_init(&exec->first_worker_cpu, -1);
+  return exec;
 }
 
 CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpuexec_executor **out) {
@@ -183,9 +197,11 @@ CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpu
 }
 
 void cpuexec__executor_free(cpuexec_executor *exec) {
-  if (cpuexec__executor_inherited(exec)) {
-    /* The workers do not exist in this process, and the lock may have been
-     * held by a thread that did not survive fork(): touch neither. */
+  if (exec->foreign || cpuexec__executor_inherited(exec)) {
+    /* A foreign executor has no workers (its threads belong to the
+     * application's pool). An inherited one: the workers do not exist in
+     * this process, and the lock may have been held by a thread that did
+     * not survive fork(): touch neither. */
     free_executor(exec);
     return;
   }

@@ -79,11 +79,14 @@ struct cpuexec_executor {
   bool pin_caller;
   int32_t caller_processor;
   cpuexec__lease_slot lease; /* the registry's, under its lock */
-  /* References on an unshared executor (lease.registry NULL): creator 1,
-   * plus each retain (sessions, scopes); the last release stops it. A
-   * shared executor counts its references as its registry entry's leases,
-   * under the registry lock, and leaves this at 0. */
+  /* References on an unshared executor (lease.registry NULL; foreign ones
+   * included): creator 1, plus each retain (sessions, scopes); the last
+   * release stops it. A shared executor counts its references as its
+   * registry entry's leases, under the registry lock, and leaves this at 0. */
   _Atomic uint32_t refs;
+  /* NULL for the built-in pool; an application's pool otherwise (no
+   * workers, slots or resolved policy: src/foreign.c runs its regions). */
+  struct cpuexec__foreign *foreign;
   cpuexec__worker *workers;  /* worker_count entries */
   cpuexec__slot *slots;      /* threads entries; slots[0] is the caller's */
   _Atomic(cpuexec__counters_block *) counters;
@@ -114,6 +117,19 @@ extern _Atomic int cpuexec__test_fail_thread_create_at;
 /* How waiting threads of an executor of `threads` participants spin for
  * resolved (executor.c). */
 cpuexec__spin_plan cpuexec__spin_plan_of(const cpuexec_resolved *resolved, uint32_t threads);
+
+/* Foreign executors (foreign.c). An executor shell: zeroed, with its id,
+ * fork generation and `threads` set; no workers. NULL when out of memory. */
+struct cpuexec_executor *cpuexec__executor_shell(uint32_t threads);
+/* Runs a region of `participants` (>= 2) on exec->foreign: the tail of
+ * cpuexec_parallel_for once arguments, nesting, counters and the observer
+ * are done. */
+int cpuexec__foreign_run(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
+                         cpuexec_range_fn fn, uint32_t participants);
+/* The foreign pool's planner, or false when it has none (plan.c then plans
+ * with the built-in model); *rc is the planning result. */
+bool cpuexec__foreign_plan(const struct cpuexec_executor *exec, int64_t total, const cpuexec_cost *cost,
+                           const cpuexec_plan_constraints *constraints, cpuexec_plan *plan, int *rc);
 
 /* Runs participant `index` of the published region (region.c). */
 void cpuexec__region_participate(struct cpuexec_executor *exec, uint32_t index);

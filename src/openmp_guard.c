@@ -12,9 +12,11 @@
 #include "openmp_guard.h"
 
 #include <cpuexec/executor.h>
+#include <cpuexec/hooks.h>
 #include <cpuexec/resolve.h>
 
 #include "openmp_internal.h"
+#include "participant.h"
 #include "thread_state.h"
 
 /* Per thread, written only by its thread.
@@ -22,11 +24,13 @@
  * Starts at 0, so a thread's first region checks; then 32..63, staggered by
  * a process-wide refresh count so the participants of one region rarely
  * check together. runtimes: what the innermost guard_begin saved, which is what
- * guard_callback drives. */
+ * guard_callback drives. initial-exec, like cpuexec__tls (src/thread_state.h):
+ * the hook runs on every participant of every region, and the default model
+ * makes each access a __tls_get_addr call (8 bytes more of static TLS). */
 static __thread struct {
   uint32_t countdown;
   uint32_t runtimes;
-} guard_tls;
+} guard_tls __attribute__((tls_model("initial-exec")));
 
 #define RUNTIMES_FOR_EACH(mask, r) \
   for (int r = 0; r < CPUEXEC__OMP_RUNTIMES; r++) \
@@ -121,9 +125,12 @@ void cpuexec__openmp_scope_enter(cpuexec_executor *exec, int32_t saved[4]) {
   saved[3] = 0;
   if (exec == NULL)
     return;
-  cpuexec_resolved_spin spin = cpuexec_resolved_spin_behaviour(cpuexec_executor_policy(exec));
-  cpuexec__openmp_scope_apply(cpuexec_executor_effective_threads(exec), cpuexec__openmp_blocktime_for(&spin),
-                              saved);
+  /* A foreign executor (no resolved policy) says nothing about spinning:
+   * libomp's block time is left alone. */
+  const cpuexec_resolved *policy = cpuexec_executor_policy(exec);
+  cpuexec_resolved_spin spin = cpuexec_resolved_spin_behaviour(policy);
+  cpuexec__openmp_scope_apply(cpuexec_executor_effective_threads(exec),
+                              policy != NULL ? cpuexec__openmp_blocktime_for(&spin) : -1, saved);
 }
 
 void cpuexec__openmp_scope_leave(const int32_t saved[4]) {
@@ -138,4 +145,48 @@ void cpuexec__openmp_scope_leave(const int32_t saved[4]) {
     gomp->set_num_threads(saved[1]);
   if (what & SCOPE_SAVED_BLOCKTIME)
     omp->set_blocktime(saved[2]);
+}
+
+/* The guard is one runtime hook of the region primitive (src/participant.h):
+ * the executor and scopes know nothing about OpenMP. Registered when the
+ * library is loaded, before any region can start. */
+_Static_assert(sizeof(cpuexec__openmp_saved) <= CPUEXEC_HOOK_STATE_MAX, "the guard's save area fits a hook's state");
+_Static_assert(4 * sizeof(int32_t) <= CPUEXEC_HOOK_STATE_MAX, "the scope's save area fits a hook's state");
+
+static void hook_begin(void *user, void *state) {
+  (void)user;
+  cpuexec__openmp_guard_begin(state);
+}
+
+static void hook_before_callback(void *user) {
+  (void)user;
+  cpuexec__openmp_guard_callback();
+}
+
+static void hook_end(void *user, void *state) {
+  (void)user;
+  cpuexec__openmp_guard_end(state);
+}
+
+static void hook_scope_enter(void *user, cpuexec_executor *exec, void *state) {
+  (void)user;
+  cpuexec__openmp_scope_enter(exec, state);
+}
+
+static void hook_scope_leave(void *user, void *state) {
+  (void)user;
+  cpuexec__openmp_scope_leave(state);
+}
+
+__attribute__((constructor)) static void register_guard_hook(void) {
+  cpuexec_hook hook = {
+      .name = "openmp-inline-guard",
+      .participant_begin = hook_begin,
+      .before_callback = hook_before_callback,
+      .participant_end = hook_end,
+      .scope_enter = hook_scope_enter,
+      .scope_leave = hook_scope_leave,
+  };
+  /* The first registration of the process: it cannot run out of room. */
+  (void)cpuexec__hook_add(&hook);
 }

@@ -1,4 +1,7 @@
-/* Internal: the OpenMP hooks the executor and scopes call.
+/* Internal: the OpenMP inline guard and scope settings, registered as one
+ * runtime hook of the region primitive (src/participant.h; the
+ * registration is at the end of src/openmp_guard.c). Tests and benchmarks
+ * drive the functions below directly.
  *
  * The guard keeps OpenMP regions started inside libcpuexec callbacks to one
  * thread: before each callback it sets omp_set_num_threads(1) and

@@ -30,7 +30,11 @@
  * (8 participants there measure parking: 3-12 us each); it is one more slot
  * line written and one more atomic add arriving, taken as one cross-core
  * line transfer, 100-240 ns on this VM (a two-thread ping-pong), so 150.
- * Re-run the program on new hardware and update the constants. */
+ * Re-run the program on new hardware and update the constants.
+ *
+ * A foreign executor with its own planner (include/cpuexec/foreign.h) plans
+ * instead of this model, for total >= 2; its plan is checked against the
+ * same limit. */
 #include <math.h>
 #include <string.h>
 
@@ -67,6 +71,8 @@ CPUEXEC_EXPORT int cpuexec_plan_parallel_for(const cpuexec_executor *exec, int64
   plan->grain = total > 0 ? total : 1;
   plan->participants = 1;
   if (total <= 1) return 0;
+  int foreign_rc;
+  if (cpuexec__foreign_plan(exec, total, cost, constraints, plan, &foreign_rc)) return foreign_rc;
 
   uint32_t limit = exec ? exec->threads : 1;
   if (constraints && constraints->max_participants != 0 && (uint32_t)constraints->max_participants < limit)

@@ -15,8 +15,7 @@
 
 #include "error.h"
 #include "executor_internal.h"
-#include "openmp_guard.h"
-#include "thread_state.h"
+#include "participant.h"
 
 /* The caller's processor as last pinned by an explicit policy (-1: never),
  * so a dispatch re-pins only when the thread is not already there. */
@@ -58,7 +57,7 @@ static inline bool claim(cpuexec__slot *s, int64_t *lo, int64_t *hi) {
 static inline bool run_chunks(struct cpuexec_executor *exec, const cpuexec__slot *own, const partition *pt,
                               int64_t lo, int64_t hi) {
   if (atomic_load_explicit(&exec->error, memory_order_relaxed) != 0) return false;
-  cpuexec__openmp_guard_callback();
+  cpuexec__participant_before_callback();
   int64_t end = hi >= pt->chunks ? own->total : hi * own->grain;
   int rc = own->fn(own->ctx, lo * own->grain, end);
   if (rc != 0) {
@@ -96,16 +95,10 @@ static void run_share(struct cpuexec_executor *exec, uint32_t index) {
 }
 
 void cpuexec__region_participate(struct cpuexec_executor *exec, uint32_t index) {
-  cpuexec__thread_state saved = cpuexec__tls;
-  cpuexec__tls.installed = exec;
-  cpuexec__tls.callback_depth = saved.callback_depth + 1;
-  cpuexec__tls.participant_index = index;
-  cpuexec__tls.participant_count = exec->slots[index].participants;
-  cpuexec__openmp_saved omp;
-  cpuexec__openmp_guard_begin(&omp);
+  cpuexec__participant p;
+  cpuexec__participant_enter(&p, exec, index, exec->slots[index].participants);
   run_share(exec, index);
-  cpuexec__openmp_guard_end(&omp);
-  cpuexec__tls = saved;
+  cpuexec__participant_leave(&p);
 }
 
 void cpuexec__region_leave(struct cpuexec_executor *exec, uint32_t index) {
@@ -119,18 +112,7 @@ void cpuexec__region_leave(struct cpuexec_executor *exec, uint32_t index) {
 
 /* The serial loop on the calling thread, as one participant of one. */
 static int run_inline(struct cpuexec_executor *exec, int64_t total, void *ctx, cpuexec_range_fn fn) {
-  cpuexec__thread_state saved = cpuexec__tls;
-  if (exec) cpuexec__tls.installed = exec;
-  cpuexec__tls.callback_depth = saved.callback_depth + 1;
-  cpuexec__tls.participant_index = 0;
-  cpuexec__tls.participant_count = 1;
-  cpuexec__openmp_saved omp;
-  cpuexec__openmp_guard_begin(&omp);
-  cpuexec__openmp_guard_callback();
-  int rc = fn(ctx, 0, total);
-  cpuexec__openmp_guard_end(&omp);
-  cpuexec__tls = saved;
-  return rc;
+  return cpuexec__participant_call(exec, 0, 1, ctx, fn, 0, total);
 }
 
 static inline void notify(const cpuexec__observer *obs, const struct cpuexec_executor *exec, uint32_t requested,
@@ -226,7 +208,7 @@ CPUEXEC_EXPORT int cpuexec_parallel_for(cpuexec_executor *exec, int64_t total, i
 
   cpuexec__counters_block *counters = cpuexec__counters_of(exec);
   const cpuexec__observer *obs = atomic_load_explicit(&cpuexec__dispatch_observer, memory_order_acquire);
-  if (cpuexec__tls.callback_depth > 0) {
+  if (cpuexec__participant_nested()) {
     CPUEXEC__COUNT(counters, nested_inline, 1);
     if (obs) notify(obs, exec, max_participants, 1, total, grain, true);
     return cpuexec__callback_rc(run_inline(exec, total, ctx, fn));
@@ -246,6 +228,7 @@ CPUEXEC_EXPORT int cpuexec_parallel_for(cpuexec_executor *exec, int64_t total, i
   }
   if (obs) notify(obs, exec, max_participants, participants, total, grain, false);
   CPUEXEC__COUNT(counters, dispatches, 1);
+  if (exec->foreign) return cpuexec__foreign_run(exec, total, grain, ctx, fn, participants);
 
   pthread_mutex_lock(&exec->dispatch_lock);
   if (exec->spin.adaptive) {

@@ -1,23 +1,28 @@
 /* Thread-local executor scopes and cpuexec_current().
  *
- * A scope installs an executor in cpuexec__tls.installed and remembers what
- * it replaced; leaving restores it. Scopes on one thread form a stack: each
- * records its depth, and only the innermost one may be left. Everything here
- * is per-thread state written only by its own thread, so nothing is atomic. */
+ * A scope installs an executor on the thread through the region primitive
+ * (src/participant.h), which also runs the runtime hooks' scope parts, and
+ * remembers what it replaced; leaving restores it. Scopes on one thread
+ * form a stack: each records its depth, and only the innermost one may be
+ * left. Everything here is per-thread state written only by its own thread,
+ * so nothing is atomic. A scope holds a reference on its executor while it
+ * is installed (cpuexec/session.h). */
 #include <assert.h>
 
+#include <cpuexec/hooks.h>
 #include <cpuexec/session.h>
 
 #include "error.h"
-#include "openmp_guard.h"
+#include "participant.h"
 #include "thread_state.h"
 
 /* What a cpuexec_scope's opaque storage holds. */
 typedef struct scope_state {
   cpuexec_executor *previous;
   cpuexec_executor *installed;
-  int32_t openmp_saved[4];
   uint32_t depth;
+  uint32_t hooks_entered;
+  cpuexec__hook_state hooks[CPUEXEC_HOOKS_MAX]; /* what the runtime hooks save for the scope */
 } scope_state;
 static_assert(sizeof(scope_state) <= sizeof(cpuexec_scope), "cpuexec_scope's storage holds a scope");
 static_assert(_Alignof(scope_state) <= _Alignof(cpuexec_scope), "cpuexec_scope's storage is aligned for it");
@@ -34,14 +39,12 @@ CPUEXEC_EXPORT int cpuexec_scope_enter(cpuexec_executor *exec, cpuexec_scope *sc
                          "exec: NULL; install an executor from a session, the registry or cpuexec_executor_create()");
   scope_state *scope = state_of(scope_storage);
   /* The scope's own reference: the pool outlives the scope whatever its
-   * other holders release meanwhile (cpuexec/session.h). */
+   * other holders release meanwhile. */
   int rc = cpuexec_executor_retain(exec);
   if (rc != 0) return rc;
-  scope->previous = cpuexec__tls.installed;
   scope->installed = exec;
   scope->depth = ++scope_depth;
-  cpuexec__tls.installed = exec;
-  cpuexec__openmp_scope_enter(exec, scope->openmp_saved);
+  scope->previous = cpuexec__scope_install(exec, scope->hooks, &scope->hooks_entered);
   return 0;
 }
 
@@ -60,8 +63,7 @@ CPUEXEC_EXPORT int cpuexec_scope_leave(cpuexec_scope *scope_storage) {
     return cpuexec__fail(CPUEXEC_ESTATE,
                          "scope: its executor is no longer the one installed on this thread (entered on "
                          "another thread, or left from inside a callback)");
-  cpuexec__openmp_scope_leave(scope->openmp_saved);
-  cpuexec__tls.installed = scope->previous;
+  cpuexec__scope_uninstall(scope->previous, scope->hooks, scope->hooks_entered);
   scope_depth--;
   scope->depth = 0;
   return cpuexec_executor_release(scope->installed);

@@ -1,9 +1,11 @@
 /* Internal: what libcpuexec knows about the running thread.
  *
- * Written only by the thread it describes, so no field needs atomics. The
- * executor sets the region fields around callbacks; scopes set installed;
- * the OMPT tool reads callback_depth and installed to attribute OpenMP
- * regions without taking a lock. */
+ * Written only by the thread it describes, so no field needs atomics, and
+ * only through the region primitive (src/participant.h): participants set
+ * the region fields around callbacks, scopes set installed. Everything else
+ * reads it: cpuexec_current(), cpuexec_participant_index/count(), the
+ * adapters' nesting test, and the OMPT tool, which reads callback_depth and
+ * installed to attribute OpenMP regions without taking a lock. */
 #ifndef CPUEXEC_SRC_THREAD_STATE_H
 #define CPUEXEC_SRC_THREAD_STATE_H
 
@@ -20,11 +22,14 @@ typedef struct cpuexec__thread_state {
   /* The running region's participant index and count (0 and 1 outside). */
   uint32_t participant_index;
   uint32_t participant_count;
+  /* How many registered hooks the thread's outermost region began (0
+   * outside any region): before_callback and end run exactly those. */
+  uint32_t hooks_begun;
 } cpuexec__thread_state;
 
 /* initial-exec: every dispatch reads this on every participant; the default
  * model for a shared library would make each access a __tls_get_addr call.
- * The block is 20 bytes, well inside glibc's static TLS reserve, so the
+ * The block is 24 bytes, well inside glibc's static TLS reserve, so the
  * library can still be dlopen()ed. */
 extern __thread cpuexec__thread_state cpuexec__tls __attribute__((tls_model("initial-exec")));
 

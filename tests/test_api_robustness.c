@@ -176,6 +176,22 @@ CALL(session_run_null_fn, cpuexec_session_run(fx.session, NULL, NULL))
 CALL(scope_enter_null_exec, cpuexec_scope_enter(NULL, &scope_out))
 CALL(scope_enter_null_scope, cpuexec_scope_enter(fx.exec, NULL))
 CALL(scope_leave_null, cpuexec_scope_leave(NULL))
+static cpuexec_foreign_executor_ops foreign_ops_with(uint32_t threads, bool run) {
+  cpuexec_foreign_executor_ops ops;
+  cpuexec_foreign_executor_ops_init(&ops);
+  ops.effective_threads = threads;
+  ops.run_ranges = run ? cpuexec_range_executor_serial().run : NULL;
+  return ops;
+}
+static cpuexec_foreign_executor_ops foreign_ok, foreign_no_threads, foreign_no_run;
+static cpuexec_executor *foreign_out;
+CALL(foreign_create_null_out, cpuexec_executor_create_foreign(&foreign_ok, NULL, NULL))
+CALL(foreign_create_null_ops, cpuexec_executor_create_foreign(NULL, NULL, &foreign_out))
+CALL(foreign_create_zero_threads, cpuexec_executor_create_foreign(&foreign_no_threads, NULL, &foreign_out))
+CALL(foreign_create_null_run, cpuexec_executor_create_foreign(&foreign_no_run, NULL, &foreign_out))
+static cpuexec_hook empty_hook;
+CALL(hook_register_null, cpuexec_hook_register(NULL))
+CALL(hook_register_empty, cpuexec_hook_register(&empty_hook))
 /* interop.h */
 CALL(openmp_status_null, cpuexec_openmp_status(NULL))
 CALL(openmp_counters_null, cpuexec_openmp_counters_get(NULL))
@@ -329,6 +345,12 @@ static const failing_call failing_calls[] = {
     ROW(scope_enter_null_exec, EINVAL, "exec"),
     ROW(scope_enter_null_scope, EINVAL, "scope"),
     ROW(scope_leave_null, EINVAL, "scope"),
+    ROW(foreign_create_null_out, EINVAL, "out"),
+    ROW(foreign_create_null_ops, EINVAL, "ops"),
+    ROW(foreign_create_zero_threads, EINVAL, "effective_threads: 0"),
+    ROW(foreign_create_null_run, EINVAL, "run_ranges"),
+    ROW(hook_register_null, EINVAL, "hook: NULL"),
+    ROW(hook_register_empty, EINVAL, "every function is NULL"),
     ROW(openmp_status_null, EINVAL, "out"),
     ROW(openmp_counters_null, EINVAL, "out"),
     ROW(openmp_report_null_entries, EINVAL, "entries"),
@@ -366,6 +388,10 @@ static void bad_arguments_fail_with_a_code_and_a_message_naming_them(void **stat
   bad_affinity = policy_with(0, CPUEXEC_SPIN_ADAPTIVE, 77);
   bad_cpu_count = policy_with(0, CPUEXEC_SPIN_ADAPTIVE, CPUEXEC_AFFINITY_EXPLICIT);
   bad_cpu_count.cpu_set_count = CPUEXEC_CPU_SET_MAX + 1;
+  foreign_ok = foreign_ops_with(2, true);
+  foreign_no_threads = foreign_ops_with(0, true);
+  foreign_no_run = foreign_ops_with(2, false);
+  cpuexec_hook_init(&empty_hook);
   size_t wrong = 0;
   for (size_t i = 0; i < sizeof failing_calls / sizeof failing_calls[0]; i++) {
     const failing_call *row = &failing_calls[i];
@@ -400,6 +426,8 @@ static void destroy_release_and_init_of_null_are_no_ops(void **state) {
   cpuexec_registry_options_init(NULL);
   cpuexec_topology_options_init(NULL);
   cpuexec_range_schedule_init(NULL);
+  cpuexec_foreign_executor_ops_init(NULL);
+  cpuexec_hook_init(NULL);
   cpuexec_set_dispatch_observer(NULL, NULL);
   pthreadpool_destroy(NULL);
 

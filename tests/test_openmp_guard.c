@@ -20,6 +20,7 @@
 #include <cpuexec.h>
 
 #include "executor_test_util.h"
+#include "foreign_pool.h"
 #include "openmp_tsan.h"
 #include "openmp_kernels.h"
 #include "task_count.h"
@@ -111,6 +112,48 @@ static void kernels_in_callbacks_run_inline_on_every_participant(void **state) {
   assert_int_equal(n.regions_multithreaded, 0);
   assert_int_equal(n.toplevel_regions_in_sessions + n.toplevel_regions_outside, 0);
 #endif
+}
+
+/* The guard is a runtime hook of the region primitive: it runs on every
+ * participant of an application's own pool as well (a plain-pthreads pool,
+ * tests/foreign_pool.c), and gives the caller its settings back. */
+static void kernels_run_inline_on_every_participant_of_a_foreign_pool(void **state) {
+  (void)state;
+  foreign_pool *pool = foreign_pool_create(THREADS);
+  cpuexec_executor *foreign = foreign_pool_executor(pool);
+  assert_non_null(foreign);
+  int threads = kernel_get_max_threads(), levels = kernel_get_max_active_levels();
+  kernel_set_num_threads(3);
+  kernel_set_max_active_levels(2);
+  cpuexec_openmp_reset();
+  int tasks_before = task_count();
+  static kernels_ctx c;
+  memset(&c, 0, sizeof c);
+  c.set_eight = true;
+  for (int i = 0; i < ITEMS; i++)
+    c.x[i] = i + 1;
+  assert_int_equal(cpuexec_parallel_for(foreign, ITEMS, 1, &c, run_kernels, 0), 0);
+  check_kernels(&c);
+  for (uint32_t p = 0; p < THREADS; p++) {
+    bool seen = false;
+    for (int i = 0; i < ITEMS; i++)
+      seen = seen || c.participant[i] == p;
+    assert_true(seen);
+  }
+  assert_int_equal(kernel_get_max_threads(), 3);
+  assert_int_equal(kernel_get_max_active_levels(), 2);
+  assert_int_equal(task_count(), tasks_before);
+  cpuexec_openmp_counters n;
+  assert_int_equal(cpuexec_openmp_counters_get(&n), 0);
+  assert_int_equal(n.openmp_workers_created, 0);
+#ifndef EXPECT_NO_COUNTS
+  assert_int_equal(n.regions_in_callbacks, 3 * ITEMS);
+  assert_int_equal(n.regions_inline, 3 * ITEMS);
+#endif
+  kernel_set_num_threads(threads);
+  kernel_set_max_active_levels(levels);
+  cpuexec_executor_destroy(foreign);
+  foreign_pool_destroy(pool);
 }
 
 static void omp_set_num_threads_in_a_callback_does_not_leak_into_the_next(void **state) {
@@ -240,6 +283,7 @@ static int group_teardown(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(kernels_in_callbacks_run_inline_on_every_participant),
+      cmocka_unit_test(kernels_run_inline_on_every_participant_of_a_foreign_pool),
       cmocka_unit_test(omp_set_num_threads_in_a_callback_does_not_leak_into_the_next),
       cmocka_unit_test(callers_own_settings_come_back_after_the_region),
       cmocka_unit_test(status_names_the_runtime_and_whether_detection_is_live),

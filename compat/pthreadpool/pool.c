@@ -62,12 +62,14 @@ CPUEXEC__PP_EXPORT pthreadpool_t pthreadpool_create(size_t threads_count) {
     return pool; /* serial: nothing to lease */
 
   /* Inside a session: lease the session's policy, so the pool shares the
-   * session's executor (and outlives the session safely). Elsewhere: the
-   * process default policy with the requested thread count. */
+   * session's executor (and outlives the session safely). Elsewhere, and
+   * under a foreign executor (no policy to lease; calls made under it still
+   * run on it, see cpuexec__pp_run): the process default policy with the
+   * requested thread count. */
   const cpuexec_resolved *resolved;
   cpuexec_resolved *own = NULL;
   cpuexec_executor *current = cpuexec_current();
-  if (current != NULL) {
+  if (current != NULL && cpuexec_executor_policy(current) != NULL) {
     resolved = cpuexec_executor_policy(current);
   } else {
     /* pthreadpool_create(n) never fails for placement (real pthreadpool

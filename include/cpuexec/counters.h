@@ -24,6 +24,9 @@ typedef struct cpuexec_counters {
   uint64_t worker_active_ns;  /* time workers spent running callbacks */
   uint64_t reserved_[8];
 } cpuexec_counters;
+/* A foreign executor (include/cpuexec/foreign.h) counts dispatches (calls
+ * handed to its pool), nested_inline and limited_inline; its pool does the
+ * waiting, so the others stay 0. */
 
 /* Passed by the library to the observer, valid during the call only. */
 typedef struct cpuexec_dispatch_event {
@@ -66,7 +69,10 @@ CPUEXEC_EXPORT int cpuexec_executor_counters(const cpuexec_executor *exec, cpuex
  * called once by that dispatch. */
 CPUEXEC_EXPORT void cpuexec_set_dispatch_observer(void *ctx, cpuexec_dispatch_observer observer);
 
-/* exec or out NULL is CPUEXEC_EINVAL. */
+/* A foreign executor (include/cpuexec/foreign.h) describes itself as its
+ * effective threads, CPUEXEC_AFFINITY_NONE, no SMT, CPUEXEC_SPIN_PARK_IMMEDIATELY:
+ * libcpuexec neither places nor spins its threads. exec or out NULL is
+ * CPUEXEC_EINVAL. */
 CPUEXEC_EXPORT int cpuexec_executor_descriptor(const cpuexec_executor *exec, cpuexec_descriptor *out);
 /* 0 when expected matches exec; CPUEXEC_EMISMATCH naming the first field that differs. */
 CPUEXEC_EXPORT int cpuexec_executor_check_descriptor(const cpuexec_executor *exec,

@@ -68,6 +68,10 @@
 #include <cpuexec/common.h>
 #include <cpuexec/resolve.h>
 
+/* The built-in pool (cpuexec_executor_create, the registry, sessions) or an
+ * application's own pool wrapped with cpuexec_executor_create_foreign()
+ * (include/cpuexec/foreign.h); every call that takes an executor takes
+ * both. */
 typedef struct cpuexec_executor cpuexec_executor;
 
 /* A range callback: 0 on success; any other value stops the loop, and the
@@ -141,8 +145,12 @@ CPUEXEC_EXPORT const cpuexec_resolved *cpuexec_executor_policy(const cpuexec_exe
 /* Process-local, non-zero, never reused within the process (0 for NULL). */
 CPUEXEC_EXPORT uint64_t cpuexec_executor_id(const cpuexec_executor *exec);
 
-/* Inside a callback: this participant's index (0 = the caller) and the
- * number of participants of the region. Outside any callback: 0 and 1. */
+/* Inside a callback: this participant's index (0 = the caller; on a
+ * foreign executor, the index its pool ran on this thread) and the number
+ * of participants of the region, on whichever thread runs it (the
+ * executor's workers, a foreign pool's threads, a job pool's workers). A
+ * call nested inside a callback runs inline as participant 0 of 1. Outside
+ * any callback: 0 and 1. */
 CPUEXEC_EXPORT int32_t cpuexec_participant_index(void);
 CPUEXEC_EXPORT int32_t cpuexec_participant_count(void);
 
