@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include <cpuexec.h>
+#include <cpuexec/foreign.h>
 
 #include "task_count.h"
 
@@ -206,6 +207,40 @@ static void sessions_and_scopes_keep_the_pool_they_use(void **state) {
   cpuexec_resolved_destroy(r);
 }
 
+/* A foreign pool that runs its participants in turn on the caller. */
+static int run_in_turn(void *pool, int64_t count, void *arg, cpuexec_range_fn fn) {
+  (void)pool;
+  for (int64_t i = 0; i < count; i++) {
+    int rc = fn(arg, i, i + 1);
+    if (rc != 0) return rc;
+  }
+  return 0;
+}
+
+/* A foreign executor is the same kind of handle: a scope and a session keep
+ * it after its creator released it (ASan reports a use after free if not). */
+static void a_foreign_executor_is_held_like_any_other(void **state) {
+  (void)state;
+  cpuexec_foreign_executor_ops ops;
+  cpuexec_foreign_executor_ops_init(&ops);
+  ops.effective_threads = 2;
+  ops.run_ranges = run_in_turn;
+  cpuexec_executor *exec = NULL;
+  assert_int_equal(cpuexec_executor_create_foreign(&ops, NULL, &exec), 0);
+  cpuexec_scope scope;
+  assert_int_equal(cpuexec_scope_enter(exec, &scope), 0);
+  cpuexec_session *nested = NULL;
+  assert_int_equal(cpuexec_session_create(NULL, &nested), 0);
+  assert_int_equal(cpuexec_executor_release(exec), 0);
+  assert_int_equal(run_parallel(NULL), 0);
+  assert_int_equal(cpuexec_scope_leave(&scope), 0);
+  assert_int_equal(cpuexec_session_run(nested, NULL, run_parallel), 0);
+  cpuexec_session_destroy(nested);
+  ops.effective_threads = -1;
+  assert_int_equal(cpuexec_executor_create_foreign(&ops, NULL, &exec), CPUEXEC_EINVAL);
+  assert_non_null(strstr(cpuexec_last_error(), "effective_threads: -1"));
+}
+
 /* A session leases from the registry it is given. */
 static void a_session_leases_from_the_registry_it_names(void **state) {
   (void)state;
@@ -235,6 +270,7 @@ int main(void) {
       cmocka_unit_test(releasing_more_than_acquired_is_reported),
       cmocka_unit_test(the_last_release_inside_its_own_region_is_refused),
       cmocka_unit_test(sessions_and_scopes_keep_the_pool_they_use),
+      cmocka_unit_test(a_foreign_executor_is_held_like_any_other),
       cmocka_unit_test(a_session_leases_from_the_registry_it_names),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
