@@ -130,6 +130,7 @@ static int body_axpy(void *ctx, int64_t begin, int64_t end) {
 
 typedef struct scale {
   int epcc_samples;       /* (reference, test) block pairs per n */
+  int cadence_calls[2];   /* calls of the 1 ms and 10 ms cadence streams (burn_cad*) */
   double epcc_block_ns;   /* target length of one timed block */
   int lat_samples[4];     /* per gap */
   double idle_s;          /* the idle period after the burst: a full second even when quick, since
@@ -139,9 +140,9 @@ typedef struct scale {
   int axpy_calls[3];      /* calls per timed block */
 } scale;
 
-static const scale scale_full = {21, 1e6, {2000, 400, 100, 30}, 1.0, 3, {9, 7, 5}, {40, 4, 1}};
-static const scale scale_quick = {7, 5e5, {500, 100, 30, 25}, 1.0, 3, {5, 3, 3}, {20, 2, 1}};
-static const scale scale_smoke = {2, 2e4, {20, 5, 2, 2}, 0.01, 2, {1, 1, 1}, {2, 2, 1}};
+static const scale scale_full = {21, {300, 50}, 1e6, {2000, 400, 100, 30}, 1.0, 3, {9, 7, 5}, {40, 4, 1}};
+static const scale scale_quick = {7, {150, 25}, 5e5, {500, 100, 30, 25}, 1.0, 3, {5, 3, 3}, {20, 2, 1}};
+static const scale scale_smoke = {2, {3, 2}, 2e4, {20, 5, 2, 2}, 0.01, 2, {1, 1, 1}, {2, 2, 1}};
 
 static unsigned participants = 2;
 static bool grain_one;
@@ -225,10 +226,27 @@ static void run_epcc(const scale *s) {
   }
 }
 
+/* The serial time of the latency body (participants indices, no delay):
+ * the fastest of several timed blocks, in us. */
+static double latency_body_us(void) {
+  delay_ctx ctx = {0, hits};
+  double best = 1e30;
+  for (int t = 0; t < 20; t++) {
+    double t0 = now_ns();
+    for (int r = 0; r < 100; r++) body_delay(&ctx, 0, participants);
+    double per = (now_ns() - t0) / 100.0;
+    if (per < best) best = per;
+  }
+  clear_hits();
+  return best / 1e3;
+}
+
 /* (2) Latency of one call (n = participants indices, the body without delay)
  * after a gap: 0, a 50 us busy-wait by the caller, or a 1 ms / 10 ms
  * clock_nanosleep. Every sample is printed; the runner pools the rounds and
- * takes median and p99. */
+ * takes median and p99. Then worst_region: over the four gap rows of this
+ * round, the largest p99 of (call time - serial body time), the figure a
+ * latency budget has to allow for. */
 static void run_latency(const scale *s) {
   static const char *const names[] = {"lat_gap0", "lat_gap50us", "lat_gap1ms", "lat_gap10ms"};
   static const double gaps[] = {0, 50e3, 1e6, 10e6};
@@ -238,6 +256,7 @@ static void run_latency(const scale *s) {
   int most = 0;
   for (int g = 0; g < 4; g++) most = s->lat_samples[g] > most ? s->lat_samples[g] : most;
   double *samples = xcalloc((size_t)most, sizeof *samples);
+  double body_us = latency_body_us(), worst = 0;
   for (int g = 0; g < 4; g++) {
     uint32_t calls = 0;
     for (int w = 0; w < 20; w++, calls++) bench_backend_for(n, chunk_for(n), body_delay, &ctx);
@@ -255,8 +274,40 @@ static void run_latency(const scale *s) {
     check_hits("latency", n, calls);
     /* Printed after the series, so no output falls between timed calls. */
     for (int j = 0; j < s->lat_samples[g]; j++) emit(names[g], "us", samples[j]);
+    qsort(samples, (size_t)s->lat_samples[g], sizeof *samples, cmp_double);
+    int k = (int)(0.99 * s->lat_samples[g] + 0.999) - 1;
+    double p99 = samples[k < 0 ? 0 : k] - body_us;
+    if (p99 > worst) worst = p99;
   }
+  emit("worst_region", "us", worst);
   free(samples);
+}
+
+/* (2b) CPU the runtime burns per second of a steady stream of calls, one
+ * every 1 ms and one every 10 ms (a clock_nanosleep before each tiny call,
+ * as an inference server between requests): process CPU time minus the
+ * caller's own thread CPU time, over the stream's wall time (ms/s). */
+static void run_cadence_burn(const scale *s) {
+  static const char *const names[] = {"burn_cad1ms", "burn_cad10ms"};
+  static const double gaps[] = {1e6, 10e6};
+  delay_ctx ctx = {0, hits};
+  int64_t n = participants;
+  for (int g = 0; g < 2; g++) {
+    clear_hits();
+    /* A few calls first, so the stream is steady when measured. */
+    for (int w = 0; w < 5; w++) {
+      sleep_ns(gaps[g]);
+      bench_backend_for(n, chunk_for(n), body_delay, &ctx);
+    }
+    double w0 = now_ns(), p0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID), t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    for (int j = 0; j < s->cadence_calls[g]; j++) {
+      sleep_ns(gaps[g]);
+      bench_backend_for(n, chunk_for(n), body_delay, &ctx);
+    }
+    double w1 = now_ns(), p1 = clock_ns(CLOCK_PROCESS_CPUTIME_ID), t1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    check_hits("cadence stream", n, (uint32_t)s->cadence_calls[g] + 5);
+    emit(names[g], "ms/s", ((p1 - p0) - (t1 - t0)) / 1e6 / ((w1 - w0) / 1e9));
+  }
 }
 
 /* (3) CPU time the runtime burns while the caller sleeps for idle_s right
@@ -417,6 +468,9 @@ int main(int argc, char **argv) {
     t = now_ns();
     run_latency(s);
     printf("# latency %.3f s\n", (now_ns() - t) / 1e9);
+    t = now_ns();
+    run_cadence_burn(s);
+    printf("# cadence burn %.3f s\n", (now_ns() - t) / 1e9);
     t = now_ns();
     run_idle(s);
     printf("# idle %.3f s\n", (now_ns() - t) / 1e9);

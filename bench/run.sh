@@ -282,7 +282,10 @@ epcc_nN: EPCC syncbench PARALLEL FOR overhead per call (us) for N iterations of 
 lat_gapX: one call of `participants` iterations of the tiny body (us), X = no gap, a 50 us busy-wait,
   or a 1 ms / 10 ms clock_nanosleep before each call; every call a sample, p99 over the pooled rounds.
 idle_burn: CPU time of the process minus the caller's own, during 1 s of sleep right after a burst
-  of 1000 calls (ms per idle second). axpy_S: y += a*x over S floats, 12 bytes per element (GB/s).
+  of 1000 calls (ms per idle second). burn_cadX: the same during a steady stream of tiny calls, one every
+  X (clock_nanosleep before each), over the stream's wall time (ms/s).
+worst_region: the largest p99 over the four lat_gap rows of (call time - serial body time), us;
+  libcpuexec-* rows are other libcpuexec policies (bench/bench_latency.c), worst_region_all the worst of them. axpy_S: y += a*x over S floats, 12 bytes per element (GB/s).
 syscalls_hot: system calls, on any thread, during 10000 back-to-back calls (strace -f -ttt, in the loop's time bounds).
 min/max: over the rounds (pooled samples for lat_*). cpuexec/x: libcpuexec median / this backend's.
 EOF

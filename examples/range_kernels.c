@@ -146,8 +146,13 @@ int main(void) {
       return fail("inside a session");
     printf("session %s: relu participants 0x%x, row sums participants 0x%x\n", policies[p],
            inside.relu_participants, inside.sums_participants);
-    if (inside.relu_participants != expected[p] || inside.sums_participants != expected[p])
-      return fail("the kernels must use every participant of the session");
+    /* At most the session's participants, the caller always among them.
+     * A worker that has not woken when the others run out of work is not
+     * waited for: its range runs on them (executor.h), so short kernels
+     * may show fewer bits. */
+    if ((inside.relu_participants & ~expected[p]) != 0 || (inside.sums_participants & ~expected[p]) != 0 ||
+        !(inside.relu_participants & 1u) || !(inside.sums_participants & 1u))
+      return fail("the kernels must run on the session's participants only");
   }
   return 0;
 }

@@ -72,7 +72,9 @@ int main(void) {
   unsigned ran = (unsigned)__builtin_popcount(atomic_load(&k.args.participants));
   printf("legacy kernel in session 1: ParallelForThreadCount() = %u, %u participants ran ranges\n",
          k.thread_count, ran);
-  if (k.thread_count != 3 || ran != 3) return fail("the kernel should follow the session's 3 threads");
+  /* Up to 3 run ranges: a worker not yet awake when the others finish is
+   * not waited for (its range runs on them, see executor.h). */
+  if (k.thread_count != 3 || ran < 1 || ran > 3) return fail("the kernel should follow the session's 3 threads");
   for (int i = 0; i < 4096; i++)
     if (data[i] != 2.0f) return fail("every element scaled once");
 

@@ -1,4 +1,5 @@
-/* libcpuexec: one truthful CPU execution policy for every parallel region.
+/** @file
+ * libcpuexec: one truthful CPU execution policy for every parallel region.
  *
  * The umbrella header: include this, link with `pkg-config --libs cpuexec`.
  * Each topic header stands alone as well. */

@@ -69,6 +69,10 @@ CPUEXEC_EXPORT int cpuexec_executor_counters(const cpuexec_executor *exec, cpuex
   CPUEXEC__READ(wakeups);
   CPUEXEC__READ(caller_waits);
   CPUEXEC__READ(worker_active_ns);
+  CPUEXEC__READ(takeovers);
+  CPUEXEC__READ(late_arrivals);
+  CPUEXEC__READ(cadence_hits);
+  CPUEXEC__READ(cadence_misses);
 #undef CPUEXEC__READ
   return 0;
 }

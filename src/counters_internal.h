@@ -20,6 +20,10 @@ typedef struct cpuexec__counter_set {
   _Atomic uint64_t wakeups;
   _Atomic uint64_t caller_waits;
   _Atomic uint64_t worker_active_ns;
+  _Atomic uint64_t takeovers;
+  _Atomic uint64_t late_arrivals;
+  _Atomic uint64_t cadence_hits;
+  _Atomic uint64_t cadence_misses;
 } cpuexec__counter_set;
 
 /* Dispatching threads count in `callers`, workers in `workers`: two lines,
@@ -33,6 +37,15 @@ typedef struct cpuexec__counters_block {
 #define CPUEXEC__COUNT(block, field, n)                                                       \
   do {                                                                                        \
     if (block) atomic_fetch_add_explicit(&(block)->callers.field, (n), memory_order_relaxed); \
+  } while (0)
+
+/* The same, into the set of the participant counting: the dispatching
+ * thread (index 0) or a worker. */
+#define CPUEXEC__COUNT_AS(block, index, field, n)                                                \
+  do {                                                                                           \
+    if (block)                                                                                   \
+      atomic_fetch_add_explicit((index) == 0 ? &(block)->callers.field : &(block)->workers.field, \
+                                (n), memory_order_relaxed);                                      \
   } while (0)
 
 #endif

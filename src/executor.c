@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
 
 #include "error.h"
 #include "executor_internal.h"
@@ -15,27 +18,73 @@ _Atomic int cpuexec__test_fail_thread_create_at = 0;
 /* Process-local executor ids: never reused, never 0. */
 static _Atomic uint64_t next_executor_id = 1;
 
+_Atomic(cpuexec__worker_gate_fn) cpuexec__test_worker_gate = NULL;
+
+/* Worker k's loop: wait for an open region, check in, run, leave. A worker
+ * that finds its region taken (see executor_internal.h) has read only its
+ * epoch and goes straight back to waiting. */
 static void *worker_main(void *arg) {
   cpuexec__worker *w = arg;
   struct cpuexec_executor *exec = w->exec;
   cpuexec__slot *slot = &exec->slots[w->index];
-  uint32_t seen = 0;
+#if defined(__linux__) && defined(PR_SET_TIMERSLACK)
+  /* Cadence windows (cadence.h) are timed parks of a millisecond or so: the
+   * default 50 us slack would make them wake late. */
+  prctl(PR_SET_TIMERSLACK, (unsigned long)CPUEXEC__CADENCE_TIMER_SLACK_NS, 0, 0, 0);
+#endif
+  cpuexec__cadence_hint hint = {0, 0};
+  uint32_t e = 0;
   for (;;) {
-    bool slept;
-    seen = cpuexec__wait_while_equal(&slot->epoch, seen, &slot->parked, &exec->spin, &exec->caller_cpu, &slept);
-    if (slot->participants == 0) break;
+    bool joined = false;
+    cpuexec__wait_report seen;
+    e = cpuexec__wait_while_equal(&slot->epoch, e, &slot->parked, &exec->spin, &exec->caller_cpu, &hint, &seen);
+    while (cpuexec__epoch_open(e)) {
+      cpuexec__worker_gate_fn gate = atomic_load_explicit(&cpuexec__test_worker_gate, memory_order_relaxed);
+      if (gate) {
+        gate(exec, w->index);
+        e = atomic_load_explicit(&slot->epoch, memory_order_relaxed);
+        if (!cpuexec__epoch_open(e)) break;
+      }
+      /* acquire: the dispatcher's slot writes happen before its open. */
+      if (atomic_compare_exchange_strong_explicit(&slot->epoch, &e, e + 1, memory_order_acquire,
+                                                  memory_order_relaxed)) {
+        e++;
+        joined = true;
+        break;
+      }
+    }
+    if (joined) {
+      if (slot->participants == 0) break;
+      int32_t cpu = sched_getcpu();
+      if (atomic_load_explicit(&slot->cpu, memory_order_relaxed) != cpu)
+        atomic_store_explicit(&slot->cpu, cpu, memory_order_relaxed);
+      cpuexec__counters_block *counters = cpuexec__counters_of(exec);
+      if (counters) {
+        /* Counted before leaving: once the caller returns, its counts are complete. */
+        atomic_fetch_add_explicit(seen.slept ? &counters->workers.parks : &counters->workers.spins_found_work, 1,
+                                  memory_order_relaxed);
+        uint64_t start = cpuexec__now_ns();
+        cpuexec__region_participate(exec, w->index);
+        atomic_fetch_add_explicit(&counters->workers.worker_active_ns, cpuexec__now_ns() - start,
+                                  memory_order_relaxed);
+      } else {
+        cpuexec__region_participate(exec, w->index);
+      }
+      cpuexec__region_leave(exec, w->index);
+    }
+    /* From here on the region is done or someone else's: the bookkeeping
+     * costs nobody a wait. The cadence is learnt from every region seen,
+     * joined or not, so a worker the caller keeps finding late still
+     * learns it and is spinning for the next one. */
+    if (seen.seen_ns) hint = cpuexec__cadence_note(&w->cadence, seen.seen_ns);
     cpuexec__counters_block *counters = cpuexec__counters_of(exec);
     if (counters) {
-      atomic_fetch_add_explicit(slept ? &counters->workers.parks : &counters->workers.spins_found_work, 1,
-                                memory_order_relaxed);
-      uint64_t start = cpuexec__now_ns();
-      cpuexec__region_participate(exec, w->index);
-      atomic_fetch_add_explicit(&counters->workers.worker_active_ns, cpuexec__now_ns() - start,
-                                memory_order_relaxed);
-    } else {
-      cpuexec__region_participate(exec, w->index);
+      if (!joined) atomic_fetch_add_explicit(&counters->workers.late_arrivals, 1, memory_order_relaxed);
+      if (seen.outcome == CPUEXEC__CADENCE_HIT)
+        atomic_fetch_add_explicit(&counters->workers.cadence_hits, 1, memory_order_relaxed);
+      else if (seen.outcome == CPUEXEC__CADENCE_MISS)
+        atomic_fetch_add_explicit(&counters->workers.cadence_misses, 1, memory_order_relaxed);
     }
-    cpuexec__region_leave(exec, w->index);
   }
   return NULL;
 }
@@ -76,7 +125,9 @@ static void stop_workers(struct cpuexec_executor *exec, uint32_t started) {
   for (uint32_t k = 1; k <= started; k++) {
     cpuexec__slot *s = &exec->slots[k];
     s->participants = 0;
-    cpuexec__store_and_wake(&s->epoch, atomic_load_explicit(&s->epoch, memory_order_relaxed) + 1, &s->parked);
+    s->takeover = false; /* nobody else would close it: the worker joins and leaves */
+    cpuexec__store_and_wake(&s->epoch, cpuexec__epoch_next_open(atomic_load_explicit(&s->epoch, memory_order_relaxed)),
+                            &s->parked);
   }
   for (uint32_t k = 0; k < started; k++) pthread_join(exec->workers[k].thread, NULL);
 }
@@ -149,7 +200,7 @@ CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpu
   if (!exec) return cpuexec__fail(CPUEXEC_ENOMEM, "executor: no memory for %u threads", threads);
   exec->threads = threads;
   exec->worker_count = threads - 1;
-  exec->workers = calloc(threads, sizeof(cpuexec__worker));
+  exec->workers = alloc_lines(threads, sizeof(cpuexec__worker));
   exec->slots = alloc_lines(threads, sizeof(cpuexec__slot));
   if (!exec->workers || !exec->slots) {
     free_executor(exec);
@@ -163,6 +214,12 @@ CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpu
   exec->caller_processor = resolved->caller_processor;
   exec->pin_caller = resolved->pin_caller && resolved->caller_processor >= 0;
   pthread_mutex_init(&exec->dispatch_lock, NULL);
+
+  /* Only the adaptive policy follows the cadence, and not when it parks at
+   * once (oversubscribed). */
+  for (uint32_t k = 0; k + 1 < threads; k++)
+    exec->workers[k].cadence.burn_permille = exec->spin.adaptive ? resolved->spin.cadence_burn_permille : 0;
+  for (uint32_t k = 0; k < threads; k++) atomic_init(&exec->slots[k].cpu, -1);
 
   bool pinned = resolved->worker_processors != NULL && resolved->worker_processor_count >= threads - 1;
   atomic_init(&exec->caller_cpu, -1);

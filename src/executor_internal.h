@@ -1,5 +1,6 @@
 /* Internal: the layout of an executor, shared by executor.c (threads and
- * lifetime), region.c (running a parallel region), counters.c and plan.c.
+ * lifetime), region.c (running a parallel region), cadence.c, counters.c
+ * and plan.c.
  *
  * The cost of a small region is the number of cache lines that travel
  * between the caller and the workers, so the layout is built around them:
@@ -7,25 +8,43 @@
  * and k's share), k reads it once, and k's finishing step is one atomic
  * add on `finished`. The caller writes nothing else shared per region.
  *
+ * Check-in (doc/spinning.md). slots[k].epoch is worker k's futex word and
+ * says, in its low two bits, where k stands in the latest region:
+ *   1 open     the dispatcher admitted k (its slot is published);
+ *   2 joined   k checked in (compare-exchange 1 -> 2) and runs its share;
+ *   0 taken    another participant found k not checked in and took its
+ *              reserved chunk (compare-exchange 1 -> 0 of the next four);
+ *              k, arriving later, finds no open region and goes back to
+ *              waiting, having read nothing but this word.
+ * The dispatcher opens with cpuexec__epoch_next_open(), the next value
+ * that is 1 mod 4 (every region moves it by 4), so the values only grow
+ * and a stale compare-exchange fails (a thread would have to stall across
+ * 2^30 regions to see a value again). The caller waits only for workers
+ * that joined.
+ *
  * Concurrency, field by field:
  *   - identity fields (resolved .. spin) are written by
  *     cpuexec_executor_create() before the executor is handed out and never
  *     change;
- *   - slots[*] (all but epoch/parked/next) are written by the one
+ *   - slots[*] (all but epoch/parked/next/cpu) are written by the one
  *     dispatching thread, holding dispatch_lock, for every participant
- *     before it bumps any worker's epoch (seq_cst store, which releases
- *     them); a worker reads any slot only after its acquire load of its own
- *     epoch, and the caller waits for every worker to finish before it
- *     writes the slots again;
+ *     before it opens any worker's epoch (seq_cst store, which releases
+ *     them); a worker reads its slot only after its acquire compare-exchange
+ *     joined it, reads another slot only to claim from its cursor, and the
+ *     caller waits for every joined worker to finish before it writes the
+ *     slots again; a worker that did not join reads no slot field;
  *   - slots[p].next is claimed by every participant with relaxed fetch_add:
  *     claims are disjoint by construction;
- *   - slots[k].parked is written by worker k only (see wait.h);
+ *   - slots[k].parked is written by worker k only (see wait.h); slots[k].cpu
+ *     by worker k when it joins (read by a caller waiting for it);
  *   - `error` is the first non-zero callback result (compare-exchange); the
  *     caller resets it, under the lock, only after a failed region, so in
  *     the common case the line is never written and stays shared;
- *   - `finished` counts worker regions completed; the worker whose add
- *     reaches the region's finish_target wakes the caller only if
- *     `caller_parked` is set. finish_target is the caller's, under the lock;
+ *   - `finished` counts worker regions completed by joined workers; the
+ *     worker whose add reaches `finish_goal` wakes the caller only if
+ *     `caller_parked` is set. finish_target is the caller's, under the
+ *     lock; it publishes finish_goal before it parks (Dekker, see wait.h);
+ *   - workers[k-1].cadence is worker k's (cadence.h);
  *   - `counters` is NULL until counting is turned on, then a block that lives
  *     as long as the executor (release store / acquire load). */
 #ifndef CPUEXEC_SRC_EXECUTOR_INTERNAL_H
@@ -41,16 +60,18 @@
 #include "counters_internal.h"
 #include "executor_lease.h"
 #include "resolved.h"
+#include "cadence.h"
 #include "wait.h"
 
 /* Two lines: adjacent-line prefetch makes neighbours of 64-byte lines share. */
 #define CPUEXEC__LINE 128
 
 /* Participant p's view of a region, one cache line. Chunk `first` (computed,
- * see region.c) is reserved for p so every admitted participant runs a
- * range; chunks [next, end) are open to p first, then to thieves. */
+ * see region.c) is reserved for p: p runs it once it checks in, or, when
+ * take-overs are allowed, whoever finds p not checked in runs it; chunks
+ * [next, end) are open to p first, then to thieves. */
 typedef struct cpuexec__slot {
-  alignas(CPUEXEC__LINE) _Atomic uint32_t epoch; /* worker k's futex word: +1 admits it */
+  alignas(CPUEXEC__LINE) _Atomic uint32_t epoch; /* worker k's futex word, see the top */
   _Atomic uint32_t parked;                        /* set by worker k while it sleeps */
   cpuexec_range_fn fn;
   void *ctx;
@@ -58,15 +79,30 @@ typedef struct cpuexec__slot {
   int64_t grain;
   _Atomic int64_t next;
   int64_t end;
+  /* The partition of the region's chunks (region.c), computed once by the
+   * dispatcher: three divisions fewer on every participant's way in. */
+  int64_t chunks, q, rem;
   uint32_t participants; /* 0: the executor is being destroyed, leave */
-  uint32_t finish_target; /* `finished` when the region's last worker is done */
+  bool takeover;         /* false: every admitted participant runs its reserved chunk */
+  _Atomic int32_t cpu;   /* worker k's processor when it last joined (-1: unknown) */
 } cpuexec__slot;
 
-/* What a worker thread needs to start (cold). */
+_Static_assert(sizeof(cpuexec__slot) == CPUEXEC__LINE, "a slot is one line pair");
+
+/* The epoch states (see the top of this file). */
+#define CPUEXEC__EPOCH_OPEN 1u
+#define CPUEXEC__EPOCH_JOINED 2u
+#define CPUEXEC__EPOCH_TAKEN 0u
+static inline bool cpuexec__epoch_open(uint32_t e) { return (e & 3u) == CPUEXEC__EPOCH_OPEN; }
+static inline uint32_t cpuexec__epoch_next_open(uint32_t e) { return ((e + 3u) & ~3u) + 1u; }
+
+/* What a worker thread needs to start, and its cadence model: one line
+ * each, since every worker writes its model after every region. */
 typedef struct cpuexec__worker {
-  struct cpuexec_executor *exec;
+  alignas(CPUEXEC__LINE) struct cpuexec_executor *exec;
   uint32_t index; /* participant index, 1-based */
   pthread_t thread;
+  cpuexec__cadence cadence;
 } cpuexec__worker;
 
 struct cpuexec_executor {
@@ -104,6 +140,7 @@ struct cpuexec_executor {
   _Atomic int32_t first_worker_cpu;
   alignas(CPUEXEC__LINE) _Atomic uint32_t finished;
   _Atomic uint32_t caller_parked; /* set while the caller sleeps on finished */
+  _Atomic uint32_t finish_goal;   /* `finished` the parked caller waits for */
 };
 
 /* Fork generation: bumped in the child by a pthread_atfork handler. */
@@ -113,6 +150,11 @@ void cpuexec__fork_generation_init(void);
 /* Test hook: when k > 0, creating worker k (1-based) fails as if
  * pthread_create had returned EAGAIN. */
 extern _Atomic int cpuexec__test_fail_thread_create_at;
+
+/* Test hook: when set, worker k calls it each time it sees an open region,
+ * before it checks in (a test holds a worker there to play a late one). */
+typedef void (*cpuexec__worker_gate_fn)(struct cpuexec_executor *exec, uint32_t index);
+extern _Atomic(cpuexec__worker_gate_fn) cpuexec__test_worker_gate;
 
 /* How waiting threads of an executor of `threads` participants spin for
  * resolved (executor.c). */
@@ -131,7 +173,8 @@ int cpuexec__foreign_run(struct cpuexec_executor *exec, int64_t total, int64_t g
 bool cpuexec__foreign_plan(const struct cpuexec_executor *exec, int64_t total, const cpuexec_cost *cost,
                            const cpuexec_plan_constraints *constraints, cpuexec_plan *plan, int *rc);
 
-/* Runs participant `index` of the published region (region.c). */
+/* Runs participant `index` of the published region (region.c); the worker
+ * has joined it. */
 void cpuexec__region_participate(struct cpuexec_executor *exec, uint32_t index);
 /* Worker `index`'s finishing step: the last one out wakes a parked caller. */
 void cpuexec__region_leave(struct cpuexec_executor *exec, uint32_t index);

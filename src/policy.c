@@ -126,6 +126,12 @@ int cpuexec__policy_check(const cpuexec_policy *p) {
   return 0;
 }
 
+CPUEXEC_EXPORT int cpuexec_policy_validate(const cpuexec_policy *policy) {
+  if (!policy)
+    return cpuexec__fail(CPUEXEC_EINVAL, "policy: NULL; pass the cpuexec_policy to check");
+  return cpuexec__policy_check(policy);
+}
+
 CPUEXEC_EXPORT int cpuexec_policy_from_environment(cpuexec_policy *policy) {
   if (!policy)
     return cpuexec__fail(CPUEXEC_EINVAL, "policy: NULL; pass a cpuexec_policy to fill");

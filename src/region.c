@@ -3,12 +3,22 @@
  *
  * Work distribution. The index space is cut into chunks of `grain` indices
  * (the last one shorter). Participant p owns a contiguous block of chunks
- * (its static share, for locality): it runs the first chunk of its block
- * unconditionally, so every admitted participant runs a range, then claims
- * the rest of its block half of what remains at a time, then steals from the
- * other blocks the same way, in ring order. A claim is one relaxed
- * fetch_add on the block's cursor; a participant reads a cursor before
- * adding to it, so an exhausted block costs a load, not a write. */
+ * (its static share, for locality): the first chunk of its block is
+ * reserved for it, then it claims the rest of its block half of what
+ * remains at a time, then steals from the other blocks the same way, in
+ * ring order. A claim is one relaxed fetch_add on the block's cursor; a
+ * participant reads a cursor before adding to it, so an exhausted block
+ * costs a load, not a write.
+ *
+ * Nobody waits for a worker that has not started (doc/spinning.md). A
+ * participant that meets, in its ring, a worker that has not checked in
+ * (its epoch still open, executor_internal.h) closes that worker's region
+ * with one compare-exchange and runs the reserved chunk itself, then the
+ * rest of that block. The caller then waits only for the workers that
+ * joined: a parked or descheduled worker costs the region its share's time
+ * on a running thread, never the worker's wake-up. With
+ * CPUEXEC_FOR_EVERY_PARTICIPANT nobody takes over and the caller waits for
+ * every admitted worker, as the executor always did before. */
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
@@ -69,10 +79,20 @@ static inline bool run_chunks(struct cpuexec_executor *exec, const cpuexec__slot
   return true;
 }
 
+/* Closes victim's region when its worker has not checked in; true when this
+ * participant did, and so owns the reserved chunk. A relaxed load first: a
+ * worker that joined costs a read of its line, not a write. */
+static inline bool take_over(cpuexec__slot *victim) {
+  uint32_t e = atomic_load_explicit(&victim->epoch, memory_order_relaxed);
+  return cpuexec__epoch_open(e) &&
+         atomic_compare_exchange_strong_explicit(&victim->epoch, &e, e + 3u, memory_order_relaxed,
+                                                 memory_order_relaxed);
+}
+
 static void run_share(struct cpuexec_executor *exec, uint32_t index) {
   cpuexec__slot *own = &exec->slots[index];
   uint32_t participants = own->participants;
-  partition pt = partition_of(own->total, own->grain, participants);
+  partition pt = {own->chunks, own->q, own->rem};
   int64_t lo = block_first(&pt, index), hi = lo + 1, clo, chi;
   bool pending = claim(own, &clo, &chi);
   if (pending && clo == hi) {
@@ -83,15 +103,25 @@ static void run_share(struct cpuexec_executor *exec, uint32_t index) {
   if (pending && !run_chunks(exec, own, &pt, clo, chi)) return;
   while (claim(own, &clo, &chi))
     if (!run_chunks(exec, own, &pt, clo, chi)) return;
+  uint64_t taken = 0;
   for (uint32_t k = 1; k < participants; k++) {
     uint32_t victim = index + k;
     if (victim >= participants) victim -= participants;
+    cpuexec__slot *v = &exec->slots[victim];
+    /* Participant 0 always runs: only workers can be late. */
+    if (victim != 0 && own->takeover && take_over(v)) {
+      taken++;
+      int64_t first = block_first(&pt, victim);
+      if (!run_chunks(exec, own, &pt, first, first + 1)) break;
+    }
     /* A block of one chunk holds only its owner's reserved chunk: skip it
      * without touching its line. */
     if (block_size(&pt, victim) <= 1) continue;
-    while (claim(&exec->slots[victim], &clo, &chi))
-      if (!run_chunks(exec, own, &pt, clo, chi)) return;
+    bool ok = true;
+    while (ok && claim(v, &clo, &chi)) ok = run_chunks(exec, own, &pt, clo, chi);
+    if (!ok) break;
   }
+  if (taken) CPUEXEC__COUNT_AS(cpuexec__counters_of(exec), index, takeovers, taken);
 }
 
 void cpuexec__region_participate(struct cpuexec_executor *exec, uint32_t index) {
@@ -102,12 +132,33 @@ void cpuexec__region_participate(struct cpuexec_executor *exec, uint32_t index) 
 }
 
 void cpuexec__region_leave(struct cpuexec_executor *exec, uint32_t index) {
-  /* Read before adding: once the count is complete the dispatcher may
-   * write the next region over this slot. */
-  uint32_t target = exec->slots[index].finish_target;
-  if (atomic_fetch_add_explicit(&exec->finished, 1, memory_order_seq_cst) + 1 == target &&
-      atomic_load_explicit(&exec->caller_parked, memory_order_seq_cst))
+  (void)index;
+  /* The goal is read only when the caller is parked: it published the goal
+   * before announcing that (see executor_internal.h). */
+  uint32_t done = atomic_fetch_add_explicit(&exec->finished, 1, memory_order_seq_cst) + 1;
+  if (atomic_load_explicit(&exec->caller_parked, memory_order_seq_cst) &&
+      done == atomic_load_explicit(&exec->finish_goal, memory_order_relaxed))
     cpuexec__futex_wake_all(&exec->finished);
+}
+
+/* After the caller's share: closes every worker region still open (a
+ * failed region may have stopped before the ring reached it) and returns
+ * the workers that joined, setting *waited_cpu to where one of them runs. */
+static uint32_t settle_workers(struct cpuexec_executor *exec, uint32_t participants,
+                               const _Atomic int32_t **waited_cpu) {
+  uint32_t joined = 0;
+  for (uint32_t k = 1; k < participants; k++) {
+    cpuexec__slot *s = &exec->slots[k];
+    uint32_t e = atomic_load_explicit(&s->epoch, memory_order_relaxed);
+    while (cpuexec__epoch_open(e) &&
+           !atomic_compare_exchange_weak_explicit(&s->epoch, &e, e + 3u, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+    }
+    if ((e & 3u) == CPUEXEC__EPOCH_JOINED) {
+      if (joined++ == 0) *waited_cpu = &s->cpu;
+    }
+  }
+  return joined;
 }
 
 /* The serial loop on the calling thread, as one participant of one. */
@@ -174,7 +225,7 @@ static int32_t step_off_worker_processor(const struct cpuexec_executor *exec, in
 /* Writes every participant's slot: all of them before any epoch moves, so
  * a worker that acquires its epoch sees every block it may steal from. */
 static void publish_slots(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
-                          cpuexec_range_fn fn, uint32_t participants, uint32_t target) {
+                          cpuexec_range_fn fn, uint32_t participants, bool takeover) {
   partition pt = partition_of(total, grain, participants);
   for (uint32_t p = 0; p < participants; p++) {
     cpuexec__slot *s = &exec->slots[p];
@@ -185,13 +236,24 @@ static void publish_slots(struct cpuexec_executor *exec, int64_t total, int64_t 
     s->grain = grain;
     atomic_store_explicit(&s->next, first + 1, memory_order_relaxed);
     s->end = first + block_size(&pt, p);
+    s->chunks = pt.chunks;
+    s->q = pt.q;
+    s->rem = pt.rem;
     s->participants = participants;
-    s->finish_target = target;
+    s->takeover = takeover;
   }
 }
 
 CPUEXEC_EXPORT int cpuexec_parallel_for(cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
                                         cpuexec_range_fn fn, int32_t max_participants) {
+  return cpuexec_parallel_for_flags(exec, total, grain, ctx, fn, max_participants, 0);
+}
+
+CPUEXEC_EXPORT int cpuexec_parallel_for_flags(cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
+                                              cpuexec_range_fn fn, int32_t max_participants, uint32_t flags) {
+  if (flags & ~CPUEXEC_FOR_EVERY_PARTICIPANT)
+    return cpuexec__fail(CPUEXEC_EINVAL, "flags: 0x%x has unknown bits 0x%x; the only flag is CPUEXEC_FOR_EVERY_PARTICIPANT (0x%x)",
+                         flags, flags & ~CPUEXEC_FOR_EVERY_PARTICIPANT, CPUEXEC_FOR_EVERY_PARTICIPANT);
   if (exec && exec->fork_generation != atomic_load_explicit(&cpuexec__fork_generation, memory_order_relaxed))
     return cpuexec__fail(CPUEXEC_EFORKED,
                          "executor %llu: created by the parent process before fork(); create a new one in the child",
@@ -231,33 +293,43 @@ CPUEXEC_EXPORT int cpuexec_parallel_for(cpuexec_executor *exec, int64_t total, i
   if (exec->foreign) return cpuexec__foreign_run(exec, total, grain, ctx, fn, participants);
 
   pthread_mutex_lock(&exec->dispatch_lock);
-  if (exec->spin.adaptive) {
-    int32_t cpu = sched_getcpu();
-    if (cpu >= 0 && cpu == atomic_load_explicit(&exec->first_worker_cpu, memory_order_relaxed) && !exec->pin_caller)
-      cpu = step_off_worker_processor(exec, cpu, participants);
-    if (atomic_load_explicit(&exec->caller_cpu, memory_order_relaxed) != cpu)
-      atomic_store_explicit(&exec->caller_cpu, cpu, memory_order_relaxed);
-  }
-  uint32_t target = exec->finish_target += participants - 1;
-  publish_slots(exec, total, grain, ctx, fn, participants, target);
+  /* Where the caller runs, for workers that yield when they share its
+   * processor (wait.h); written only when it changes, so the line stays
+   * shared. */
+  int32_t cpu = sched_getcpu();
+  if (exec->spin.adaptive && cpu >= 0 && cpu == atomic_load_explicit(&exec->first_worker_cpu, memory_order_relaxed) &&
+      !exec->pin_caller)
+    cpu = step_off_worker_processor(exec, cpu, participants);
+  if (atomic_load_explicit(&exec->caller_cpu, memory_order_relaxed) != cpu)
+    atomic_store_explicit(&exec->caller_cpu, cpu, memory_order_relaxed);
+  bool every = (flags & CPUEXEC_FOR_EVERY_PARTICIPANT) != 0;
+  publish_slots(exec, total, grain, ctx, fn, participants, !every);
   uint64_t wakes = 0;
   for (uint32_t k = 1; k < participants; k++) {
     cpuexec__slot *s = &exec->slots[k];
-    wakes += cpuexec__store_and_wake(&s->epoch, atomic_load_explicit(&s->epoch, memory_order_relaxed) + 1,
+    wakes += cpuexec__store_and_wake(&s->epoch, cpuexec__epoch_next_open(atomic_load_explicit(&s->epoch, memory_order_relaxed)),
                                      &s->parked);
   }
   cpuexec__region_participate(exec, 0);
+  uint32_t target = exec->finish_target + (participants - 1);
+  const _Atomic int32_t *waited_cpu = &exec->first_worker_cpu;
+  /* Every worker joined and finished: nothing to settle (the common case
+   * of a hot pool reads only `finished`). */
   if (atomic_load_explicit(&exec->finished, memory_order_acquire) != target) {
-    bool slept;
-    cpuexec__wait_until_equal(&exec->finished, target, &exec->caller_parked, &exec->spin, &exec->first_worker_cpu,
-                              &slept);
-    counters = cpuexec__counters_of(exec);
-    CPUEXEC__COUNT(counters, caller_waits, 1);
-    if (slept)
-      CPUEXEC__COUNT(counters, parks, 1);
-    else
-      CPUEXEC__COUNT(counters, spins_found_work, 1);
+    if (!every) target = exec->finish_target + settle_workers(exec, participants, &waited_cpu);
+    if (atomic_load_explicit(&exec->finished, memory_order_acquire) != target) {
+      bool slept;
+      atomic_store_explicit(&exec->finish_goal, target, memory_order_relaxed);
+      cpuexec__wait_until_equal(&exec->finished, target, &exec->caller_parked, &exec->spin, waited_cpu, &slept);
+      counters = cpuexec__counters_of(exec);
+      CPUEXEC__COUNT(counters, caller_waits, 1);
+      if (slept)
+        CPUEXEC__COUNT(counters, parks, 1);
+      else
+        CPUEXEC__COUNT(counters, spins_found_work, 1);
+    }
   }
+  exec->finish_target = target;
   if (wakes) CPUEXEC__COUNT(counters, wakeups, wakes);
   int rc = atomic_load_explicit(&exec->error, memory_order_relaxed);
   if (rc != 0) atomic_store_explicit(&exec->error, 0, memory_order_relaxed);

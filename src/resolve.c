@@ -421,6 +421,7 @@ static cpuexec_resolved_spin resolve_spin(const cpuexec_policy *req) {
   case CPUEXEC_SPIN_ADAPTIVE:
     s.spin_ns = CPUEXEC__ADAPTIVE_SPIN_NS;
     s.park_when_oversubscribed = true;
+    s.cadence_burn_permille = CPUEXEC__CADENCE_BURN_PERMILLE;
     break;
   case CPUEXEC_SPIN_FIXED_DURATION:
     s.spin_ns = req->spin_budget;

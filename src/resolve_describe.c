@@ -41,8 +41,9 @@ static void describe_spin_text(cpuexec__strbuf *sb, const cpuexec_resolved *r) {
   case CPUEXEC_SPIN_ADAPTIVE:
     cpuexec__strbuf_printf(sb,
                            "adaptive: spin %llu ns, then park; park at once while more threads are runnable "
-                           "than the %u visible processors",
-                           (unsigned long long)s->spin_ns, r->visible_processors);
+                           "than the %u visible processors; follow a steady call cadence, spinning at most "
+                           "%u permille of each worker's time",
+                           (unsigned long long)s->spin_ns, r->visible_processors, s->cadence_burn_permille);
     break;
   case CPUEXEC_SPIN_FIXED_DURATION:
     cpuexec__strbuf_printf(sb, "fixed_duration: spin %llu ns, then park", (unsigned long long)s->spin_ns);
@@ -95,9 +96,11 @@ static void describe_resolved(cpuexec__strbuf *sb, const cpuexec_resolved *r, cp
                            r->allow_nested ? "true" : "false");
     cpuexec__strbuf_printf(sb, ",\"spin\":{\"policy\":");
     cpuexec__strbuf_json_string(sb, name_or(cpuexec_spin_policy_name(r->spin.policy), "invalid"));
-    cpuexec__strbuf_printf(sb, ",\"spin_ns\":%llu,\"spin_iterations\":%llu,\"park_when_oversubscribed\":%s}",
+    cpuexec__strbuf_printf(sb,
+                           ",\"spin_ns\":%llu,\"spin_iterations\":%llu,\"park_when_oversubscribed\":%s,"
+                           "\"cadence_burn_permille\":%u}",
                            (unsigned long long)r->spin.spin_ns, (unsigned long long)r->spin.spin_iterations,
-                           r->spin.park_when_oversubscribed ? "true" : "false");
+                           r->spin.park_when_oversubscribed ? "true" : "false", r->spin.cadence_burn_permille);
     cpuexec__strbuf_printf(sb, ",\"visible_processors\":%u,\"sharing_key\":", r->visible_processors);
     cpuexec__strbuf_json_string(sb, r->sharing_key);
     cpuexec__strbuf_printf(sb, ",\"diagnostics\":[");

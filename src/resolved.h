@@ -9,6 +9,8 @@
 
 #include <cpuexec/resolve.h>
 
+#include "cadence.h"
+
 /* Adaptive waiting: spin this long, then park. Short enough that a burst
  * of work followed by idleness burns well under 2 ms of CPU per idle second
  * per worker; long enough to cover typical gaps between kernel calls. */

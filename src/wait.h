@@ -18,6 +18,7 @@
 #include <sched.h>
 #include <time.h>
 
+#include "cadence.h"
 
 /* What a waiting thread does before parking, derived once from the resolved
  * spin policy when the executor is created. */
@@ -67,22 +68,28 @@ static inline uint64_t cpuexec__now_ns(void) {
 }
 
 /* Kernel primitives (wait.c). futex_wait returns when *word != expected or
- * on a wake (possibly spurious); callers re-check. */
+ * on a wake (possibly spurious); callers re-check. futex_wait_until also
+ * returns at deadline_ns (CLOCK_MONOTONIC). */
 void cpuexec__futex_wait(_Atomic uint32_t *word, uint32_t expected);
+void cpuexec__futex_wait_until(_Atomic uint32_t *word, uint32_t expected, uint64_t deadline_ns);
 void cpuexec__futex_wake_all(_Atomic uint32_t *word);
 
 /* Spins per plan while the wait lasts: while *word == value when
  * while_equal, else while *word != value. Returns true when the wait ended
  * during the spin (no park needed).
  *
- * Adaptive plans with share_cpu: *share_cpu is where the thread we wait for
+ * Duration plans with share_cpu: *share_cpu is where the thread we wait for
  * runs (-1: unknown). When that is our processor too (a busy machine put a
  * floating caller on its pinned worker's processor), spinning would hold off
  * that very thread for the whole budget, and parking would not help either:
  * the wake puts the sleeper back on the waker's processor, so the pair stays
  * together. So the waiter yields at every clock check: the other thread
  * runs, and with both runnable there the load balancer can move the caller
- * away. sched_getcpu() reads the rseq area: no system call. */
+ * away. sched_getcpu() reads the rseq area: no system call. Fixed durations
+ * yield too (since issue 9): with a budget of milliseconds and an unpinned
+ * pair, spinning there held off the very thread waited for for the whole
+ * budget; a yield with nothing else runnable returns at once, so the spin
+ * is otherwise as asked. */
 static inline bool cpuexec__spin(_Atomic uint32_t *word, uint32_t value, bool while_equal,
                                  const cpuexec__spin_plan *plan, const _Atomic int32_t *share_cpu) {
 #define CPUEXEC__WAITING() ((atomic_load_explicit(word, memory_order_acquire) == value) == while_equal)
@@ -105,7 +112,7 @@ static inline bool cpuexec__spin(_Atomic uint32_t *word, uint32_t value, bool wh
           deadline = now + plan->ns;
         else if (now >= deadline)
           break;
-        if (share_cpu && plan->adaptive && atomic_load_explicit(share_cpu, memory_order_relaxed) == sched_getcpu())
+        if (share_cpu && atomic_load_explicit(share_cpu, memory_order_relaxed) == sched_getcpu())
           sched_yield();
       }
       cpuexec__cpu_relax();
@@ -119,13 +126,48 @@ static inline bool cpuexec__spin(_Atomic uint32_t *word, uint32_t value, bool wh
 #undef CPUEXEC__WAITING
 }
 
+/* Spins while *word == value until deadline_ns; true when it changed.
+ * *clock is kept at the latest clock read (a few microseconds stale at
+ * most), so the caller knows about when the word moved without one more
+ * read. */
+static inline bool cpuexec__spin_until(_Atomic uint32_t *word, uint32_t value, uint64_t deadline_ns,
+                                       const _Atomic int32_t *share_cpu, uint64_t *clock) {
+  for (uint32_t i = 1;; i++) {
+    if (atomic_load_explicit(word, memory_order_acquire) != value) return true;
+    if (i % CPUEXEC__SPIN_CLOCK_EVERY == 0) {
+      if ((*clock = cpuexec__now_ns()) >= deadline_ns) return false;
+      if (share_cpu && atomic_load_explicit(share_cpu, memory_order_relaxed) == sched_getcpu()) sched_yield();
+    }
+    cpuexec__cpu_relax();
+  }
+}
+
+/* How a cadence wait ended (cadence.h). */
+typedef enum cpuexec__cadence_outcome {
+  CPUEXEC__CADENCE_NONE = 0, /* no cadence followed: the plain spin then park */
+  CPUEXEC__CADENCE_HIT,      /* the word moved while spinning in the window */
+  CPUEXEC__CADENCE_MISS      /* it moved before the window, or the window passed */
+} cpuexec__cadence_outcome;
+
+/* What a worker's wait reports. */
+typedef struct cpuexec__wait_report {
+  bool slept;                        /* the wait went to the kernel */
+  cpuexec__cadence_outcome outcome;  /* how a followed window went */
+  uint64_t seen_ns;                  /* about when the word moved (0: not timed) */
+} cpuexec__wait_report;
+
 /* Waits until *word != seen (workers waiting for their epoch): spins per
- * plan, then parks announcing it in *parked. Returns the new value
- * (acquire); *slept says whether the wait went to the kernel (the caller
- * counts it, reading the counters pointer after the wait so a wait that
- * spans turning counters on is still counted). */
+ * plan, then parks announcing it in *parked. With a hint whose window ends
+ * after the plan's spin (adaptive plans only), the wait follows it: spin,
+ * a timed park until CPUEXEC__CADENCE_WAKE_LEAD_NS before the window, a
+ * spin across the window, then the park. Returns the new value (acquire)
+ * and fills *report (the caller counts, reading the counters pointer after
+ * the wait so a wait that spans turning counters on is still counted).
+ * Duration plans read the clock once as the wait starts and then only as
+ * the spin does, so the time seen costs nothing more. */
 uint32_t cpuexec__wait_while_equal(_Atomic uint32_t *word, uint32_t seen, _Atomic uint32_t *parked,
-                                   const cpuexec__spin_plan *plan, const _Atomic int32_t *share_cpu, bool *slept);
+                                   const cpuexec__spin_plan *plan, const _Atomic int32_t *share_cpu,
+                                   const cpuexec__cadence_hint *hint, cpuexec__wait_report *report);
 
 /* Waits until *word == target (the caller waiting for the count of
  * finished workers), the same way. */

@@ -1,5 +1,6 @@
 /* Helpers shared by the adapter tests (see adapters_support.h). */
 #include "adapters_support.h"
+#include "rendezvous.h"
 
 #include <stdlib.h>
 #include <time.h>
@@ -138,6 +139,8 @@ void test_coverage_init(test_coverage *c, int64_t count) {
   c->hits = count > 0 && count <= (1 << 22) ? calloc((size_t)count, sizeof *c->hits) : NULL;
   atomic_init(&c->callbacks, 0);
   atomic_init(&c->next_range, 0);
+  atomic_init(&c->arrived, 0);
+  c->wait_for_all = 0;
 }
 
 void test_coverage_free(test_coverage *c) {
@@ -147,6 +150,8 @@ void test_coverage_free(test_coverage *c) {
 
 int test_coverage_record(void *ctx, int64_t begin, int64_t end) {
   test_coverage *c = ctx;
+  if (c->wait_for_all)
+    test_rendezvous(&c->arrived);
   atomic_fetch_add(&c->callbacks, 1);
   unsigned slot = atomic_fetch_add(&c->next_range, 1);
   if (slot < TEST_MAX_RANGES) {

@@ -42,6 +42,11 @@ typedef struct test_coverage {
   int64_t range_begin[TEST_MAX_RANGES];
   int64_t range_end[TEST_MAX_RANGES];
   pthread_t range_thread[TEST_MAX_RANGES];
+  /* Set by a test whose every admitted participant gets a range: each one
+   * then waits in its first range for the others (tests/rendezvous.h), so
+   * all of them are observed. */
+  int wait_for_all;
+  _Atomic uint64_t arrived;
 } test_coverage;
 
 void test_coverage_init(test_coverage *c, int64_t count);

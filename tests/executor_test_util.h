@@ -28,6 +28,7 @@ static inline cpuexec_resolved *test_resolved_spin(uint32_t threads, cpuexec_spi
   case CPUEXEC_SPIN_ADAPTIVE:
     r->spin.spin_ns = CPUEXEC__ADAPTIVE_SPIN_NS;
     r->spin.park_when_oversubscribed = true;
+    r->spin.cadence_burn_permille = CPUEXEC__CADENCE_BURN_PERMILLE;
     break;
   case CPUEXEC_SPIN_FIXED_DURATION:
     r->spin.spin_ns = budget;

@@ -6,6 +6,7 @@
  * CPUEXEC_E* code), whether the failing callback ran on the caller
  * (participant 0) or on a worker. A success leaves both untouched. */
 #include <limits.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -33,8 +34,19 @@ enum where { ON_CALLER, ON_WORKER };
 typedef struct failing {
   int value;
   enum where where;
-  _Atomic int failed; /* callbacks that returned value */
+  _Atomic int failed;  /* callbacks that returned value */
+  int need;            /* callbacks that meet before any returns: 2 when the call is parallel */
+  _Atomic int arrived;
 } failing;
+
+/* Both ranges of a parallel call run on different threads: each callback
+ * waits (a latch, not a time) until the other has started. A participant
+ * blocked here cannot take the other's range, so the other thread, once it
+ * wakes, runs it; no participant waits on the clock. */
+static void meet(failing *f) {
+  atomic_fetch_add(&f->arrived, 1);
+  while (atomic_load(&f->arrived) < f->need) sched_yield();
+}
 
 /* Fails on the chosen participant; the executor tests run 2 ranges on a
  * 2-thread executor, so participant 1 (a worker) always runs one. */
@@ -42,6 +54,7 @@ static int fail_on_participant(void *ctx, int64_t begin, int64_t end) {
   failing *f = ctx;
   (void)begin;
   (void)end;
+  meet(f);
   if (cpuexec_participant_index() == (f->where == ON_CALLER ? 0 : 1)) {
     atomic_fetch_add(&f->failed, 1);
     return f->value;
@@ -59,6 +72,7 @@ static int fail_job(void *ctx, int32_t id, int32_t workers) {
  * caller's" and its last for "a worker's". */
 static int fail_on_share(void *ctx, int64_t begin, int64_t end) {
   failing *f = ctx;
+  meet(f);
   if ((f->where == ON_CALLER && begin == 0) || (f->where == ON_WORKER && end == 2)) {
     atomic_fetch_add(&f->failed, 1);
     return f->value;
@@ -116,12 +130,14 @@ static void every_call_reports_every_value_as_ecallback(void **state) {
 
   for (size_t v = 0; v < VALUE_COUNT; v++)
     for (int w = ON_CALLER; w <= ON_WORKER; w++) {
-#define CHECK(call_text, call)                                    \
+#define CHECK_NEED(call_text, call, needed)                                \
   do {                                                                   \
-    failing f = {.value = values[v], .where = (enum where)w};            \
+    failing f = {.value = values[v], .where = (enum where)w, .need = (needed)}; \
     atomic_init(&f.failed, 0);                                           \
+    atomic_init(&f.arrived, 0);                                          \
     expect_callback_failure(call_text, (call), &f);                      \
   } while (0)
+#define CHECK(call_text, call) CHECK_NEED(call_text, call, 2)
       CHECK("cpuexec_parallel_for", cpuexec_parallel_for(ex.exec, 2, 1, &f, fail_on_participant, 0));
       CHECK("cpuexec_parallel_for_costed",
             cpuexec_parallel_for_costed(ex.exec, 2, &heavy, NULL, &f, fail_on_participant));
@@ -134,13 +150,15 @@ static void every_call_reports_every_value_as_ecallback(void **state) {
       CHECK("cpuexec_range_executor_run (job pool)", cpuexec_range_executor_run(&foreign, 2, &f, fail_on_share));
       CHECK("cpuexec_run_worker_jobs", cpuexec_run_worker_jobs(ex.exec, 2, &f, fail_job));
       if (w == ON_CALLER) {
-        CHECK("cpuexec_range_executor_run (serial)", cpuexec_range_executor_run(&serial, 2, &f, fail_on_share));
-        CHECK("cpuexec_parallel_for (NULL executor)", cpuexec_parallel_for(NULL, 2, 1, &f, fail_on_participant, 0));
-        CHECK("cpuexec_run_worker_jobs (NULL executor)", cpuexec_run_worker_jobs(NULL, 1, &f, fail_job));
+        CHECK_NEED("cpuexec_range_executor_run (serial)", cpuexec_range_executor_run(&serial, 2, &f, fail_on_share), 1);
+        CHECK_NEED("cpuexec_parallel_for (NULL executor)", cpuexec_parallel_for(NULL, 2, 1, &f, fail_on_participant, 0),
+                   1);
+        CHECK_NEED("cpuexec_run_worker_jobs (NULL executor)", cpuexec_run_worker_jobs(NULL, 1, &f, fail_job), 1);
       }
       {
-        failing f = {.value = values[v], .where = (enum where)w};
+        failing f = {.value = values[v], .where = (enum where)w, .need = 2};
         atomic_init(&f.failed, 0);
+        atomic_init(&f.arrived, 0);
         session_ctx s = {&f, NULL};
         int rc = cpuexec_session_run(session, &s, session_body);
         if (w == ON_CALLER) {
@@ -155,6 +173,7 @@ static void every_call_reports_every_value_as_ecallback(void **state) {
         }
       }
 #undef CHECK
+#undef CHECK_NEED
     }
   assert_int_equal(cpuexec_scope_leave(&scope), 0);
   cpuexec_session_destroy(session);
@@ -175,8 +194,9 @@ static void successes_leave_the_last_failure_and_library_errors_are_not_callback
   (void)state;
   test_executor ex;
   assert_int_equal(test_executor_create(2, &ex), 0);
-  failing f = {.value = -1, .where = ON_WORKER};
+  failing f = {.value = -1, .where = ON_WORKER, .need = 2};
   atomic_init(&f.failed, 0);
+  atomic_init(&f.arrived, 0);
   assert_int_equal(cpuexec_parallel_for(ex.exec, 2, 1, &f, fail_on_participant, 0), CPUEXEC_ECALLBACK);
   char before[512];
   snprintf(before, sizeof before, "%s", cpuexec_last_error());

@@ -164,8 +164,7 @@ static void pthreadpool_create_returns_a_pool_under_any_policy(void **state) {
 
 /* ---- idle retention -------------------------------------------------------- */
 
-/* The thread of participant 1 of a 2-participant region (each admitted
- * participant runs a range when there are as many ranges). */
+/* The thread of participant 1 of a 2-participant region. */
 typedef struct worker_id {
   pthread_t thread;
   _Atomic int seen;
@@ -183,7 +182,8 @@ static int record_worker(void *ctx, int64_t begin, int64_t end) {
 }
 
 static int request_body(void *ctx) {
-  return cpuexec_parallel_for(cpuexec_current(), 2, 1, ctx, record_worker, 0);
+  /* Every participant runs its range, so participant 1 is a worker thread. */
+  return cpuexec_parallel_for_flags(cpuexec_current(), 2, 1, ctx, record_worker, 0, CPUEXEC_FOR_EVERY_PARTICIPANT);
 }
 
 /* One request: a session made, run and destroyed; returns its worker. */

@@ -34,29 +34,36 @@ static void counters_are_zero_while_off(void **state) {
   cpuexec_executor_destroy(exec);
 }
 
+/* The scripted sequence keeps every admitted worker in its region (nobody
+ * takes over a late one), so each admitted worker waits exactly once. */
+static int every_participant(cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn,
+                             uint32_t max_participants) {
+  return cpuexec_parallel_for_flags(exec, total, grain, ctx, fn, max_participants, CPUEXEC_FOR_EVERY_PARTICIPANT);
+}
+
 static void counters_count_a_scripted_sequence_exactly(void **state) {
   (void)state;
   static const cpuexec_spin_policy spins[] = {CPUEXEC_SPIN_PARK_IMMEDIATELY, CPUEXEC_SPIN_ADAPTIVE};
   for (size_t sp = 0; sp < 2; sp++) {
     cpuexec_executor *exec = test_executor_spin(4, spins[sp], 0);
-    cpuexec_parallel_for(exec, 100, 1, NULL, busy, 0); /* before counting: not counted */
+    every_participant(exec, 100, 1, NULL, busy, 0); /* before counting: not counted */
     assert_int_equal(cpuexec_executor_enable_counters(exec), 0);
     assert_int_equal(cpuexec_executor_enable_counters(exec), 0); /* idempotent, keeps counts */
     script_ctx nest = {exec, 1};
     /* 3 regions of 4, 2 of 2 (limited by max_participants), 1 of 3 (by work). */
-    for (int i = 0; i < 3; i++) cpuexec_parallel_for(exec, 64, 1, NULL, busy, 0);
-    for (int i = 0; i < 2; i++) cpuexec_parallel_for(exec, 64, 1, NULL, busy, 2);
-    cpuexec_parallel_for(exec, 3, 1, NULL, busy, 0);
+    for (int i = 0; i < 3; i++) every_participant(exec, 64, 1, NULL, busy, 0);
+    for (int i = 0; i < 2; i++) every_participant(exec, 64, 1, NULL, busy, 2);
+    every_participant(exec, 3, 1, NULL, busy, 0);
     /* 4 inline because the work or the limit admits one participant. */
-    cpuexec_parallel_for(exec, 1, 1, NULL, busy, 0);
-    cpuexec_parallel_for(exec, 5, 5, NULL, busy, 0);
-    cpuexec_parallel_for(exec, 64, 1, NULL, busy, 1);
-    cpuexec_parallel_for(exec, 64, 100, NULL, busy, 0);
+    every_participant(exec, 1, 1, NULL, busy, 0);
+    every_participant(exec, 5, 5, NULL, busy, 0);
+    every_participant(exec, 64, 1, NULL, busy, 1);
+    every_participant(exec, 64, 100, NULL, busy, 0);
     /* 1 region whose index-0 callback makes 1 nested call. */
-    cpuexec_parallel_for(exec, 8, 1, &nest, busy, 0);
+    every_participant(exec, 8, 1, &nest, busy, 0);
     /* Not counted: nothing to do or invalid. */
-    cpuexec_parallel_for(exec, 0, 1, NULL, busy, 0);
-    cpuexec_parallel_for(exec, 10, 0, NULL, busy, 0);
+    every_participant(exec, 0, 1, NULL, busy, 0);
+    every_participant(exec, 10, 0, NULL, busy, 0);
     cpuexec_counters c;
     assert_int_equal(cpuexec_executor_counters(exec, &c), 0);
     assert_int_equal(c.dispatches, 7);

@@ -166,8 +166,9 @@ static void workers_run_on_their_resolved_processor(void **state) {
   assert_int_equal(cpuexec_executor_create(r, &exec), 0);
   cpuexec_resolved_destroy(r);
   int cpus[2] = {-2, -2};
-  assert_int_equal(cpuexec_parallel_for(exec, 2, 1, cpus, record_affinity, 0), 0);
-  /* Participant 1 ran index 1 (its reserved first chunk), pinned. */
+  assert_int_equal(cpuexec_parallel_for_flags(exec, 2, 1, cpus, record_affinity, 0, CPUEXEC_FOR_EVERY_PARTICIPANT), 0);
+  /* Participant 1 ran index 1 (its reserved first chunk, kept for it by
+   * the flag), pinned. */
   assert_int_equal(cpus[1], cpu);
   cpuexec_executor_destroy(exec);
 }

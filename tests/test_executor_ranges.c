@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "executor_test_util.h"
+#include "rendezvous.h"
 #include "thread_state.h"
 
 typedef struct coverage {
@@ -23,10 +24,12 @@ typedef struct coverage {
   _Atomic uint32_t count_seen; /* participant_count() as observed (all must agree) */
   _Atomic uint64_t seen_mask;  /* participant indices that ran a range */
   _Atomic uint32_t ranges;
+  _Atomic uint64_t arrived; /* rendezvous.h: each share outlasts the wake-ups */
 } coverage;
 
 static int cover(void *ctx, int64_t begin, int64_t end) {
   coverage *c = ctx;
+  test_rendezvous(&c->arrived);
   if (begin < 0 || end > c->total || begin >= end || (end - begin < c->grain && end != c->total))
     atomic_fetch_add(&c->bad_range, 1);
   uint32_t index = cpuexec_participant_index(), count = cpuexec_participant_count();
@@ -56,7 +59,8 @@ static void check_cover(cpuexec_executor *exec, int64_t total, int64_t grain, ui
     if (max_participants != 0 && max_participants < limit) limit = max_participants;
     int64_t chunks = total / grain + (total % grain != 0);
     uint32_t expect = chunks < limit ? (uint32_t)chunks : limit;
-    /* The requested participants are the participants observed. */
+    /* The requested participants are the participants observed (each
+     * share outlasts the wake-ups: rendezvous.h). */
     assert_int_equal(c.count_seen, expect);
     assert_int_equal((uint64_t)__builtin_popcountll(c.seen_mask), expect);
   }

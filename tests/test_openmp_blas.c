@@ -53,7 +53,7 @@ static void sgemm_in_callbacks_matches_the_reference_without_threads(void **stat
   cpuexec_openmp_reset();
   int tasks_before = task_count();
   for (int round = 0; round < 3; round++)
-    assert_int_equal(cpuexec_parallel_for(exec, ITEMS, 1, &g, gemm_each, 0), 0);
+    assert_int_equal(cpuexec_parallel_for_flags(exec, ITEMS, 1, &g, gemm_each, 0, CPUEXEC_FOR_EVERY_PARTICIPANT), 0);
   assert_int_equal(task_count(), tasks_before);
   for (int i = 0; i < ITEMS; i++)
     for (int r = 0; r < N; r++)

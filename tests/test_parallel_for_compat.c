@@ -17,6 +17,7 @@
 #include <cpuexec.h>
 
 #include "compat/parallel_for.h"
+#include "rendezvous.h"
 #include "task_count.h"
 
 #define PROCESS_THREADS 3
@@ -26,10 +27,12 @@ typedef struct coverage {
   atomic_int hits[TOTAL];
   atomic_uint participants; /* bit per participant index */
   atomic_int bad_ranges;
+  _Atomic uint64_t arrived; /* rendezvous.h: every participant observed */
 } coverage;
 
 static void cover(void *ctx, int64_t begin, int64_t end) {
   coverage *c = ctx;
+  test_rendezvous(&c->arrived);
   if (begin < 0 || end > TOTAL || begin >= end) atomic_fetch_add(&c->bad_ranges, 1);
   for (int64_t i = begin; i < end && i < TOTAL; i++) atomic_fetch_add(&c->hits[i], 1);
   atomic_fetch_or(&c->participants, 1u << cpuexec_participant_index());

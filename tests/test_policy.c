@@ -378,6 +378,46 @@ static void random_valid_policies_round_trip_through_text(void **state) {
   }
 }
 
+/* The field-by-field check gives parse's verdict and message for each rule. */
+static void validate_applies_the_request_rules_to_built_policies(void **state) {
+  (void)state;
+  cpuexec_policy p;
+  cpuexec_policy_init(&p);
+  assert_int_equal(cpuexec_policy_validate(&p), 0);
+  assert_int_equal(cpuexec_policy_validate(NULL), CPUEXEC_EINVAL);
+  assert_non_null(strstr(cpuexec_last_error(), "policy: NULL"));
+  static const struct {
+    int field;
+    const char *message;
+  } rows[] = {
+      {0, "num_threads: -2 is negative"},
+      {1, "spin_policy: 9 is not a spin policy"},
+      {2, "affinity_policy: 7 is not an affinity policy"},
+      {3, "spin_budget: 0 with spin_policy=fixed_duration"},
+      {4, "spin_budget: 5 with spin_policy=adaptive"},
+      {5, "cpu_set: given with affinity_policy=none"},
+      {6, "affinity_policy: explicit without a cpu_set"},
+      {7, "cpu_set: processor 3 is listed twice"},
+      {8, "cpu_set: entry 1 is -4"},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    cpuexec_policy_init(&p);
+    switch (rows[i].field) {
+    case 0: p.num_threads = -2; break;
+    case 1: p.spin_policy = (cpuexec_spin_policy)9; break;
+    case 2: p.affinity_policy = (cpuexec_affinity_policy)7; break;
+    case 3: p.spin_policy = CPUEXEC_SPIN_FIXED_DURATION; break;
+    case 4: p.spin_budget = 5; break;
+    case 5: p.cpu_set_count = 1; break;
+    case 6: p.affinity_policy = CPUEXEC_AFFINITY_EXPLICIT; break;
+    case 7: p.affinity_policy = CPUEXEC_AFFINITY_EXPLICIT; p.cpu_set_count = 2; p.cpu_set[0] = 3; p.cpu_set[1] = 3; break;
+    default: p.affinity_policy = CPUEXEC_AFFINITY_EXPLICIT; p.cpu_set_count = 2; p.cpu_set[1] = -4; break;
+    }
+    if (cpuexec_policy_validate(&p) != CPUEXEC_EINVAL || strstr(cpuexec_last_error(), rows[i].message) == NULL)
+      fail_msg("row %zu: want \"%s\", got \"%s\"", i, rows[i].message, cpuexec_last_error());
+  }
+}
+
 static void equal_compares_every_field_and_only_the_listed_ids(void **state) {
   (void)state;
   cpuexec_policy a, b;
@@ -516,6 +556,7 @@ int main(void) {
       cmocka_unit_test(format_truncates_like_snprintf),
       cmocka_unit_test(format_rejects_what_it_cannot_write),
       cmocka_unit_test(random_valid_policies_round_trip_through_text),
+      cmocka_unit_test(validate_applies_the_request_rules_to_built_policies),
       cmocka_unit_test(equal_compares_every_field_and_only_the_listed_ids),
       cmocka_unit_test(environment_variable_uses_the_same_grammar),
       cmocka_unit_test(enum_names_match_the_text_form),

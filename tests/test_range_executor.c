@@ -75,12 +75,14 @@ static void installed_executor_uses_every_participant(void **state) {
   cpuexec_range_executor installed = cpuexec_range_executor_installed();
   test_coverage c;
   test_coverage_init(&c, 1000);
+  c.wait_for_all = 1;
   assert_int_equal(cpuexec_range_executor_run(&installed, 1000, &c, test_coverage_record), 0);
   assert_int_equal(atomic_load(&c.callbacks), 1); /* nothing installed: serial */
   test_coverage_free(&c);
   cpuexec_scope scope;
   assert_int_equal(cpuexec_scope_enter(ex.exec, &scope), 0);
   test_coverage_init(&c, 1000);
+  c.wait_for_all = 1;
   assert_int_equal(cpuexec_range_executor_run(&installed, 1000, &c, test_coverage_record), 0);
   assert_int_equal(atomic_load(&c.callbacks), 4);
   assert_int_equal(test_coverage_threads(&c), 4);

@@ -144,6 +144,7 @@ static void installed_executor_owns_dispatch(void **state) {
         uint64_t blocks = expected_blocks(total, &s, threads);
         test_coverage c;
         test_coverage_init(&c, total);
+        c.wait_for_all = 1;
         assert_int_equal(cpuexec_execute_ranges(total, &s, &c, test_coverage_record), 0);
         assert_true(test_coverage_exact(&c));
         unsigned calls = atomic_load(&c.callbacks);
@@ -258,6 +259,7 @@ static void explicit_scope_supplies_an_executor_for_direct_calls(void **state) {
   s.max_participants = 0;
   test_coverage c;
   test_coverage_init(&c, 1000);
+  c.wait_for_all = 1;
   assert_int_equal(cpuexec_execute_ranges(1000, &s, &c, test_coverage_record), 0);
   assert_int_equal(atomic_load(&c.callbacks), 1); /* no scope: serial */
   test_coverage_free(&c);
@@ -265,6 +267,7 @@ static void explicit_scope_supplies_an_executor_for_direct_calls(void **state) {
   cpuexec_scope scope;
   assert_int_equal(cpuexec_scope_enter(ex.exec, &scope), 0);
   test_coverage_init(&c, 1000);
+  c.wait_for_all = 1;
   assert_int_equal(cpuexec_execute_ranges(1000, &s, &c, test_coverage_record), 0);
   assert_int_equal(atomic_load(&c.callbacks), 2);
   assert_int_equal(test_coverage_threads(&c), 2);
@@ -273,6 +276,7 @@ static void explicit_scope_supplies_an_executor_for_direct_calls(void **state) {
   assert_int_equal(cpuexec_scope_leave(&scope), 0);
 
   test_coverage_init(&c, 1000);
+  c.wait_for_all = 1;
   assert_int_equal(cpuexec_execute_ranges(1000, &s, &c, test_coverage_record), 0);
   assert_int_equal(atomic_load(&c.callbacks), 1); /* left: serial again */
   test_coverage_free(&c);

@@ -507,6 +507,12 @@ static void spin_resolves_to_concrete_behaviour(void **state) {
     assert_int_equal(s.spin_ns, cases[i].spin_ns);
     assert_int_equal(s.spin_iterations, cases[i].iterations);
     assert_int_equal(s.park_when_oversubscribed, cases[i].park_oversubscribed);
+    /* Only the adaptive policy follows the call cadence (doc/spinning.md). */
+    assert_int_equal(s.cadence_burn_permille, cases[i].policy == CPUEXEC_SPIN_ADAPTIVE ? 200u : 0u);
+    char text[2048];
+    assert_true(cpuexec_resolved_describe(r, CPUEXEC_FORMAT_JSON, text, sizeof text) > 0);
+    assert_non_null(strstr(text, cases[i].policy == CPUEXEC_SPIN_ADAPTIVE ? "\"cadence_burn_permille\":200}"
+                                                                          : "\"cadence_burn_permille\":0}"));
     cpuexec_resolved_destroy(r);
   }
   cpuexec_topology_destroy(t);

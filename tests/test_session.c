@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "rendezvous.h"
 #include <string.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -59,11 +60,13 @@ typedef struct participants_probe {
   atomic_int wrong_executor;
   atomic_uint seen_mask;
   atomic_int wrong_count;
+  _Atomic uint64_t arrived; /* rendezvous.h */
   uint32_t expected_count;
 } participants_probe;
 
 static int record_participant(void *ctx, int64_t begin, int64_t end) {
   participants_probe *p = ctx;
+  test_rendezvous(&p->arrived);
   if (cpuexec_current() != p->expected) atomic_fetch_add(&p->wrong_executor, 1);
   if ((uint32_t)cpuexec_participant_count() != p->expected_count) atomic_fetch_add(&p->wrong_count, 1);
   atomic_fetch_or(&p->seen_mask, 1u << cpuexec_participant_index());

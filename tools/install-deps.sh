@@ -2,7 +2,9 @@
 # Installs the Debian 12 packages libcpuexec needs to build, test and benchmark.
 set -e
 packages="build-essential autoconf automake libtool pkgconf libhwloc-dev hwloc libcmocka-dev
-  clang libomp-dev libpthreadpool-dev libtbb-dev libopenblas-openmp-dev strace"
+  python3-dev python3-pytest python3-numpy
+  clang libomp-dev libpthreadpool-dev libtbb-dev libopenblas-openmp-dev strace
+  cmake doxygen groff-base"
 if [ "$(id -u)" -ne 0 ]; then sudo=sudo; else sudo=; fi
 $sudo apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends $packages

@@ -1,4 +1,5 @@
-/* libcpuexec: optional counters, dispatch observer, execution descriptor.
+/** @file
+ * libcpuexec: optional counters, dispatch observer, execution descriptor.
  *
  * Counters belong to an executor (shared by every lease of it). They are off
  * by default: the hot path then does no allocation, lock or clock read.
@@ -13,6 +14,7 @@
 #include <cpuexec/common.h>
 #include <cpuexec/executor.h>
 
+/** A snapshot of an executor's counters (since counting was enabled). */
 typedef struct cpuexec_counters {
   uint64_t dispatches;        /* parallel regions that woke workers */
   uint64_t nested_inline;     /* calls made inside a callback, run inline */
@@ -22,11 +24,35 @@ typedef struct cpuexec_counters {
   uint64_t wakeups;           /* wake system calls made by dispatches */
   uint64_t caller_waits;      /* times the caller waited for workers to finish */
   uint64_t worker_active_ns;  /* time workers spent running callbacks */
+  /* Since issue 9 (doc/spinning.md): */
+  uint64_t takeovers;         /* reserved chunks run by another participant: their owner had not checked in */
+  uint64_t late_arrivals;     /* times a worker woke to a region whose share was already taken */
+  uint64_t cadence_hits;      /* regions that found a worker spinning in its cadence window */
+  uint64_t cadence_misses;    /* cadence windows that ended without a region, or regions that came before theirs */
   uint64_t reserved_[8];
 } cpuexec_counters;
 /* A foreign executor (include/cpuexec/foreign.h) counts dispatches (calls
  * handed to its pool), nested_inline and limited_inline; its pool does the
  * waiting, so the others stay 0. */
+
+/** What an executor's waiting threads do now (cpuexec_executor_spin_state).
+ * The adaptive policy follows the cadence of calls: once the time between
+ * region starts has been steady for a few regions, each worker sleeps until
+ * shortly before the next region is expected and spins across a window
+ * around it, as long as that window costs at most burn_permille of the
+ * period (doc/spinning.md). */
+typedef struct cpuexec_spin_state {
+  uint64_t spin_ns;          /**< spin after every wait before parking (duration policies) */
+  uint64_t spin_iterations;  /**< FIXED_ITERATIONS: pause iterations before parking */
+  bool follows_cadence;      /**< the policy learns the cadence (ADAPTIVE, not oversubscribed) */
+  uint32_t burn_permille;    /**< the most of a worker's time a followed cadence may spin */
+  uint64_t cadence_ns;       /**< learnt time between region starts (0: none yet) */
+  uint64_t jitter_ns;        /**< learnt mean deviation from it */
+  uint32_t steady_regions;   /**< regions in a row that kept the cadence */
+  bool following;            /**< after the latest region, workers wait for the next one in a window */
+  uint64_t window_ns;        /**< that window's half-width */
+  uint64_t reserved_[4];     /**< zeroed: room for fields of later versions */
+} cpuexec_spin_state;
 
 /* Passed by the library to the observer, valid during the call only. */
 typedef struct cpuexec_dispatch_event {
@@ -59,9 +85,15 @@ CPUEXEC_BEGIN_DECLS
 /* Turns counting on for every lease of exec, until it is stopped. exec
  * NULL is CPUEXEC_EINVAL. */
 CPUEXEC_EXPORT int cpuexec_executor_enable_counters(cpuexec_executor *exec);
-/* A snapshot; all zero while counters are off. These calls return
- * CPUEXEC_EINVAL naming exec or out when either is NULL. */
+/** Writes a snapshot of exec's counters to *out; all zero while counters
+ * are off. CPUEXEC_EINVAL naming exec or out when either is NULL (as for
+ * the descriptor calls below). Counts made concurrently may or may not be
+ * in the snapshot. */
 CPUEXEC_EXPORT int cpuexec_executor_counters(const cpuexec_executor *exec, cpuexec_counters *out);
+
+/* The spin decision of exec as of its latest region; waits for a running
+ * region to end. CPUEXEC_EINVAL naming exec or out when either is NULL. */
+CPUEXEC_EXPORT int cpuexec_executor_spin_state(const cpuexec_executor *exec, cpuexec_spin_state *out);
 
 /* One process-wide observer, called on the dispatching thread once per
  * parallel region with ctx (observer NULL removes it). Safe to call from
@@ -69,12 +101,13 @@ CPUEXEC_EXPORT int cpuexec_executor_counters(const cpuexec_executor *exec, cpuex
  * called once by that dispatch. */
 CPUEXEC_EXPORT void cpuexec_set_dispatch_observer(void *ctx, cpuexec_dispatch_observer observer);
 
-/* A foreign executor (include/cpuexec/foreign.h) describes itself as its
+/** Writes exec's stable properties to *out, for keying a tuning cache. A
+ * foreign executor (include/cpuexec/foreign.h) describes itself as its
  * effective threads, CPUEXEC_AFFINITY_NONE, no SMT, CPUEXEC_SPIN_PARK_IMMEDIATELY:
  * libcpuexec neither places nor spins its threads. exec or out NULL is
  * CPUEXEC_EINVAL. */
 CPUEXEC_EXPORT int cpuexec_executor_descriptor(const cpuexec_executor *exec, cpuexec_descriptor *out);
-/* 0 when expected matches exec; CPUEXEC_EMISMATCH naming the first field that differs. */
+/** 0 when expected matches exec; CPUEXEC_EMISMATCH naming the first field that differs. */
 CPUEXEC_EXPORT int cpuexec_executor_check_descriptor(const cpuexec_executor *exec,
                                                      const cpuexec_descriptor *expected);
 

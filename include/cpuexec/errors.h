@@ -1,4 +1,5 @@
-/* libcpuexec: the error convention.
+/** @file
+ * libcpuexec: the error convention.
  *
  * Every function that can fail returns int: 0 on success, or one negative
  * CPUEXEC_E* code below. When a public call fails it also records, for the
@@ -35,6 +36,8 @@
 
 #include <cpuexec/common.h>
 
+/** The table of error codes: X(name, value, text) once per code, expanded
+ * into the enum below and into cpuexec_strerror()/cpuexec_err_name(). */
 #define CPUEXEC_ERRNO_MAP(X)                                                           \
   X(EINVAL, -1, "invalid argument")                                                    \
   X(ENOMEM, -2, "out of memory")                                                       \
@@ -50,8 +53,10 @@
   X(ESTATE, -12, "call made in the wrong state")                                       \
   X(ECALLBACK, -13, "a callback failed (its value: cpuexec_last_callback_error())")
 
+/** The error codes: 0 for success, one negative value per failure kind
+ * (CPUEXEC_EINVAL ... CPUEXEC_ECALLBACK, from CPUEXEC_ERRNO_MAP). */
 typedef enum cpuexec_error {
-  CPUEXEC_OK = 0,
+  CPUEXEC_OK = 0, /**< success */
 #define CPUEXEC__ERRNO_ENUM(name, value, text) CPUEXEC_##name = (value),
   CPUEXEC_ERRNO_MAP(CPUEXEC__ERRNO_ENUM)
 #undef CPUEXEC__ERRNO_ENUM
@@ -59,9 +64,11 @@ typedef enum cpuexec_error {
 
 CPUEXEC_BEGIN_DECLS
 
-/* "invalid argument" for CPUEXEC_EINVAL; "unknown error" for other values. */
+/** The text of a code: "invalid argument" for CPUEXEC_EINVAL; "unknown
+ * error" for values outside the table. Static storage; thread-safe. */
 CPUEXEC_EXPORT const char *cpuexec_strerror(int code);
-/* "CPUEXEC_EINVAL" for CPUEXEC_EINVAL; "CPUEXEC_OK" for 0; "CPUEXEC_UNKNOWN" otherwise. */
+/** The name of a code: "CPUEXEC_EINVAL" for CPUEXEC_EINVAL; "CPUEXEC_OK" for 0;
+ * "CPUEXEC_UNKNOWN" otherwise. Static storage; thread-safe. */
 CPUEXEC_EXPORT const char *cpuexec_err_name(int code);
 /* The detail message of the calling thread's last failed call, or "" if
  * none. Never NULL; valid until the thread's next libcpuexec call. */

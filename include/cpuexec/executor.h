@@ -1,4 +1,5 @@
-/* libcpuexec: the executor, a persistent pool that runs parallel loops.
+/** @file
+ * libcpuexec: the executor, a persistent pool that runs parallel loops.
  *
  * Handles: a cpuexec_executor * is one reference-counted handle, whoever
  * handed it out. Who releases what:
@@ -32,9 +33,17 @@
  *   - total <= 0 calls nothing and returns 0; grain < 1 or fn == NULL is
  *     CPUEXEC_EINVAL;
  *   - at most min(max_participants (0: the executor's limit), the executor's
- *     effective threads, ceil(total / grain)) participants run; the calling
- *     thread is participant 0; when there is at least one grain per admitted
- *     participant, every admitted participant runs at least one range;
+ *     effective threads, ceil(total / grain)) participants are admitted; the
+ *     calling thread is participant 0 and cpuexec_participant_count() is the
+ *     admitted count;
+ *   - nobody waits for a worker that has not started: the range reserved
+ *     for an admitted worker that has not checked in when another
+ *     participant (the caller included) runs out of work is run by that
+ *     participant, and the worker, arriving later, runs nothing for that
+ *     call. So every admitted participant runs a range whenever its share
+ *     takes longer than its wake-up; with shorter shares fewer may run
+ *     (cpuexec_parallel_for_flags with CPUEXEC_FOR_EVERY_PARTICIPANT makes
+ *     every admitted participant run its range, waiting for it);
  *   - a callback returning non-zero stops ranges that have not started;
  *     every started callback finishes before the call returns, which returns
  *     CPUEXEC_ECALLBACK; the first non-zero value observed is then
@@ -68,10 +77,13 @@
 #include <cpuexec/common.h>
 #include <cpuexec/resolve.h>
 
-/* The built-in pool (cpuexec_executor_create, the registry, sessions) or an
- * application's own pool wrapped with cpuexec_executor_create_foreign()
- * (include/cpuexec/foreign.h); every call that takes an executor takes
- * both. */
+/** An executor (opaque): the built-in pool (cpuexec_executor_create, the
+ * registry, sessions: the caller plus effective_threads - 1 persistent
+ * workers) or an application's own pool wrapped with
+ * cpuexec_executor_create_foreign() (include/cpuexec/foreign.h); every call
+ * that takes an executor takes both. Owned by whoever created or leased
+ * it; any number of threads may call into it at once; it must not be
+ * destroyed or released while a call is in progress. */
 typedef struct cpuexec_executor cpuexec_executor;
 
 /* A range callback: 0 on success; any other value stops the loop, and the
@@ -138,11 +150,23 @@ CPUEXEC_EXPORT int cpuexec_executor_destroy(cpuexec_executor *exec);
 CPUEXEC_EXPORT int cpuexec_parallel_for(cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
                                         cpuexec_range_fn fn, int32_t max_participants);
 
+/* Flag of cpuexec_parallel_for_flags(): every admitted participant runs its
+ * reserved range: the caller waits for workers that have not started
+ * instead of taking their work. For calibration and per-participant set-up
+ * that must run on every thread; it costs a wake-up per idle worker on
+ * every call (doc/spinning.md). */
+#define CPUEXEC_FOR_EVERY_PARTICIPANT 0x1u
+
+/* cpuexec_parallel_for with flags (0 is cpuexec_parallel_for). A flag
+ * outside the ones above is CPUEXEC_EINVAL naming it. */
+CPUEXEC_EXPORT int cpuexec_parallel_for_flags(cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
+                                              cpuexec_range_fn fn, int32_t max_participants, uint32_t flags);
+
 /* Accessors. exec NULL is the serial executor of cpuexec_parallel_for:
  * 1 effective thread, policy NULL, id 0. */
 CPUEXEC_EXPORT int32_t cpuexec_executor_effective_threads(const cpuexec_executor *exec);
 CPUEXEC_EXPORT const cpuexec_resolved *cpuexec_executor_policy(const cpuexec_executor *exec);
-/* Process-local, non-zero, never reused within the process (0 for NULL). */
+/** Process-local, non-zero, never reused within the process (0 for NULL). */
 CPUEXEC_EXPORT uint64_t cpuexec_executor_id(const cpuexec_executor *exec);
 
 /* Inside a callback: this participant's index (0 = the caller; on a
@@ -162,7 +186,9 @@ CPUEXEC_EXPORT int32_t cpuexec_participant_count(void);
 CPUEXEC_EXPORT int cpuexec_plan_parallel_for(const cpuexec_executor *exec, int64_t total,
                                              const cpuexec_cost *cost,
                                              const cpuexec_plan_constraints *constraints, cpuexec_plan *plan);
-/* Plans, then runs cpuexec_parallel_for with the plan. */
+/** Plans (cpuexec_plan_parallel_for()), then runs cpuexec_parallel_for()
+ * with the plan's grain and participants: the same serial loop, rules and
+ * errors as both. */
 CPUEXEC_EXPORT int cpuexec_parallel_for_costed(cpuexec_executor *exec, int64_t total, const cpuexec_cost *cost,
                                                const cpuexec_plan_constraints *constraints, void *ctx,
                                                cpuexec_range_fn fn);

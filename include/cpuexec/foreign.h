@@ -1,4 +1,5 @@
-/* libcpuexec: foreign executors, an application's own pool as an executor.
+/** @file
+ * libcpuexec: foreign executors, an application's own pool as an executor.
  *
  * An application that owns its threads (a game engine's job system, a
  * server's worker pool, a oneTBB arena) wraps that pool as a
@@ -49,14 +50,16 @@
 #include <cpuexec/common.h>
 #include <cpuexec/executor.h>
 
+/** What an application's pool supplies to become an executor; start from
+ * cpuexec_foreign_executor_ops_init(). */
 typedef struct cpuexec_foreign_executor_ops {
-  /* Participants a region may have, the calling thread included: usually
+  /** Participants a region may have, the calling thread included: usually
    * the pool's thread count. Required, >= 1 (1: every call runs inline and
    * run_ranges is never called). */
   int32_t effective_threads;
   /* Required: the range runner described above. */
   int (*run_ranges)(void *pool, int64_t count, void *arg, cpuexec_range_fn fn);
-  /* Optional: the pool's own cost planner for cpuexec_plan_parallel_for()
+  /** Optional: the pool's own cost planner for cpuexec_plan_parallel_for()
    * (and so cpuexec_parallel_for_costed and costed ranges). It receives the
    * arguments as given (constraints may be NULL) and returns 0 with *plan
    * filled, or an error that is returned unchanged. NULL: libcpuexec's
@@ -69,11 +72,11 @@ typedef struct cpuexec_foreign_executor_ops {
 
 CPUEXEC_BEGIN_DECLS
 
-/* Clears *ops (effective_threads 0 and no functions: set the required
+/** Clears *ops (effective_threads 0 and no functions: set the required
  * ones). NULL is ignored. */
 CPUEXEC_EXPORT void cpuexec_foreign_executor_ops_init(cpuexec_foreign_executor_ops *ops);
 
-/* Wraps pool as an executor. *ops is copied; pool is passed to each
+/** Wraps pool as an executor. *ops is copied; pool is passed to each
  * function and must outlive the executor. The executor owns no threads and
  * has no resolved policy (cpuexec_executor_policy() returns NULL); its id is
  * new. *out holds one reference, released with cpuexec_executor_release();

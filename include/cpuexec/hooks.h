@@ -1,4 +1,5 @@
-/* libcpuexec: runtime hooks, run on every participant of every region.
+/** @file
+ * libcpuexec: runtime hooks, run on every participant of every region.
  *
  * A library called from inside libcpuexec callbacks may start threads of its
  * own (OpenMP, OpenBLAS's pthreads build, BLIS, MKL). A hook keeps it inline:
@@ -39,28 +40,35 @@
 #include <cpuexec/common.h>
 #include <cpuexec/executor.h>
 
-/* Bytes of private state each hook gets per participant and per scope. */
+/** Bytes of private state each hook gets per participant and per scope. */
 #define CPUEXEC_HOOK_STATE_MAX 32
-/* Hooks a process may register, libcpuexec's own OpenMP guard included. */
+/** Hooks a process may register, libcpuexec's own OpenMP guard included. */
 #define CPUEXEC_HOOKS_MAX 6
 
+/** A runtime hook: the five parts described at the top of this header, each
+ * optional. Start from cpuexec_hook_init(). */
 typedef struct cpuexec_hook {
-  const char *name; /* for messages; may be NULL */
-  void *user;       /* passed to every function below; must outlive the process's regions */
+  const char *name; /**< for messages; may be NULL */
+  void *user;       /**< passed to every function below; must outlive the process's regions */
+  /** A thread starts running callbacks of a region (its outermost one). */
   void (*participant_begin)(void *user, void *state);
+  /** Before every callback on a participant, nested ones included. */
   void (*before_callback)(void *user);
+  /** The thread leaves its outermost region; state is what begin saved. */
   void (*participant_end)(void *user, void *state);
+  /** A scope or session run installs exec on a thread outside callbacks. */
   void (*scope_enter)(void *user, cpuexec_executor *exec, void *state);
+  /** That scope is left; state is what scope_enter saved. */
   void (*scope_leave)(void *user, void *state);
   uint64_t reserved_[4]; /* zero (cpuexec_hook_init): room for fields of later versions */
 } cpuexec_hook;
 
 CPUEXEC_BEGIN_DECLS
 
-/* Sets every field to NULL. NULL is ignored. */
+/** Sets every field to NULL. NULL is ignored. */
 CPUEXEC_EXPORT void cpuexec_hook_init(cpuexec_hook *hook);
 
-/* Adds a copy of *hook for the rest of the process: regions that begin after
+/** Adds a copy of *hook for the rest of the process: regions that begin after
  * the call returns run it (a region already running is not changed). There
  * is no unregistration, so hook->user must stay valid until exit; a hook
  * that may be turned off keeps its own flag. Registering a hook equal to

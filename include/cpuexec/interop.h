@@ -1,4 +1,5 @@
-/* libcpuexec: OpenMP interop (the OMPT tool, the inline guard, the report).
+/** @file
+ * libcpuexec: OpenMP interop (the OMPT tool, the inline guard, the report).
  * Owned by src/openmp_*.c and src/ompt_tool.c; see doc/migrating-openmp.md.
  * The inline guard and the scope settings are one runtime hook
  * (include/cpuexec/hooks.h), registered when the library loads, so they run
@@ -35,28 +36,29 @@
 
 #include <cpuexec/common.h>
 
-/* Why OpenMP detection is, or is not, live. */
+/** Why OpenMP detection is, or is not, live. */
 typedef enum cpuexec_openmp_detection {
-  CPUEXEC_OPENMP_LIVE = 0,           /* the tool receives libomp's events */
-  CPUEXEC_OPENMP_NO_RUNTIME,         /* no OpenMP runtime is loaded */
-  CPUEXEC_OPENMP_NOT_STARTED,        /* libomp is loaded but has not run OpenMP yet */
-  CPUEXEC_OPENMP_NO_OMPT,            /* only libgomp is loaded: it has no OMPT */
-  CPUEXEC_OPENMP_TOOL_DISABLED,      /* OMP_TOOL=disabled */
-  CPUEXEC_OPENMP_DECLINED,           /* CPUEXEC_OMPT=off, or built with --disable-ompt */
-  CPUEXEC_OPENMP_OTHER_TOOL,         /* another ompt_start_tool took precedence and did not chain to ours */
-  CPUEXEC_OPENMP_STARTED_BEFORE,     /* OpenMP started before libcpuexec was loaded */
-  CPUEXEC_OPENMP_INIT_FAILED,        /* the runtime refused the tool's callbacks */
-  CPUEXEC_OPENMP_FINALIZED           /* the runtime shut the tool down */
+  CPUEXEC_OPENMP_LIVE = 0,           /**< the tool receives libomp's events */
+  CPUEXEC_OPENMP_NO_RUNTIME,         /**< no OpenMP runtime is loaded */
+  CPUEXEC_OPENMP_NOT_STARTED,        /**< libomp is loaded but has not run OpenMP yet */
+  CPUEXEC_OPENMP_NO_OMPT,            /**< only libgomp is loaded: it has no OMPT */
+  CPUEXEC_OPENMP_TOOL_DISABLED,      /**< OMP_TOOL=disabled */
+  CPUEXEC_OPENMP_DECLINED,           /**< CPUEXEC_OMPT=off, or built with --disable-ompt */
+  CPUEXEC_OPENMP_OTHER_TOOL,         /**< another ompt_start_tool took precedence and did not chain to ours */
+  CPUEXEC_OPENMP_STARTED_BEFORE,     /**< OpenMP started before libcpuexec was loaded */
+  CPUEXEC_OPENMP_INIT_FAILED,        /**< the runtime refused the tool's callbacks */
+  CPUEXEC_OPENMP_FINALIZED           /**< the runtime shut the tool down */
 } cpuexec_openmp_detection;
 
+/** Where OpenMP detection stands (cpuexec_openmp_status()). */
 typedef struct cpuexec_openmp_state {
-  cpuexec_openmp_detection detection;
-  bool live;            /* detection == CPUEXEC_OPENMP_LIVE */
-  bool libomp_loaded;   /* LLVM libomp (or libiomp5) found in the process */
-  bool libgomp_loaded;  /* GCC libgomp (or another runtime) found */
-  bool guard_active;    /* a runtime was found: the inline guard drives it */
-  bool chained_tool;    /* another OMPT tool receives its callbacks through ours */
-  /* Why, in words (static storage), e.g. "libgomp has no OMPT: OpenMP
+  cpuexec_openmp_detection detection; /**< why detection is or is not live */
+  bool live;            /**< detection == CPUEXEC_OPENMP_LIVE */
+  bool libomp_loaded;   /**< LLVM libomp (or libiomp5) found in the process */
+  bool libgomp_loaded;  /**< GCC libgomp (or another runtime) found */
+  bool guard_active;    /**< a runtime was found: the inline guard drives it */
+  bool chained_tool;    /**< another OMPT tool receives its callbacks through ours */
+  /** Why, in words (static storage), e.g. "libgomp has no OMPT: OpenMP
    * regions are kept inline but cannot be counted". */
   const char *reason;
   char chained_tool_name[256]; /* the chained tool's file, or "" */
@@ -65,7 +67,7 @@ typedef struct cpuexec_openmp_state {
   uint64_t reserved_[4];
 } cpuexec_openmp_state;
 
-/* Process-wide counts since start (or the last cpuexec_openmp_reset()).
+/** Process-wide counts since start (or the last cpuexec_openmp_reset()).
  * Region counts are made when a region ends. */
 typedef struct cpuexec_openmp_counters {
   uint64_t regions_in_callbacks;       /* regions begun inside a libcpuexec callback */
@@ -81,7 +83,7 @@ typedef struct cpuexec_openmp_counters {
   uint64_t reserved_[6];
 } cpuexec_openmp_counters;
 
-/* One calling function (or call site, when it has no dynamic symbol). */
+/** One calling function (or call site, when it has no dynamic symbol). */
 typedef struct cpuexec_openmp_report_entry {
   const void *codeptr;         /* a return address inside the function that began the region */
   char function[128];          /* its symbol (dladdr), or "" when not exported */
@@ -98,19 +100,23 @@ typedef struct cpuexec_openmp_report_entry {
 
 CPUEXEC_BEGIN_DECLS
 
-/* Where OpenMP detection stands; looks for newly loaded runtimes first. */
+/** Writes where OpenMP detection stands to *out; looks for newly loaded
+ * runtimes first. out NULL is CPUEXEC_EINVAL. */
 CPUEXEC_EXPORT int cpuexec_openmp_status(cpuexec_openmp_state *out);
+/** Writes the process-wide counts to *out. out NULL is CPUEXEC_EINVAL. */
 CPUEXEC_EXPORT int cpuexec_openmp_counters_get(cpuexec_openmp_counters *out);
-/* Zeroes the counters and the report's counts (counts made concurrently
+/** Zeroes the counters and the report's counts (counts made concurrently
  * with the reset may be kept or lost). */
 CPUEXEC_EXPORT void cpuexec_openmp_reset(void);
 
-/* The report, one entry per calling function, most regions first. Writes at
+/** The report, one entry per calling function, most regions first. Writes at
  * most capacity entries and sets *count to the number available (so a call
- * with capacity 0 sizes the array). */
+ * with capacity 0 sizes the array). count NULL, or entries NULL with
+ * capacity > 0, is CPUEXEC_EINVAL. */
 CPUEXEC_EXPORT int cpuexec_openmp_report(cpuexec_openmp_report_entry *entries, size_t capacity, size_t *count);
-/* The status, counters and report as text, one function a line. snprintf-like:
- * returns the full length; writes at most size bytes including the NUL. */
+/** The status, counters and report as text, one function a line. snprintf-like:
+ * returns the full length; writes at most size bytes including the NUL.
+ * buf NULL with size > 0 is CPUEXEC_EINVAL. */
 CPUEXEC_EXPORT int cpuexec_openmp_report_describe(char *buf, size_t size);
 
 CPUEXEC_END_DECLS

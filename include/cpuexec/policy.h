@@ -1,4 +1,5 @@
-/* libcpuexec: the requested CPU execution policy.
+/** @file
+ * libcpuexec: the requested CPU execution policy.
  *
  * A cpuexec_policy says what a caller asks for; cpuexec_resolve()
  * (cpuexec/resolve.h) turns it into what will actually run on a topology.
@@ -14,25 +15,25 @@
 
 #include <cpuexec/common.h>
 
-/* How waiting threads (workers between regions, the caller waiting for
+/** How waiting threads (workers between regions, the caller waiting for
  * workers) behave before they park in the kernel. */
 typedef enum cpuexec_spin_policy {
-  CPUEXEC_SPIN_ADAPTIVE = 0,      /* bounded time-based spin chosen by the library; spin_budget must be 0 */
-  CPUEXEC_SPIN_FIXED_ITERATIONS,  /* spin exactly spin_budget pause iterations, then park */
-  CPUEXEC_SPIN_FIXED_DURATION,    /* spin spin_budget nanoseconds, then park */
-  CPUEXEC_SPIN_PARK_IMMEDIATELY   /* never spin; spin_budget must be 0 */
+  CPUEXEC_SPIN_ADAPTIVE = 0,      /**< bounded time-based spin chosen by the library; spin_budget must be 0 */
+  CPUEXEC_SPIN_FIXED_ITERATIONS,  /**< spin exactly spin_budget pause iterations, then park */
+  CPUEXEC_SPIN_FIXED_DURATION,    /**< spin spin_budget nanoseconds, then park */
+  CPUEXEC_SPIN_PARK_IMMEDIATELY   /**< never spin; spin_budget must be 0 */
 } cpuexec_spin_policy;
 
-/* Where workers (and, for EXPLICIT, the caller) are placed. */
+/** Where workers (and, for EXPLICIT, the caller) are placed. */
 typedef enum cpuexec_affinity_policy {
-  CPUEXEC_AFFINITY_NONE = 0,          /* no placement: the OS schedules */
-  CPUEXEC_AFFINITY_PHYSICAL_CORES,    /* one logical processor per physical core */
-  CPUEXEC_AFFINITY_PERFORMANCE_CORES, /* physical cores, performance kind first */
-  CPUEXEC_AFFINITY_PHYSICAL_THEN_SMT, /* every physical core first, then SMT siblings */
-  CPUEXEC_AFFINITY_EXPLICIT           /* cpu_set[0] is the caller, the rest the workers */
+  CPUEXEC_AFFINITY_NONE = 0,          /**< no placement: the OS schedules */
+  CPUEXEC_AFFINITY_PHYSICAL_CORES,    /**< one logical processor per physical core */
+  CPUEXEC_AFFINITY_PERFORMANCE_CORES, /**< physical cores, performance kind first */
+  CPUEXEC_AFFINITY_PHYSICAL_THEN_SMT, /**< every physical core first, then SMT siblings */
+  CPUEXEC_AFFINITY_EXPLICIT           /**< cpu_set[0] is the caller, the rest the workers */
 } cpuexec_affinity_policy;
 
-/* The most processors an explicit cpu_set can name. */
+/** The most processors an explicit cpu_set can name. */
 #define CPUEXEC_CPU_SET_MAX 1024
 
 /* The layout is versioned by struct_size so it can grow: new fields take
@@ -48,8 +49,9 @@ typedef struct cpuexec_policy {
   /* 0: topology default; 1: serial (no workers); N > 1: N participants
    * including the caller. Negative values are rejected. */
   int32_t num_threads;
+  /** How waiting threads spin before they park; see spin_budget. */
   cpuexec_spin_policy spin_policy;
-  /* FIXED_ITERATIONS: pause iterations. FIXED_DURATION: nanoseconds.
+  /** FIXED_ITERATIONS: pause iterations. FIXED_DURATION: nanoseconds.
    * Must be 0 for ADAPTIVE and PARK_IMMEDIATELY, and > 0 for the fixed ones. */
   uint64_t spin_budget;
   /* Default NONE: pinning is always an explicit choice. */
@@ -62,10 +64,10 @@ typedef struct cpuexec_policy {
   int32_t cpu_set[CPUEXEC_CPU_SET_MAX];
 } cpuexec_policy;
 
-/* The kind of text cpuexec_*_describe() writes. */
+/** The kind of text cpuexec_*_describe() writes. */
 typedef enum cpuexec_format {
-  CPUEXEC_FORMAT_TEXT = 0,
-  CPUEXEC_FORMAT_JSON
+  CPUEXEC_FORMAT_TEXT = 0, /**< lines of "key: value" text for people */
+  CPUEXEC_FORMAT_JSON      /**< one JSON object */
 } cpuexec_format;
 
 CPUEXEC_BEGIN_DECLS
@@ -76,7 +78,7 @@ CPUEXEC_BEGIN_DECLS
  * nesting not allowed; every field 0 except struct_size. NULL is ignored. */
 CPUEXEC_EXPORT void cpuexec_policy_init(cpuexec_policy *policy);
 
-/* Parses "key=value,key=value" into *policy, starting from the defaults.
+/** Parses "key=value,key=value" into *policy, starting from the defaults.
  * Keys: num_threads, spin_policy (adaptive|fixed_iterations|fixed_duration|
  * park_immediately), spin_budget (an integer; durations take a unit:
  * ns, us, ms, s), affinity_policy (none|physical_cores|performance_cores|
@@ -96,32 +98,48 @@ CPUEXEC_EXPORT void cpuexec_policy_init(cpuexec_policy *policy);
  * - the rules that need no topology are applied here as in cpuexec_resolve():
  *   num_threads >= 0, a fixed spin needs a budget > 0, adaptive and
  *   park_immediately take none, cpu_set if and only if affinity is explicit.
- * On failure *policy is unchanged and cpuexec_last_error() names the key. */
+ * On failure *policy is unchanged and cpuexec_last_error() names the key.
+ * text or policy NULL is CPUEXEC_EINVAL. The text is only read during the
+ * call; nothing is kept. */
 CPUEXEC_EXPORT int cpuexec_policy_parse(const char *text, cpuexec_policy *policy);
 
-/* Writes the policy in the grammar above, every key present in a fixed
+/** Writes the policy in the grammar above, every key present in a fixed
  * order (num_threads, spin_policy, spin_budget, affinity_policy,
  * allow_nested_parallelism, cpu_set last since its value holds commas);
  * durations in the largest exact unit (50000 ns is "50us"), cpu_set with
  * ascending runs as ranges. parse(format(p)) == p for every p that meets
  * the rules above; other policies are still written, for messages. Returns the length of the full text (like
  * snprintf), or CPUEXEC_EINVAL for an enum out of range or a cpu_set_count
- * above CPUEXEC_CPU_SET_MAX; writes at most size bytes including NUL. */
+ * above CPUEXEC_CPU_SET_MAX; writes at most size bytes including NUL.
+ * policy NULL, or buf NULL with size > 0, is CPUEXEC_EINVAL; buf NULL with
+ * size 0 measures the text. */
 CPUEXEC_EXPORT int cpuexec_policy_format(const cpuexec_policy *policy, char *buf, size_t size);
 
-/* True when the two requests are field-for-field equal (cpu_set entries
+/** True when the two requests are field-for-field equal (cpu_set entries
  * past cpu_set_count are ignored). NULL equals only NULL. */
 CPUEXEC_EXPORT bool cpuexec_policy_equal(const cpuexec_policy *a, const cpuexec_policy *b);
 
-/* The process default request: CPUEXEC_POLICY from the environment parsed
+/** 0 when policy meets the rules cpuexec_policy_parse() applies to every text
+ * (those that need no topology; see the list above); otherwise CPUEXEC_EINVAL
+ * with cpuexec_last_error() naming the field, the value and what is allowed,
+ * as cpuexec_resolve() would. For requests built field by field (bindings
+ * validate eagerly with it). NULL is CPUEXEC_EINVAL. */
+CPUEXEC_EXPORT int cpuexec_policy_validate(const cpuexec_policy *policy);
+
+/** The process default request: CPUEXEC_POLICY from the environment parsed
  * with the grammar above (unset or empty: cpuexec_policy_init()). A
  * malformed CPUEXEC_POLICY is an error whose message starts
- * "CPUEXEC_POLICY: " and then names the key; *policy is then unchanged. */
+ * "CPUEXEC_POLICY: " and then names the key; *policy is then unchanged.
+ * policy NULL is CPUEXEC_EINVAL. Reading the environment is not safe
+ * against a concurrent setenv() (as for getenv()). */
 CPUEXEC_EXPORT int cpuexec_policy_from_environment(cpuexec_policy *policy);
 
-/* Enum names as they appear in the text form ("adaptive", "physical_cores"),
- * or NULL for values outside the enum. */
+/** The name of a spin policy as it appears in the text form ("adaptive"),
+ * or NULL for values outside the enum. Static storage; thread-safe. */
 CPUEXEC_EXPORT const char *cpuexec_spin_policy_name(cpuexec_spin_policy spin);
+/** The name of an affinity policy as it appears in the text form
+ * ("physical_cores"), or NULL for values outside the enum. Static storage;
+ * thread-safe. */
 CPUEXEC_EXPORT const char *cpuexec_affinity_policy_name(cpuexec_affinity_policy affinity);
 
 CPUEXEC_END_DECLS

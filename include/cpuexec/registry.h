@@ -1,4 +1,5 @@
-/* libcpuexec: the registry of shared, compatible pools.
+/** @file
+ * libcpuexec: the registry of shared, compatible pools.
  *
  * Resolved policies with equal sharing keys share one executor; leases are
  * reference counted; at most `capacity` incompatible pools are live.
@@ -19,6 +20,7 @@
 #include <cpuexec/common.h>
 #include <cpuexec/executor.h>
 
+/** A registry of shared pools (opaque). */
 typedef struct cpuexec_registry cpuexec_registry;
 
 /* Zero-initialised ({0}) options are the defaults, like

@@ -1,4 +1,5 @@
-/* libcpuexec: sessions and thread-local executor scopes.
+/** @file
+ * libcpuexec: sessions and thread-local executor scopes.
  *
  * A session resolves its policy and leases an executor once; each run
  * installs that executor on the running thread, where cpuexec_current(),
@@ -23,6 +24,7 @@
 #include <cpuexec/policy.h>
 #include <cpuexec/registry.h>
 
+/** A session (opaque): a resolved policy and its leased executor. */
 typedef struct cpuexec_session cpuexec_session;
 
 /* Saved state of one installed scope: opaque storage, private to the
@@ -86,6 +88,10 @@ CPUEXEC_EXPORT int cpuexec_session_run(cpuexec_session *session, void *ctx, cpue
  * reference on it meanwhile. Scopes nest and must be left in reverse order
  * (CPUEXEC_ESTATE otherwise). exec or scope NULL is CPUEXEC_EINVAL. */
 CPUEXEC_EXPORT int cpuexec_scope_enter(cpuexec_executor *exec, cpuexec_scope *scope);
+/** Leaves a scope entered on this thread, restoring what it replaced.
+ * scope NULL is CPUEXEC_EINVAL; a scope not entered on this thread,
+ * already left, or not the innermost one is CPUEXEC_ESTATE (nothing
+ * changes). */
 CPUEXEC_EXPORT int cpuexec_scope_leave(cpuexec_scope *scope);
 /* The executor installed on this thread (or of the region this thread is a
  * participant of), borrowed, or NULL. */

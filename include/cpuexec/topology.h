@@ -1,4 +1,5 @@
-/* libcpuexec: the process-visible processor topology, read with hwloc.
+/** @file
+ * libcpuexec: the process-visible processor topology, read with hwloc.
  *
  * "Process-visible" means the processors this process may run on: hwloc's
  * allowed cpuset (cgroup cpusets, containers) intersected with the process
@@ -16,18 +17,19 @@
 #include <cpuexec/common.h>
 #include <cpuexec/policy.h>
 
+/** A loaded topology (opaque). */
 typedef struct cpuexec_topology cpuexec_topology;
 
-/* Inputs that normally come from the running process. NULL or 0 fields
+/** Inputs that normally come from the running process. NULL or 0 fields
  * mean "read from the process" for cpuexec_topology_load() and "not
  * restricted / no quota" for stored topologies. */
 typedef struct cpuexec_topology_options {
-  const char *allowed_cpulist; /* Linux cpulist ("0-3,8"), NULL: everything the topology allows */
-  const char *binding_cpulist; /* the process binding, NULL: not bound */
-  const char *cgroup_root;     /* cgroup v2 mount to read cpu.max from, NULL: /sys/fs/cgroup */
-  const char *proc_self_cgroup;/* file naming the process cgroup ("0::/path"), NULL: /proc/self/cgroup */
-  double cpu_quota;            /* > 0: use this many CPUs as the quota instead of reading cgroup files */
-  /* Stored topologies: the calling thread's binding when resolving against
+  const char *allowed_cpulist; /**< Linux cpulist ("0-3,8"), NULL: everything the topology allows */
+  const char *binding_cpulist; /**< the process binding, NULL: not bound */
+  const char *cgroup_root;     /**< cgroup v2 mount to read cpu.max from, NULL: /sys/fs/cgroup */
+  const char *proc_self_cgroup;/**< file naming the process cgroup ("0::/path"), NULL: /proc/self/cgroup */
+  double cpu_quota;            /**< > 0: use this many CPUs as the quota instead of reading cgroup files */
+  /** Stored topologies: the calling thread's binding when resolving against
    * them (a caller pinned by someone else keeps its placement), NULL: the
    * caller is not pinned. Ignored by cpuexec_topology_load(), which reads
    * the calling thread's binding at each cpuexec_resolve(). */
@@ -41,16 +43,25 @@ CPUEXEC_BEGIN_DECLS
  * ignored. The strings are read during the load only. */
 CPUEXEC_EXPORT void cpuexec_topology_options_init(cpuexec_topology_options *options);
 
-/* This process's topology. options may be NULL. */
+/** Loads this process's topology into *out (the caller destroys it).
+ * options may be NULL. out NULL or a malformed cpulist is CPUEXEC_EINVAL;
+ * hwloc failures and unreadable cgroup files are CPUEXEC_ETOPOLOGY, with the
+ * file or field named. */
 CPUEXEC_EXPORT int cpuexec_topology_load(const cpuexec_topology_options *options, cpuexec_topology **out);
-/* A stored hwloc XML topology. */
+/** Loads a stored hwloc XML topology from path into *out (the caller
+ * destroys it). path or out NULL is CPUEXEC_EINVAL; an unreadable or
+ * malformed file is CPUEXEC_ETOPOLOGY naming it. */
 CPUEXEC_EXPORT int cpuexec_topology_load_xml(const char *path, const cpuexec_topology_options *options,
                                              cpuexec_topology **out);
-/* An hwloc synthetic description such as "package:2 core:8 pu:2". */
+/** Builds a topology from an hwloc synthetic description such as
+ * "package:2 core:8 pu:2" into *out (the caller destroys it). description
+ * or out NULL is CPUEXEC_EINVAL; a description hwloc rejects is
+ * CPUEXEC_ETOPOLOGY. */
 CPUEXEC_EXPORT int cpuexec_topology_load_synthetic(const char *description,
                                                    const cpuexec_topology_options *options,
                                                    cpuexec_topology **out);
-/* NULL is ignored (like free). */
+/** Frees a topology; NULL is ignored (like free). No thread may use it
+ * during or after the call. */
 CPUEXEC_EXPORT void cpuexec_topology_destroy(cpuexec_topology *topology);
 
 /* Counts over the process-visible part of the topology. Every accessor
@@ -71,7 +82,7 @@ CPUEXEC_EXPORT int32_t cpuexec_topology_performance_core_count(const cpuexec_top
  * hwloc's logical order, or -1 when i is out of range. */
 CPUEXEC_EXPORT int32_t cpuexec_topology_processor_id(const cpuexec_topology *topology, int32_t i);
 
-/* Human-readable summary (packages, cores, SMT, kinds, visible processors,
+/** Human-readable summary (packages, cores, SMT, kinds, visible processors,
  * quota) in text or JSON. snprintf-like: returns the full length.
  * topology NULL, a format outside the enum, or buf NULL with size > 0 is
  * CPUEXEC_EINVAL naming it. */

@@ -1,0 +1,156 @@
+/* Module functions on the running process: cpuexec.parallel_for on the
+ * executor installed on this thread, the installed executor's id, and the
+ * OpenMP interop status, counters and report. */
+#include "module.h"
+
+#include <string.h>
+
+/* Shared by the participants of one parallel_for; every field is touched
+ * with the GIL held. */
+typedef struct {
+  PyObject *fn;
+  PyObject *exc_type, *exc_value, *exc_tb; /* the first exception a callback raised */
+} range_ctx;
+
+/* Runs on every participant with the GIL released by the caller: each range
+ * takes the GIL for its Python call. After a failure no new call starts. */
+static int run_range(void *ctx, int64_t begin, int64_t end) {
+  range_ctx *c = ctx;
+  PyGILState_STATE gil = PyGILState_Ensure();
+  int rc = 1;
+  if (c->exc_type == NULL) {
+    PyObject *r = PyObject_CallFunction(c->fn, "LL", (long long)begin, (long long)end);
+    if (r != NULL) {
+      Py_DECREF(r);
+      rc = 0;
+    } else {
+      PyErr_Fetch(&c->exc_type, &c->exc_value, &c->exc_tb);
+    }
+  }
+  PyGILState_Release(gil);
+  return rc;
+}
+
+PyObject *cpx_parallel_for(PyObject *module, PyObject *args, PyObject *kwargs) {
+  cpx_state *st = cpx_state_of_module(module);
+  static char *kw[] = {"fn", "total", "grain", "max_participants", NULL};
+  PyObject *fn, *total_obj, *grain_obj = NULL, *max_obj = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO|OO:parallel_for", kw, &fn, &total_obj, &grain_obj, &max_obj))
+    return NULL;
+  if (!PyCallable_Check(fn)) {
+    PyErr_Format(PyExc_TypeError, "fn: got %.100s; use a callable fn(begin, end)", Py_TYPE(fn)->tp_name);
+    return NULL;
+  }
+  int64_t total, grain = 1, max = 0;
+  if (cpx_int64_arg(st, total_obj, "total", INT64_MIN, INT64_MAX, &total) < 0 ||
+      (grain_obj != NULL && cpx_int64_arg(st, grain_obj, "grain", INT64_MIN, INT64_MAX, &grain) < 0) ||
+      (max_obj != NULL && cpx_int64_arg(st, max_obj, "max_participants", 0, INT32_MAX, &max) < 0))
+    return NULL;
+  range_ctx c = {.fn = fn};
+  int rc;
+  cpuexec_executor *exec = cpuexec_current();
+  Py_BEGIN_ALLOW_THREADS
+  rc = cpuexec_parallel_for(exec, total, grain, &c, run_range, (int32_t)max);
+  Py_END_ALLOW_THREADS
+  if (c.exc_type != NULL) {
+    PyErr_Restore(c.exc_type, c.exc_value, c.exc_tb);
+    return NULL;
+  }
+  if (rc != 0)
+    return cpx_raise(st, rc);
+  Py_RETURN_NONE;
+}
+
+PyObject *cpx_current_executor_id(PyObject *module, PyObject *unused) {
+  uint64_t id = cpuexec_executor_id(cpuexec_current());
+  if (id == 0)
+    Py_RETURN_NONE;
+  return PyLong_FromUnsignedLongLong(id);
+}
+
+/* The detection states by value, as the enum in cpuexec/interop.h. */
+static const char *const detection_names[] = {
+    "live",           "no_runtime",  "not_started", "no_ompt",   "tool_disabled",
+    "declined",       "other_tool",  "started_before", "init_failed", "finalized",
+};
+
+PyObject *cpx_openmp_status(PyObject *module, PyObject *unused) {
+  cpx_state *st = cpx_state_of_module(module);
+  cpuexec_openmp_state s;
+  int rc;
+  /* It walks the loaded objects under the loader's lock. */
+  Py_BEGIN_ALLOW_THREADS
+  rc = cpuexec_openmp_status(&s);
+  Py_END_ALLOW_THREADS
+  if (rc != 0)
+    return cpx_raise(st, rc);
+  size_t d = (size_t)s.detection;
+  const char *detection = d < sizeof detection_names / sizeof detection_names[0] ? detection_names[d] : "unknown";
+  return Py_BuildValue("{s:s,s:O,s:O,s:O,s:O,s:O,s:s,s:s,s:s,s:s}", "detection", detection, "live",
+                       s.live ? Py_True : Py_False, "libomp_loaded", s.libomp_loaded ? Py_True : Py_False,
+                       "libgomp_loaded", s.libgomp_loaded ? Py_True : Py_False, "guard_active",
+                       s.guard_active ? Py_True : Py_False, "chained_tool", s.chained_tool ? Py_True : Py_False,
+                       "reason", s.reason != NULL ? s.reason : "", "chained_tool_name", s.chained_tool_name,
+                       "libomp_path", s.libomp_path, "libgomp_path", s.libgomp_path);
+}
+
+PyObject *cpx_openmp_counters(PyObject *module, PyObject *unused) {
+  cpx_state *st = cpx_state_of_module(module);
+  cpuexec_openmp_counters c;
+  int rc = cpuexec_openmp_counters_get(&c);
+  if (rc != 0)
+    return cpx_raise(st, rc);
+  return Py_BuildValue("{s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K,s:K}", "regions_in_callbacks",
+                       (unsigned long long)c.regions_in_callbacks, "regions_inline",
+                       (unsigned long long)c.regions_inline, "regions_multithreaded",
+                       (unsigned long long)c.regions_multithreaded, "toplevel_regions_in_sessions",
+                       (unsigned long long)c.toplevel_regions_in_sessions, "toplevel_regions_outside",
+                       (unsigned long long)c.toplevel_regions_outside, "nested_regions",
+                       (unsigned long long)c.nested_regions, "openmp_workers_created",
+                       (unsigned long long)c.openmp_workers_created, "openmp_workers_ended",
+                       (unsigned long long)c.openmp_workers_ended, "untracked_regions",
+                       (unsigned long long)c.untracked_regions, "report_overflow",
+                       (unsigned long long)c.report_overflow);
+}
+
+PyObject *cpx_openmp_report(PyObject *module, PyObject *unused) {
+  cpx_state *st = cpx_state_of_module(module);
+  size_t count = 0;
+  int rc = cpuexec_openmp_report(NULL, 0, &count);
+  if (rc != 0)
+    return cpx_raise(st, rc);
+  /* A few spare entries for functions seen between the two calls. */
+  size_t capacity = count + 8;
+  cpuexec_openmp_report_entry *entries = PyMem_Calloc(capacity, sizeof *entries);
+  if (entries == NULL)
+    return PyErr_NoMemory();
+  rc = cpuexec_openmp_report(entries, capacity, &count);
+  if (rc != 0) {
+    PyMem_Free(entries);
+    return cpx_raise(st, rc);
+  }
+  if (count > capacity)
+    count = capacity;
+  PyObject *list = PyList_New(0);
+  for (size_t i = 0; list != NULL && i < count; i++) {
+    const cpuexec_openmp_report_entry *e = &entries[i];
+    PyObject *d = Py_BuildValue(
+        "{s:K,s:s,s:s,s:K,s:K,s:K,s:K,s:K,s:I,s:I}", "codeptr", (unsigned long long)(uintptr_t)e->codeptr,
+        "function", e->function, "object", e->object, "offset", (unsigned long long)e->offset,
+        "inline_in_callbacks", (unsigned long long)e->inline_in_callbacks, "multithreaded_in_callbacks",
+        (unsigned long long)e->multithreaded_in_callbacks, "toplevel_in_sessions",
+        (unsigned long long)e->toplevel_in_sessions, "toplevel_outside", (unsigned long long)e->toplevel_outside,
+        "max_requested_threads", (unsigned)e->max_requested_threads, "max_actual_threads",
+        (unsigned)e->max_actual_threads);
+    if (d == NULL || PyList_Append(list, d) < 0)
+      Py_CLEAR(list);
+    Py_XDECREF(d);
+  }
+  PyMem_Free(entries);
+  return list;
+}
+
+PyObject *cpx_openmp_reset(PyObject *module, PyObject *unused) {
+  cpuexec_openmp_reset();
+  Py_RETURN_NONE;
+}

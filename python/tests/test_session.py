@@ -1,0 +1,248 @@
+"""cpuexec.Session: sharing identity, the scope a `with` block installs,
+counters (off by default, exact when on, shared by compatible sessions),
+parallel_for, and 4 Python threads using sessions at once."""
+import gc
+import threading
+
+import pytest
+
+import cpuexec
+
+
+def private_policy(k):
+    """A policy no other test uses, so its executor and counters are fresh."""
+    return {"num_threads": 2, "affinity_policy": "none", "spin_policy": "fixed_iterations",
+            "spin_budget": 1000 + k}
+
+
+def test_fields_and_identity_sharing():
+    a = cpuexec.Session(private_policy(1))
+    b = cpuexec.Session(cpuexec.Policy(**private_policy(1)))
+    c = cpuexec.Session("num_threads=2,affinity_policy=none,spin_policy=fixed_iterations,spin_budget=1001")
+    other = cpuexec.Session(private_policy(2))
+    assert isinstance(a.resolution, cpuexec.Resolution)
+    assert a.resolution.request == cpuexec.Policy(**private_policy(1))
+    assert a.identity == a.resolution.identity == b.identity == c.identity
+    assert a.executor_id == b.executor_id == c.executor_id > 0
+    assert other.identity != a.identity and other.executor_id != a.executor_id
+    assert a.effective_threads == a.resolution.effective_threads == 2
+    serial = cpuexec.Session({"num_threads": 1})
+    assert serial.effective_threads == 1 and serial.identity != a.identity
+    assert repr(a) == f"<cpuexec.Session executor_id={a.executor_id} effective_threads=2>"
+
+
+def test_released_executors_are_not_reused():
+    first = cpuexec.Session(private_policy(3))
+    first_id = first.executor_id
+    del first
+    gc.collect()
+    assert cpuexec.Session(private_policy(3)).executor_id != first_id
+
+
+def test_resolution_keeps_its_session_alive():
+    r = cpuexec.Session(private_policy(4)).resolution
+    gc.collect()
+    assert r.effective_threads == 2 and "threads=2" in r.identity and r.describe()
+
+
+def test_with_installs_the_executor_for_the_block():
+    assert cpuexec.current_executor_id() is None
+    outer = cpuexec.Session(private_policy(5))
+    inner = cpuexec.Session({"num_threads": 1})
+    with outer as entered:
+        assert entered is outer
+        assert cpuexec.current_executor_id() == outer.executor_id
+        with inner:
+            assert cpuexec.current_executor_id() == inner.executor_id
+        assert cpuexec.current_executor_id() == outer.executor_id
+        nested_default = cpuexec.Session()
+        assert nested_default.executor_id == outer.executor_id
+        assert nested_default.identity == outer.identity
+        with outer:  # re-entered on the same thread
+            assert cpuexec.current_executor_id() == outer.executor_id
+        assert cpuexec.current_executor_id() == outer.executor_id
+    assert cpuexec.current_executor_id() is None
+
+
+def test_an_exception_leaves_the_scope():
+    s = cpuexec.Session(private_policy(6))
+    with pytest.raises(KeyError):
+        with s:
+            raise KeyError("inside")
+    assert cpuexec.current_executor_id() is None
+
+
+def test_scopes_left_out_of_order_or_never_entered():
+    a = cpuexec.Session(private_policy(7))
+    b = cpuexec.Session({"num_threads": 1})
+    with pytest.raises(cpuexec.Error) as info:
+        a.__exit__(None, None, None)
+    assert info.value.name == "CPUEXEC_ESTATE" and "has not entered" in info.value.message
+    a.__enter__()
+    b.__enter__()
+    with pytest.raises(cpuexec.Error) as info:
+        a.__exit__(None, None, None)
+    assert info.value.name == "CPUEXEC_ESTATE"
+    assert cpuexec.current_executor_id() == b.executor_id
+    b.__exit__(None, None, None)
+    a.__exit__(None, None, None)
+    assert cpuexec.current_executor_id() is None
+    # Another thread cannot leave this thread's scope.
+    a.__enter__()
+    errors = []
+
+    def leave_elsewhere():
+        try:
+            a.__exit__(None, None, None)
+        except cpuexec.Error as e:
+            errors.append(e.name)
+    t = threading.Thread(target=leave_elsewhere)
+    t.start()
+    t.join()
+    assert errors == ["CPUEXEC_ESTATE"]
+    a.__exit__(None, None, None)
+    assert cpuexec.current_executor_id() is None
+
+
+def test_counters_off_by_default_then_exact():
+    s = cpuexec.Session(private_policy(8))
+    zero = cpuexec.Counters((0,) * 8)
+    with s:
+        for _ in range(5):
+            cpuexec.parallel_for(lambda b, e: None, 64, 1)
+    assert s.counters() == zero
+    s.enable_counters()
+    twin = cpuexec.Session(private_policy(8))  # the same executor: its counters too
+    with s:
+        for _ in range(20):
+            cpuexec.parallel_for(lambda b, e: None, 64, 1)
+        cpuexec.parallel_for(lambda b, e: None, 1, 1)  # one grain: inline on the caller
+
+        def nest(b, e):
+            if b == 0:
+                cpuexec.parallel_for(lambda b2, e2: None, 10, 1)
+        cpuexec.parallel_for(nest, 8, 1)
+    c = s.counters()
+    assert c.dispatches == 21
+    assert c.limited_inline == 1
+    assert c.nested_inline == 1
+    assert c.caller_waits <= c.dispatches
+    assert twin.counters() == c
+    assert cpuexec.Counters.n_fields == 8
+    assert [name for name in ("dispatches", "nested_inline", "limited_inline", "spins_found_work", "parks",
+                              "wakeups", "caller_waits", "worker_active_ns") if hasattr(c, name)] == [
+        "dispatches", "nested_inline", "limited_inline", "spins_found_work", "parks", "wakeups", "caller_waits",
+        "worker_active_ns"]
+    other = cpuexec.Session(private_policy(9))
+    assert other.counters() == zero
+
+
+def test_parallel_for_is_the_serial_loop():
+    calls = []
+    cpuexec.parallel_for(lambda b, e: calls.append((b, e, threading.get_ident())), 10, 3)
+    # In order on this thread, contiguous, several grains per call allowed.
+    bounds = [(b, e) for b, e, _ in calls]
+    assert bounds[0][0] == 0 and bounds[-1][1] == 10
+    assert all(e1 == b2 for (_, e1), (b2, _) in zip(bounds, bounds[1:]))
+    assert all((e - b) % 3 == 0 or e == 10 for b, e in bounds)
+    assert {t for _, _, t in calls} == {threading.get_ident()}
+    s = cpuexec.Session(private_policy(10))
+    for total, grain in ((1, 1), (7, 2), (1000, 1), (1000, 33), (5, 100)):
+        seen = [0] * total
+
+        def fill(b, e):
+            assert 0 <= b < e <= total and (e - b >= grain or e == total)
+            for k in range(b, e):
+                seen[k] += 1
+        with s:
+            cpuexec.parallel_for(fill, total, grain)
+            cpuexec.parallel_for(fill, total, grain=grain, max_participants=1)
+        assert seen == [2] * total, (total, grain)
+    nothing = []
+    cpuexec.parallel_for(nothing.append, 0)
+    cpuexec.parallel_for(nothing.append, -5)
+    assert nothing == []
+
+
+def test_parallel_for_raises_the_callbacks_exception():
+    s = cpuexec.Session(private_policy(11))
+    started = []
+
+    def fail(b, e):
+        started.append(b)
+        if b == 0:
+            raise ZeroDivisionError("range 0")
+    with s, pytest.raises(ZeroDivisionError, match="range 0"):
+        cpuexec.parallel_for(fail, 1000, 1)
+    assert 0 in started and len(started) < 1000
+
+
+BAD_CALLS = [
+    (lambda: cpuexec.parallel_for(None, 10), TypeError),
+    (lambda: cpuexec.parallel_for(print, 10, 0), ValueError),
+    (lambda: cpuexec.parallel_for(print, 10, -1), ValueError),
+    (lambda: cpuexec.parallel_for(print, 2**70), ValueError),
+    (lambda: cpuexec.parallel_for(print, float("nan")), TypeError),
+    (lambda: cpuexec.parallel_for(print, "10"), TypeError),
+    (lambda: cpuexec.parallel_for(print, 10, 1, -1), ValueError),
+    (lambda: cpuexec.parallel_for(print, 10, 1, 2**32), ValueError),
+    (lambda: cpuexec.parallel_for(print), TypeError),
+    (lambda: cpuexec.Session(5), TypeError),
+    (lambda: cpuexec.Session(b"num_threads=1"), TypeError),
+    (lambda: cpuexec.Session("num_threads=-1"), ValueError),
+    (lambda: cpuexec.Session("num_threads=1\0"), ValueError),
+    (lambda: cpuexec.Session({"bogus": 1}), KeyError),
+    (lambda: cpuexec.Session(num_threads=2), TypeError),
+    (lambda: cpuexec.Session({"num_threads": 2**64}), ValueError),
+    (lambda: cpuexec.Session({"num_threads": float("nan")}), TypeError),
+]
+
+
+@pytest.mark.parametrize("call,exc", BAD_CALLS)
+def test_bad_arguments_raise(call, exc):
+    with pytest.raises(exc):
+        call()
+
+
+def test_grain_message_is_the_librarys():
+    with pytest.raises(ValueError) as info:
+        cpuexec.parallel_for(print, 10, 0)
+    assert info.value.name == "CPUEXEC_EINVAL" and "grain" in info.value.message
+
+
+def test_four_threads_with_sessions_at_once():
+    policies = [private_policy(12), private_policy(13)]
+    shared = cpuexec.Session(private_policy(14))
+    barrier = threading.Barrier(4)
+    results, errors = {}, []
+
+    def worker(i):
+        try:
+            own = cpuexec.Session(policies[i % 2])
+            barrier.wait()
+            for rep in range(25):
+                for session in (own, shared):
+                    with session:
+                        assert cpuexec.current_executor_id() == session.executor_id
+                        seen = [0] * 500
+
+                        def fill(b, e):
+                            for k in range(b, e):
+                                seen[k] += 1
+                        cpuexec.parallel_for(fill, 500, 7)
+                        assert seen == [1] * 500
+                    assert cpuexec.current_executor_id() is None
+            barrier.wait()
+            results[i] = (own.identity, own.executor_id)
+        except BaseException as e:  # reported below, with the thread
+            errors.append((i, repr(e)))
+            barrier.abort()
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert results[0] == results[2] and results[1] == results[3]
+    assert results[0][0] != results[1][0] and results[0][1] != results[1][1]
+    assert cpuexec.current_executor_id() is None

@@ -1,0 +1,83 @@
+/* The cadence model (cadence.h) and what it shows (cpuexec_executor_spin_state). */
+#include <string.h>
+
+#include "error.h"
+#include "executor_internal.h"
+
+static inline uint64_t absdiff(uint64_t a, uint64_t b) { return a > b ? a - b : b - a; }
+
+/* A period seen within max(period / 8, 20 us) of the smoothed one keeps the
+ * cadence. Once steady, one period outside that is forgiven (a busy
+ * machine delays a region now and then: the next one is expected a period
+ * after it); two in a row start over, so a stream that stops is forgotten
+ * at its second region. A stopped stream costs one window: the worker
+ * parks when it passes. */
+static cpuexec__cadence_hint decide(cpuexec__cadence *c, uint64_t now);
+
+cpuexec__cadence_hint cpuexec__cadence_note(cpuexec__cadence *c, uint64_t now) {
+  cpuexec__cadence_hint h = decide(c, now);
+  atomic_store_explicit(&c->shown_period_ns, c->period_ns, memory_order_relaxed);
+  atomic_store_explicit(&c->shown_jitter_ns, c->jitter_ns, memory_order_relaxed);
+  atomic_store_explicit(&c->shown_steady, c->steady, memory_order_relaxed);
+  atomic_store_explicit(&c->shown_window_ns, h.window_ns, memory_order_relaxed);
+  return h;
+}
+
+static cpuexec__cadence_hint decide(cpuexec__cadence *c, uint64_t now) {
+  cpuexec__cadence_hint none = {0, 0};
+  uint64_t last = c->last_ns;
+  c->last_ns = now;
+  if (c->burn_permille == 0 || last == 0 || now <= last) return none;
+  uint64_t seen = now - last;
+  uint64_t tolerance = c->period_ns / 8 > 20000u ? c->period_ns / 8 : 20000u;
+  uint64_t err = absdiff(seen, c->period_ns);
+  if (c->period_ns == 0 || (err > tolerance && c->outliers >= 1) || c->steady < CPUEXEC__CADENCE_STEADY) {
+    if (c->period_ns == 0 || err > tolerance) {
+      /* A new cadence (or none): start over from this period. */
+      c->period_ns = seen;
+      c->jitter_ns = 0;
+      c->steady = 0;
+      c->outliers = 0;
+      return none;
+    }
+  } else if (err > tolerance) {
+    /* One late region in a steady stream (a preempted caller, a long
+     * sleep): keep the cadence, expect the next one a period from now. */
+    c->outliers++;
+    goto predict;
+  }
+  c->outliers = 0;
+  c->steady++;
+  c->period_ns = (c->period_ns * 7 + seen) / 8;
+  c->jitter_ns = (c->jitter_ns * 3 + err) / 4;
+  if (c->steady < CPUEXEC__CADENCE_STEADY) return none;
+predict:;
+  /* The window covers three mean deviations, and costs at most the budget:
+   * all of it spun, plus the early wake. A window the budget cannot give
+   * even its narrowest width is not followed. */
+  uint64_t window = 3 * c->jitter_ns + CPUEXEC__CADENCE_MIN_WINDOW_NS;
+  uint64_t budget = c->period_ns / 1000u * c->burn_permille;
+  if (budget < 2u * CPUEXEC__CADENCE_MIN_WINDOW_NS + CPUEXEC__CADENCE_WAKE_LEAD_NS) return none;
+  uint64_t widest = (budget - CPUEXEC__CADENCE_WAKE_LEAD_NS) / 2;
+  if (window > widest) window = widest;
+  cpuexec__cadence_hint h = {now + c->period_ns, window};
+  return h;
+}
+
+CPUEXEC_EXPORT int cpuexec_executor_spin_state(const cpuexec_executor *exec, cpuexec_spin_state *out) {
+  if (!exec || !out) return cpuexec__fail(CPUEXEC_EINVAL, "%s: NULL", !exec ? "exec" : "out");
+  memset(out, 0, sizeof *out);
+  out->spin_ns = exec->spin.mode == CPUEXEC__SPIN_DURATION ? exec->spin.ns : 0;
+  out->spin_iterations = exec->spin.mode == CPUEXEC__SPIN_ITERATIONS ? exec->spin.iterations : 0;
+  if (exec->worker_count == 0) return 0;
+  /* Worker 1 sees every dispatched region: its model is the executor's. */
+  const cpuexec__cadence *c = &exec->workers[0].cadence;
+  out->follows_cadence = c->burn_permille != 0;
+  out->burn_permille = c->burn_permille;
+  out->cadence_ns = atomic_load_explicit(&c->shown_period_ns, memory_order_relaxed);
+  out->jitter_ns = atomic_load_explicit(&c->shown_jitter_ns, memory_order_relaxed);
+  out->steady_regions = atomic_load_explicit(&c->shown_steady, memory_order_relaxed);
+  out->window_ns = atomic_load_explicit(&c->shown_window_ns, memory_order_relaxed);
+  out->following = out->window_ns != 0;
+  return 0;
+}
