@@ -16,19 +16,19 @@
 
 /** A snapshot of an executor's counters (since counting was enabled). */
 typedef struct cpuexec_counters {
-  uint64_t dispatches;        /* parallel regions that woke workers */
-  uint64_t nested_inline;     /* calls made inside a callback, run inline */
-  uint64_t limited_inline;    /* calls run inline because the work admitted one participant */
-  uint64_t spins_found_work;  /* waits that ended while spinning */
-  uint64_t parks;             /* waits that parked in the kernel */
-  uint64_t wakeups;           /* wake system calls made by dispatches */
-  uint64_t caller_waits;      /* times the caller waited for workers to finish */
-  uint64_t worker_active_ns;  /* time workers spent running callbacks */
-  /* Since issue 9 (doc/spinning.md): */
-  uint64_t takeovers;         /* reserved chunks run by another participant: their owner had not checked in */
-  uint64_t late_arrivals;     /* times a worker woke to a region whose share was already taken */
-  uint64_t cadence_hits;      /* regions that found a worker spinning in its cadence window */
-  uint64_t cadence_misses;    /* cadence windows that ended without a region, or regions that came before theirs */
+  uint64_t dispatches;        /**< parallel regions that woke workers */
+  uint64_t nested_inline;     /**< calls made inside a callback, run inline */
+  uint64_t limited_inline;    /**< calls run inline because the work admitted one participant */
+  uint64_t spins_found_work;  /**< waits that ended while spinning */
+  uint64_t parks;             /**< waits that parked in the kernel */
+  uint64_t wakeups;           /**< wake system calls made by dispatches */
+  uint64_t caller_waits;      /**< times the caller waited for workers to finish */
+  uint64_t worker_active_ns;  /**< time workers spent running callbacks */
+  /** Since issue 9 (doc/spinning.md): */
+  uint64_t takeovers;         /**< reserved chunks run by another participant: their owner had not checked in */
+  uint64_t late_arrivals;     /**< times a worker woke to a region whose share was already taken */
+  uint64_t cadence_hits;      /**< regions that found a worker spinning in its cadence window */
+  uint64_t cadence_misses;    /**< cadence windows that ended without a region, or regions that came before theirs */
   uint64_t reserved_[8];
 } cpuexec_counters;
 /* A foreign executor (include/cpuexec/foreign.h) counts dispatches (calls
@@ -54,35 +54,35 @@ typedef struct cpuexec_spin_state {
   uint64_t reserved_[4];     /**< zeroed: room for fields of later versions */
 } cpuexec_spin_state;
 
-/* Passed by the library to the observer, valid during the call only. */
+/** Passed by the library to the observer, valid during the call only. */
 typedef struct cpuexec_dispatch_event {
-  uint64_t executor_id;
-  int32_t effective_threads;
-  int32_t requested_participants; /* max_participants as passed (0: the executor's limit) */
-  int32_t admitted_participants;  /* participants the call ran with */
-  int64_t total;
-  int64_t grain;
-  bool ran_inline;                /* nested or limited: ran on the caller only */
+  uint64_t executor_id;           /**< cpuexec_executor_id() of the executor */
+  int32_t effective_threads;      /**< its effective threads */
+  int32_t requested_participants; /**< max_participants as passed (0: the executor's limit) */
+  int32_t admitted_participants;  /**< participants the call ran with */
+  int64_t total;                  /**< total as passed */
+  int64_t grain;                  /**< grain as passed (or planned) */
+  bool ran_inline;                /**< nested or limited: ran on the caller only */
   uint64_t reserved_[4];
 } cpuexec_dispatch_event;
 
-/* Called on the dispatching thread; it must return quickly, must not call
+/** Called on the dispatching thread; it must return quickly, must not call
  * cpuexec_set_dispatch_observer(), and must not let a C++ exception escape. */
 typedef void (*cpuexec_dispatch_observer)(void *ctx, const cpuexec_dispatch_event *event);
 
-/* Stable properties a tuning profile depends on. {0} is no executor's
+/** Stable properties a tuning profile depends on. {0} is no executor's
  * descriptor; fill one with cpuexec_executor_descriptor(). */
 typedef struct cpuexec_descriptor {
-  int32_t effective_threads;
-  cpuexec_affinity_policy affinity_class;
-  bool uses_smt;
-  cpuexec_spin_policy spin_class;
-  uint64_t reserved_[4]; /* ignored by cpuexec_executor_check_descriptor() */
+  int32_t effective_threads;             /**< participants of a region */
+  cpuexec_affinity_policy affinity_class; /**< the requested affinity policy */
+  bool uses_smt;                          /**< two participants share a physical core */
+  cpuexec_spin_policy spin_class;         /**< the requested spin policy */
+  uint64_t reserved_[4]; /**< ignored by cpuexec_executor_check_descriptor() */
 } cpuexec_descriptor;
 
 CPUEXEC_BEGIN_DECLS
 
-/* Turns counting on for every lease of exec, until it is stopped. exec
+/** Turns counting on for every lease of exec, until it is stopped. exec
  * NULL is CPUEXEC_EINVAL. */
 CPUEXEC_EXPORT int cpuexec_executor_enable_counters(cpuexec_executor *exec);
 /** Writes a snapshot of exec's counters to *out; all zero while counters
@@ -91,11 +91,11 @@ CPUEXEC_EXPORT int cpuexec_executor_enable_counters(cpuexec_executor *exec);
  * in the snapshot. */
 CPUEXEC_EXPORT int cpuexec_executor_counters(const cpuexec_executor *exec, cpuexec_counters *out);
 
-/* The spin decision of exec as of its latest region; waits for a running
+/** The spin decision of exec as of its latest region; waits for a running
  * region to end. CPUEXEC_EINVAL naming exec or out when either is NULL. */
 CPUEXEC_EXPORT int cpuexec_executor_spin_state(const cpuexec_executor *exec, cpuexec_spin_state *out);
 
-/* One process-wide observer, called on the dispatching thread once per
+/** One process-wide observer, called on the dispatching thread once per
  * parallel region with ctx (observer NULL removes it). Safe to call from
  * any thread; an observer replaced while a dispatch runs may still be
  * called once by that dispatch. */

@@ -70,10 +70,10 @@ CPUEXEC_EXPORT const char *cpuexec_strerror(int code);
 /** The name of a code: "CPUEXEC_EINVAL" for CPUEXEC_EINVAL; "CPUEXEC_OK" for 0;
  * "CPUEXEC_UNKNOWN" otherwise. Static storage; thread-safe. */
 CPUEXEC_EXPORT const char *cpuexec_err_name(int code);
-/* The detail message of the calling thread's last failed call, or "" if
+/** The detail message of the calling thread's last failed call, or "" if
  * none. Never NULL; valid until the thread's next libcpuexec call. */
 CPUEXEC_EXPORT const char *cpuexec_last_error(void);
-/* The value the callback returned, for the calling thread's last call that
+/** The value the callback returned, for the calling thread's last call that
  * returned CPUEXEC_ECALLBACK (0 before any). Successful calls leave it
  * untouched, as they leave cpuexec_last_error(). */
 CPUEXEC_EXPORT int cpuexec_last_callback_error(void);

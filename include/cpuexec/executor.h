@@ -86,43 +86,44 @@
  * destroyed or released while a call is in progress. */
 typedef struct cpuexec_executor cpuexec_executor;
 
-/* A range callback: 0 on success; any other value stops the loop, and the
+/** A range callback: 0 on success; any other value stops the loop, and the
  * parallel call returns CPUEXEC_ECALLBACK with the value available from
  * cpuexec_last_callback_error(). C++: a callback must not let an exception
  * escape (catch it and return non-zero); an exception unwinding through
  * libcpuexec's C frames is undefined behaviour. */
 typedef int (*cpuexec_range_fn)(void *ctx, int64_t begin, int64_t end);
 
-/* Per-iteration cost of a loop body, for cpuexec_plan_parallel_for().
+/** Per-iteration cost of a loop body, for cpuexec_plan_parallel_for().
  * {0} and cpuexec_cost_init() are the same: no cost. */
 typedef struct cpuexec_cost {
-  double bytes_read;
-  double bytes_written;
-  double compute_cycles;
-  uint64_t reserved_[4]; /* zero: room for fields of later versions */
+  double bytes_read;     /**< bytes read per index (finite, >= 0) */
+  double bytes_written;  /**< bytes written per index (finite, >= 0) */
+  double compute_cycles; /**< compute cycles per index (finite, >= 0) */
+  uint64_t reserved_[4]; /**< zero: room for fields of later versions */
 } cpuexec_cost;
 
-/* {0} and cpuexec_plan_constraints_init() are the same: no constraint. */
+/** {0} and cpuexec_plan_constraints_init() are the same: no constraint. */
 typedef struct cpuexec_plan_constraints {
-  int32_t max_participants;       /* 0: the executor's limit; negative is CPUEXEC_EINVAL */
-  int32_t preferred_participants; /* 0: no preference; otherwise used when the model allows it */
-  uint64_t reserved_[4];          /* zero: room for fields of later versions */
+  int32_t max_participants;       /**< 0: the executor's limit; negative is CPUEXEC_EINVAL */
+  int32_t preferred_participants; /**< 0: no preference; otherwise used when the model allows it */
+  uint64_t reserved_[4];          /**< zero: room for fields of later versions */
 } cpuexec_plan_constraints;
 
-/* Written by cpuexec_plan_parallel_for() (reserved_ zeroed). */
+/** Written by cpuexec_plan_parallel_for() (reserved_ zeroed). */
 typedef struct cpuexec_plan {
-  int64_t grain;
-  int32_t participants;
+  int64_t grain;         /**< indices per range, at least 1 */
+  int32_t participants;  /**< participants to run with, at least 1 */
   uint64_t reserved_[4];
 } cpuexec_plan;
 
 CPUEXEC_BEGIN_DECLS
 
-/* Zero every field (the defaults above); NULL is ignored. */
+/** Zero every field (the defaults above); NULL is ignored. */
 CPUEXEC_EXPORT void cpuexec_cost_init(cpuexec_cost *cost);
+/** The same for constraints. */
 CPUEXEC_EXPORT void cpuexec_plan_constraints_init(cpuexec_plan_constraints *constraints);
 
-/* Creates an unshared executor for resolved (use the registry to share),
+/** Creates an unshared executor for resolved (use the registry to share),
  * holding one reference for the caller (release it with
  * cpuexec_executor_release()). Starts, names ("cpuexec-w<k>") and pins
  * effective_threads - 1 workers before returning; a failure names the
@@ -130,55 +131,59 @@ CPUEXEC_EXPORT void cpuexec_plan_constraints_init(cpuexec_plan_constraints *cons
  * starts no thread. resolved or out NULL is CPUEXEC_EINVAL; *out is NULL on
  * failure. */
 CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpuexec_executor **out);
-/* Adds one reference to a handle the caller holds (from create, acquire,
+/** Adds one reference to a handle the caller holds (from create, acquire,
  * retain, or borrowed from a session or scope while it is valid). NULL is
  * CPUEXEC_EINVAL. */
 CPUEXEC_EXPORT int cpuexec_executor_retain(cpuexec_executor *exec);
-/* Drops one reference. The last one stops and joins the workers of an
+/** Drops one reference. The last one stops and joins the workers of an
  * executor from cpuexec_executor_create(), or gives a registry pool back to
  * its registry (which stops it or keeps it idle). In a forked child it
  * frees memory only. NULL is ignored and returns 0 (like free). Misuse
  * (see "Handles" above): CPUEXEC_ESTATE or CPUEXEC_EBUSY. */
 CPUEXEC_EXPORT int cpuexec_executor_release(cpuexec_executor *exec);
-/* cpuexec-1.0-alias-begin: the 1.0 rename (doc/api-conventions.md) replaces
+/** cpuexec-1.0-alias-begin: the 1.0 rename (doc/api-conventions.md) replaces
  * every use of this deprecated 0.x name of cpuexec_executor_release() (same
  * behaviour) and deletes it. */
 CPUEXEC_EXPORT int cpuexec_executor_destroy(cpuexec_executor *exec);
 /* cpuexec-1.0-alias-end */
 
-/* max_participants: 0 the executor's limit, negative CPUEXEC_EINVAL. */
+/** max_participants: 0 the executor's limit, negative CPUEXEC_EINVAL. */
 CPUEXEC_EXPORT int cpuexec_parallel_for(cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
                                         cpuexec_range_fn fn, int32_t max_participants);
 
-/* Flag of cpuexec_parallel_for_flags(): every admitted participant runs its
+/** Flag of cpuexec_parallel_for_flags(): every admitted participant runs its
  * reserved range: the caller waits for workers that have not started
  * instead of taking their work. For calibration and per-participant set-up
  * that must run on every thread; it costs a wake-up per idle worker on
  * every call (doc/spinning.md). */
 #define CPUEXEC_FOR_EVERY_PARTICIPANT 0x1u
 
-/* cpuexec_parallel_for with flags (0 is cpuexec_parallel_for). A flag
+/** cpuexec_parallel_for with flags (0 is cpuexec_parallel_for). A flag
  * outside the ones above is CPUEXEC_EINVAL naming it. */
 CPUEXEC_EXPORT int cpuexec_parallel_for_flags(cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
                                               cpuexec_range_fn fn, int32_t max_participants, uint32_t flags);
 
-/* Accessors. exec NULL is the serial executor of cpuexec_parallel_for:
+/** Accessors. exec NULL is the serial executor of cpuexec_parallel_for:
  * 1 effective thread, policy NULL, id 0. */
 CPUEXEC_EXPORT int32_t cpuexec_executor_effective_threads(const cpuexec_executor *exec);
+/** The resolution exec runs (owned by exec, valid while it lives); NULL for
+ * NULL and for a foreign executor. */
 CPUEXEC_EXPORT const cpuexec_resolved *cpuexec_executor_policy(const cpuexec_executor *exec);
 /** Process-local, non-zero, never reused within the process (0 for NULL). */
 CPUEXEC_EXPORT uint64_t cpuexec_executor_id(const cpuexec_executor *exec);
 
-/* Inside a callback: this participant's index (0 = the caller; on a
+/** Inside a callback: this participant's index (0 = the caller; on a
  * foreign executor, the index its pool ran on this thread) and the number
  * of participants of the region, on whichever thread runs it (the
  * executor's workers, a foreign pool's threads, a job pool's workers). A
  * call nested inside a callback runs inline as participant 0 of 1. Outside
  * any callback: 0 and 1. */
 CPUEXEC_EXPORT int32_t cpuexec_participant_index(void);
+/** Inside a callback: the number of participants of the region; outside
+ * any callback: 1. Thread-local. */
 CPUEXEC_EXPORT int32_t cpuexec_participant_count(void);
 
-/* Chooses grain and participants from the cost model documented in
+/** Chooses grain and participants from the cost model documented in
  * src/plan.c. Small work plans one participant; exec NULL plans for the
  * serial caller; constraints NULL: none. cost or plan NULL, a cost field
  * negative or not finite, or a negative constraint is CPUEXEC_EINVAL naming

@@ -57,7 +57,7 @@ typedef struct cpuexec_foreign_executor_ops {
    * the pool's thread count. Required, >= 1 (1: every call runs inline and
    * run_ranges is never called). */
   int32_t effective_threads;
-  /* Required: the range runner described above. */
+  /** Required: the range runner described above. */
   int (*run_ranges)(void *pool, int64_t count, void *arg, cpuexec_range_fn fn);
   /** Optional: the pool's own cost planner for cpuexec_plan_parallel_for()
    * (and so cpuexec_parallel_for_costed and costed ranges). It receives the
@@ -67,7 +67,7 @@ typedef struct cpuexec_foreign_executor_ops {
    * outside [1, min(limit, total)] is CPUEXEC_ERANGE. */
   int (*plan)(void *pool, int64_t total, const cpuexec_cost *cost, const cpuexec_plan_constraints *constraints,
               cpuexec_plan *plan);
-  uint64_t reserved_[4]; /* zero: room for fields of later versions */
+  uint64_t reserved_[4]; /**< zero: room for fields of later versions */
 } cpuexec_foreign_executor_ops;
 
 CPUEXEC_BEGIN_DECLS

@@ -61,40 +61,40 @@ typedef struct cpuexec_openmp_state {
   /** Why, in words (static storage), e.g. "libgomp has no OMPT: OpenMP
    * regions are kept inline but cannot be counted". */
   const char *reason;
-  char chained_tool_name[256]; /* the chained tool's file, or "" */
-  char libomp_path[256];       /* where the runtimes were found, or "" */
-  char libgomp_path[256];
+  char chained_tool_name[256]; /**< the chained tool's file, or "" */
+  char libomp_path[256];       /**< where the runtimes were found, or "" */
+  char libgomp_path[256];      /**< where libgomp was found, or "" */
   uint64_t reserved_[4];
 } cpuexec_openmp_state;
 
 /** Process-wide counts since start (or the last cpuexec_openmp_reset()).
  * Region counts are made when a region ends. */
 typedef struct cpuexec_openmp_counters {
-  uint64_t regions_in_callbacks;       /* regions begun inside a libcpuexec callback */
-  uint64_t regions_inline;             /* ... that ran with one thread */
-  uint64_t regions_multithreaded;      /* ... that still got more than one thread */
-  uint64_t toplevel_regions_in_sessions; /* top-level regions while an executor was installed */
-  uint64_t toplevel_regions_outside;   /* top-level regions with no executor installed */
-  uint64_t nested_regions;             /* regions inside other OpenMP regions, outside callbacks */
-  uint64_t openmp_workers_created;     /* OpenMP worker threads started by the runtime */
-  uint64_t openmp_workers_ended;
-  uint64_t untracked_regions;          /* nesting too deep to attribute */
-  uint64_t report_overflow;            /* regions whose calling function did not fit the report */
+  uint64_t regions_in_callbacks;       /**< regions begun inside a libcpuexec callback */
+  uint64_t regions_inline;             /**< ... that ran with one thread */
+  uint64_t regions_multithreaded;      /**< ... that still got more than one thread */
+  uint64_t toplevel_regions_in_sessions; /**< top-level regions while an executor was installed */
+  uint64_t toplevel_regions_outside;   /**< top-level regions with no executor installed */
+  uint64_t nested_regions;             /**< regions inside other OpenMP regions, outside callbacks */
+  uint64_t openmp_workers_created;     /**< OpenMP worker threads started by the runtime */
+  uint64_t openmp_workers_ended;       /**< OpenMP worker threads that ended */
+  uint64_t untracked_regions;          /**< nesting too deep to attribute */
+  uint64_t report_overflow;            /**< regions whose calling function did not fit the report */
   uint64_t reserved_[6];
 } cpuexec_openmp_counters;
 
 /** One calling function (or call site, when it has no dynamic symbol). */
 typedef struct cpuexec_openmp_report_entry {
-  const void *codeptr;         /* a return address inside the function that began the region */
-  char function[128];          /* its symbol (dladdr), or "" when not exported */
-  char object[256];            /* the object file holding it */
-  uint64_t offset;             /* codeptr's offset in that object (for addr2line) */
-  uint64_t inline_in_callbacks;
-  uint64_t multithreaded_in_callbacks;
-  uint64_t toplevel_in_sessions;
-  uint64_t toplevel_outside;
-  int32_t max_requested_threads; /* the largest team asked for */
-  int32_t max_actual_threads;    /* the largest team it got */
+  const void *codeptr;         /**< a return address inside the function that began the region */
+  char function[128];          /**< its symbol (dladdr), or "" when not exported */
+  char object[256];            /**< the object file holding it */
+  uint64_t offset;             /**< codeptr's offset in that object (for addr2line) */
+  uint64_t inline_in_callbacks;        /**< its regions inside callbacks that ran with one thread */
+  uint64_t multithreaded_in_callbacks; /**< its regions inside callbacks that got more threads */
+  uint64_t toplevel_in_sessions;       /**< its top-level regions while an executor was installed */
+  uint64_t toplevel_outside;           /**< its top-level regions with no executor installed */
+  int32_t max_requested_threads; /**< the largest team asked for */
+  int32_t max_actual_threads;    /**< the largest team it got */
   uint64_t reserved_[4];
 } cpuexec_openmp_report_entry;
 

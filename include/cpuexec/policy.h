@@ -36,17 +36,17 @@ typedef enum cpuexec_affinity_policy {
 /** The most processors an explicit cpu_set can name. */
 #define CPUEXEC_CPU_SET_MAX 1024
 
-/* The layout is versioned by struct_size so it can grow: new fields take
+/** The layout is versioned by struct_size so it can grow: new fields take
  * the reserved room, and cpu_set is last so a later version can hold more
  * processors without moving anything else; struct_size tells the library
  * how many entries the caller's layout holds. */
 typedef struct cpuexec_policy {
-  /* sizeof(cpuexec_policy) as the caller compiled it, set by
+  /** sizeof(cpuexec_policy) as the caller compiled it, set by
    * cpuexec_policy_init(); 0 ({0}) means this version's layout. Any other
    * value is CPUEXEC_EINVAL. Not part of the request: cpuexec_policy_equal()
    * ignores it. */
   uint32_t struct_size;
-  /* 0: topology default; 1: serial (no workers); N > 1: N participants
+  /** 0: topology default; 1: serial (no workers); N > 1: N participants
    * including the caller. Negative values are rejected. */
   int32_t num_threads;
   /** How waiting threads spin before they park; see spin_budget. */
@@ -54,14 +54,14 @@ typedef struct cpuexec_policy {
   /** FIXED_ITERATIONS: pause iterations. FIXED_DURATION: nanoseconds.
    * Must be 0 for ADAPTIVE and PARK_IMMEDIATELY, and > 0 for the fixed ones. */
   uint64_t spin_budget;
-  /* Default NONE: pinning is always an explicit choice. */
+  /** Default NONE: pinning is always an explicit choice. */
   cpuexec_affinity_policy affinity_policy;
-  /* Recorded in the sharing key; nested calls still run inline (see executor.h). */
+  /** Recorded in the sharing key; nested calls still run inline (see executor.h). */
   bool allow_nested_parallelism;
-  uint64_t reserved_[8]; /* zero: room for fields of later versions */
-  /* Logical processor ids (OS indices), only with CPUEXEC_AFFINITY_EXPLICIT. */
+  uint64_t reserved_[8]; /**< zero: room for fields of later versions */
+  /** Logical processor ids (OS indices), only with CPUEXEC_AFFINITY_EXPLICIT. */
   int32_t cpu_set_count;
-  int32_t cpu_set[CPUEXEC_CPU_SET_MAX];
+  int32_t cpu_set[CPUEXEC_CPU_SET_MAX]; /**< the ids; the first is the caller's */
 } cpuexec_policy;
 
 /** The kind of text cpuexec_*_describe() writes. */
@@ -72,7 +72,7 @@ typedef enum cpuexec_format {
 
 CPUEXEC_BEGIN_DECLS
 
-/* Defaults: num_threads 0, ADAPTIVE spin with budget 0, affinity NONE
+/** Defaults: num_threads 0, ADAPTIVE spin with budget 0, affinity NONE
  * (unpinned, as seed 000 PR03 asks of every implicit default; pin with
  * affinity_policy=physical_cores or another placement), empty cpu_set,
  * nesting not allowed; every field 0 except struct_size. NULL is ignored. */

@@ -23,12 +23,12 @@
 /** A registry of shared pools (opaque). */
 typedef struct cpuexec_registry cpuexec_registry;
 
-/* Zero-initialised ({0}) options are the defaults, like
+/** Zero-initialised ({0}) options are the defaults, like
  * cpuexec_registry_options_init(). */
 typedef struct cpuexec_registry_options {
-  int32_t capacity;            /* live incompatible pools; 0: the default, 8; negative is CPUEXEC_EINVAL */
-  uint64_t idle_retention_ns;  /* keep an unleased pool this long; 0 (default): stop it at once */
-  uint64_t reserved_[4];       /* zero: room for fields of later versions */
+  int32_t capacity;            /**< live incompatible pools; 0: the default, 8; negative is CPUEXEC_EINVAL */
+  uint64_t idle_retention_ns;  /**< keep an unleased pool this long; 0 (default): stop it at once */
+  uint64_t reserved_[4];       /**< zero: room for fields of later versions */
 } cpuexec_registry_options;
 /* Idle retention needs no timer thread: a retained pool is reused by a
  * compatible acquire, evicted when an incompatible acquire needs its
@@ -39,45 +39,45 @@ typedef struct cpuexec_registry_options {
 
 CPUEXEC_BEGIN_DECLS
 
-/* Sets the defaults above (every field 0); NULL is ignored. */
+/** Sets the defaults above (every field 0); NULL is ignored. */
 CPUEXEC_EXPORT void cpuexec_registry_options_init(cpuexec_registry_options *options);
-/* Parses "capacity=8,idle_retention=50ms" into *options, starting from the
+/** Parses "capacity=8,idle_retention=50ms" into *options, starting from the
  * defaults, with the strict rules of cpuexec_policy_parse(): keys capacity
  * (a decimal >= 1) and idle_retention (digits and a unit ns, us, ms or s,
  * or 0), each at most once, in any order, no whitespace; "" gives the
  * defaults. On failure *options is unchanged and cpuexec_last_error() names
  * the key. text or options NULL is CPUEXEC_EINVAL. */
 CPUEXEC_EXPORT int cpuexec_registry_options_parse(const char *text, cpuexec_registry_options *options);
-/* The same for the CPUEXEC_REGISTRY environment variable (unset: the
+/** The same for the CPUEXEC_REGISTRY environment variable (unset: the
  * defaults); a malformed value is an error whose message starts
  * "CPUEXEC_REGISTRY: ". */
 CPUEXEC_EXPORT int cpuexec_registry_options_from_environment(cpuexec_registry_options *options);
 
-/* options NULL: the defaults. out NULL is CPUEXEC_EINVAL; *out is NULL on failure. */
+/** options NULL: the defaults. out NULL is CPUEXEC_EINVAL; *out is NULL on failure. */
 CPUEXEC_EXPORT int cpuexec_registry_create(const cpuexec_registry_options *options, cpuexec_registry **out);
-/* CPUEXEC_EBUSY while leases are live; otherwise stops retained pools and
+/** CPUEXEC_EBUSY while leases are live; otherwise stops retained pools and
  * frees. NULL is ignored and returns 0 (like free). The process registry
  * cannot be destroyed (CPUEXEC_EINVAL). */
 CPUEXEC_EXPORT int cpuexec_registry_destroy(cpuexec_registry *registry);
-/* The process-owned registry: created on first use with
+/** The process-owned registry: created on first use with
  * cpuexec_registry_options_from_environment() (CPUEXEC_REGISTRY; when it is
  * malformed the registry takes the defaults, and sessions that would use it
  * fail with that error), never destroyed. NULL only when out of memory. */
 CPUEXEC_EXPORT cpuexec_registry *cpuexec_registry_default(void);
-/* Changes a live registry's capacity and idle retention (options NULL: the
+/** Changes a live registry's capacity and idle retention (options NULL: the
  * defaults), for example to give the process registry a retention from the
  * application: pools already live stay; a lower capacity applies to later
  * acquires; a shorter retention applies at once. registry NULL or a
  * negative capacity is CPUEXEC_EINVAL. */
 CPUEXEC_EXPORT int cpuexec_registry_configure(cpuexec_registry *registry, const cpuexec_registry_options *options);
 
-/* A lease (one reference) on a pool whose sharing key equals resolved's,
+/** A lease (one reference) on a pool whose sharing key equals resolved's,
  * creating the pool if needed. The caller releases it with
  * cpuexec_executor_release(). Any NULL argument is CPUEXEC_EINVAL; *lease
  * is NULL on failure. */
 CPUEXEC_EXPORT int cpuexec_registry_acquire(cpuexec_registry *registry, const cpuexec_resolved *resolved,
                                             cpuexec_executor **lease);
-/* Pools currently holding threads or leases (serial pools never count);
+/** Pools currently holding threads or leases (serial pools never count);
  * 0 for NULL. */
 CPUEXEC_EXPORT int32_t cpuexec_registry_live_pools(const cpuexec_registry *registry);
 

@@ -36,7 +36,7 @@ typedef struct cpuexec_resolved_spin {
 
 CPUEXEC_BEGIN_DECLS
 
-/* Resolves request (NULL: the process default, cpuexec_policy_from_environment)
+/** Resolves request (NULL: the process default, cpuexec_policy_from_environment)
  * on topology (NULL: this process's topology, loaded once and cached). The
  * caller destroys *out with cpuexec_resolved_destroy(). out NULL is
  * CPUEXEC_EINVAL; *out is NULL on failure. */
@@ -59,8 +59,10 @@ CPUEXEC_EXPORT void cpuexec_resolved_destroy(cpuexec_resolved *resolved);
 
 /** The request as given (with defaults filled in); NULL for NULL. */
 CPUEXEC_EXPORT const cpuexec_policy *cpuexec_resolved_request(const cpuexec_resolved *resolved);
+/** Participants a region will have at most, the caller included (1:
+ * serial, no worker thread); 0 for NULL. */
 CPUEXEC_EXPORT int32_t cpuexec_resolved_effective_threads(const cpuexec_resolved *resolved);
-/* The caller's logical processor, or -1 when the caller is not placed:
+/** The caller's logical processor, or -1 when the caller is not placed:
  * EXPLICIT pins the caller to cpu_set[0] at each dispatch; otherwise a
  * caller bound to one processor by someone else is reported and kept. */
 CPUEXEC_EXPORT int32_t cpuexec_resolved_caller_processor(const cpuexec_resolved *resolved);
@@ -68,7 +70,7 @@ CPUEXEC_EXPORT int32_t cpuexec_resolved_caller_processor(const cpuexec_resolved 
  * affinity (and the result NULL). count must not be NULL. */
 CPUEXEC_EXPORT const int32_t *cpuexec_resolved_worker_processors(const cpuexec_resolved *resolved,
                                                                  int32_t *count);
-/* Over the participants that have a place (the workers, and the caller on
+/** Over the participants that have a place (the workers, and the caller on
  * its pinned processor or on the core kept for it): uses_smt when two of
  * them share a physical core, uses_efficiency_cores when one is on a core
  * of a less performant kind. Both false with affinity_policy=none. */

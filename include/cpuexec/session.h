@@ -27,7 +27,7 @@
 /** A session (opaque): a resolved policy and its leased executor. */
 typedef struct cpuexec_session cpuexec_session;
 
-/* Saved state of one installed scope: opaque storage, private to the
+/** Saved state of one installed scope: opaque storage, private to the
  * library, public only so scopes can live on the stack. It holds what the
  * runtime hooks save for the scope (include/cpuexec/hooks.h:
  * CPUEXEC_HOOKS_MAX blocks of CPUEXEC_HOOK_STATE_MAX bytes) and leaves room
@@ -36,55 +36,55 @@ typedef struct cpuexec_scope {
   uint64_t opaque_[48];
 } cpuexec_scope;
 
-/* How a session is made. {0} and cpuexec_session_options_init() are the
+/** How a session is made. {0} and cpuexec_session_options_init() are the
  * same: no policy, the process registry. */
 typedef struct cpuexec_session_options {
-  /* NULL: the executor installed on this thread if any (a nested session
+  /** NULL: the executor installed on this thread if any (a nested session
    * keeps the enclosing executor), else the process default
    * (CPUEXEC_POLICY, or cpuexec_policy_init() unpinned). Read during create
    * only. */
   const cpuexec_policy *policy;
-  /* A resolution to lease instead of resolving policy (policy is then
+  /** A resolution to lease instead of resolving policy (policy is then
    * ignored): an engine that makes a session per request resolves once and
    * saves the resolution's cost (tens of us) on every request. Borrowed
    * during create only; the executor keeps its own reference. */
   const cpuexec_resolved *resolved;
-  /* Where the session leases its pool. NULL: the process registry, whose
+  /** Where the session leases its pool. NULL: the process registry, whose
    * capacity and idle retention come from CPUEXEC_REGISTRY or
    * cpuexec_registry_configure(); a registry with idle retention lets a
    * session per request reuse its pool's threads. Must outlive the session. */
   cpuexec_registry *registry;
-  uint64_t reserved_[5]; /* zero: room for fields of later versions */
+  uint64_t reserved_[5]; /**< zero: room for fields of later versions */
 } cpuexec_session_options;
 
-/* Runs under a session: its result is returned through the session (0, or
+/** Runs under a session: its result is returned through the session (0, or
  * CPUEXEC_ECALLBACK for non-zero, see cpuexec/errors.h). */
 typedef int (*cpuexec_session_fn)(void *ctx);
 
 CPUEXEC_BEGIN_DECLS
 
-/* Zeroes every field (the defaults above); NULL is ignored. */
+/** Zeroes every field (the defaults above); NULL is ignored. */
 CPUEXEC_EXPORT void cpuexec_session_options_init(cpuexec_session_options *options);
-/* options NULL: the defaults. Every executor a session uses, a foreign
+/** options NULL: the defaults. Every executor a session uses, a foreign
  * one (include/cpuexec/foreign.h) included, is held by the session's own
  * reference. out NULL is CPUEXEC_EINVAL; *out is NULL on failure. A
  * malformed CPUEXEC_POLICY (policy NULL) or CPUEXEC_REGISTRY (registry
  * NULL) is an error naming the variable. */
 CPUEXEC_EXPORT int cpuexec_session_create_with_options(const cpuexec_session_options *options,
                                                        cpuexec_session **out);
-/* cpuexec_session_create_with_options() with only the policy set. */
+/** cpuexec_session_create_with_options() with only the policy set. */
 CPUEXEC_EXPORT int cpuexec_session_create(const cpuexec_policy *policy, cpuexec_session **out);
-/* Releases the session's reference. NULL is ignored (like free). */
+/** Releases the session's reference. NULL is ignored (like free). */
 CPUEXEC_EXPORT void cpuexec_session_destroy(cpuexec_session *session);
-/* The session's executor, borrowed (valid while the session lives); NULL for NULL. */
+/** The session's executor, borrowed (valid while the session lives); NULL for NULL. */
 CPUEXEC_EXPORT cpuexec_executor *cpuexec_session_executor(const cpuexec_session *session);
-/* Installs the session's executor for the whole call of fn(ctx). Returns 0
+/** Installs the session's executor for the whole call of fn(ctx). Returns 0
  * when fn returned 0, CPUEXEC_ECALLBACK when it returned anything else (its
  * value: cpuexec_last_callback_error()), or a library error. session or fn
  * NULL is CPUEXEC_EINVAL. */
 CPUEXEC_EXPORT int cpuexec_session_run(cpuexec_session *session, void *ctx, cpuexec_session_fn fn);
 
-/* Installs exec on the calling thread until the matching leave, holding a
+/** Installs exec on the calling thread until the matching leave, holding a
  * reference on it meanwhile. Scopes nest and must be left in reverse order
  * (CPUEXEC_ESTATE otherwise). exec or scope NULL is CPUEXEC_EINVAL. */
 CPUEXEC_EXPORT int cpuexec_scope_enter(cpuexec_executor *exec, cpuexec_scope *scope);
@@ -93,7 +93,7 @@ CPUEXEC_EXPORT int cpuexec_scope_enter(cpuexec_executor *exec, cpuexec_scope *sc
  * already left, or not the innermost one is CPUEXEC_ESTATE (nothing
  * changes). */
 CPUEXEC_EXPORT int cpuexec_scope_leave(cpuexec_scope *scope);
-/* The executor installed on this thread (or of the region this thread is a
+/** The executor installed on this thread (or of the region this thread is a
  * participant of), borrowed, or NULL. */
 CPUEXEC_EXPORT cpuexec_executor *cpuexec_current(void);
 

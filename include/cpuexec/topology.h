@@ -34,12 +34,12 @@ typedef struct cpuexec_topology_options {
    * caller is not pinned. Ignored by cpuexec_topology_load(), which reads
    * the calling thread's binding at each cpuexec_resolve(). */
   const char *caller_cpulist;
-  uint64_t reserved_[4]; /* zero: room for fields of later versions */
+  uint64_t reserved_[4]; /**< zero: room for fields of later versions */
 } cpuexec_topology_options;
 
 CPUEXEC_BEGIN_DECLS
 
-/* Zeroes every field (all "from the process"), the same as {0}; NULL is
+/** Zeroes every field (all "from the process"), the same as {0}; NULL is
  * ignored. The strings are read during the load only. */
 CPUEXEC_EXPORT void cpuexec_topology_options_init(cpuexec_topology_options *options);
 
@@ -64,21 +64,23 @@ CPUEXEC_EXPORT int cpuexec_topology_load_synthetic(const char *description,
  * during or after the call. */
 CPUEXEC_EXPORT void cpuexec_topology_destroy(cpuexec_topology *topology);
 
-/* Counts over the process-visible part of the topology. Every accessor
+/** Counts over the process-visible part of the topology. Every accessor
  * below returns 0 for a NULL topology (processor_id -1), never crashes. */
 CPUEXEC_EXPORT int32_t cpuexec_topology_processor_count(const cpuexec_topology *topology);
+/** Visible physical cores. */
 CPUEXEC_EXPORT int32_t cpuexec_topology_core_count(const cpuexec_topology *topology);
+/** Packages (sockets) with a visible processor. */
 CPUEXEC_EXPORT int32_t cpuexec_topology_package_count(const cpuexec_topology *topology);
-/* Number of CPU kinds hwloc reports (0 or 1: kinds unknown or homogeneous). */
+/** Number of CPU kinds hwloc reports (0 or 1: kinds unknown or homogeneous). */
 CPUEXEC_EXPORT int32_t cpuexec_topology_kind_count(const cpuexec_topology *topology);
-/* The cgroup CPU quota in CPUs (cpu.max quota / period), or 0 when unlimited. */
+/** The cgroup CPU quota in CPUs (cpu.max quota / period), or 0 when unlimited. */
 CPUEXEC_EXPORT double cpuexec_topology_cpu_quota(const cpuexec_topology *topology);
-/* Most visible logical processors on one physical core (1: no SMT in use). */
+/** Most visible logical processors on one physical core (1: no SMT in use). */
 CPUEXEC_EXPORT int32_t cpuexec_topology_smt_width(const cpuexec_topology *topology);
-/* Visible physical cores of the most performant kind (every visible core
+/** Visible physical cores of the most performant kind (every visible core
  * when kinds are unknown or homogeneous). */
 CPUEXEC_EXPORT int32_t cpuexec_topology_performance_core_count(const cpuexec_topology *topology);
-/* The OS index of visible processor i (0 <= i < processor_count), in
+/** The OS index of visible processor i (0 <= i < processor_count), in
  * hwloc's logical order, or -1 when i is out of range. */
 CPUEXEC_EXPORT int32_t cpuexec_topology_processor_id(const cpuexec_topology *topology, int32_t i);
 
