@@ -25,15 +25,10 @@
 #include <time.h>
 
 #include <cpuexec.h>
+#include "clock.h"
 
 static unsigned participants = 2;
 static _Atomic unsigned hits[64];
-
-static double now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 static void sleep_ns(double ns) {
   struct timespec ts = {(time_t)(ns / 1e9), (long)((long long)ns % 1000000000)};
@@ -56,9 +51,9 @@ static int body(void *ctx, int64_t begin, int64_t end) {
 static double body_us(void) {
   double best = 1e30;
   for (int t = 0; t < 20; t++) {
-    double t0 = now_ns();
+    double t0 = bench_now_ns();
     for (int r = 0; r < 100; r++) body(NULL, 0, participants);
-    double per = (now_ns() - t0) / 100.0;
+    double per = (bench_now_ns() - t0) / 100.0;
     if (per < best) best = per;
   }
   return best / 1e3;
@@ -106,16 +101,16 @@ static double run_config(const config *c, const int samples[4], double serial_us
     memset((void *)hits, 0, sizeof hits);
     unsigned calls = 0;
     for (int w = 0; w < 20; w++, calls++) cpuexec_parallel_for(exec, participants, 1, NULL, body, 0);
-    double end = now_ns();
+    double end = bench_now_ns();
     for (int j = 0; j < samples[g]; j++, calls++) {
       if (gaps[g] >= 1e6)
         sleep_ns(gaps[g]);
       else
-        while (now_ns() < end + gaps[g]) {
+        while (bench_now_ns() < end + gaps[g]) {
         }
-      double t0 = now_ns();
+      double t0 = bench_now_ns();
       int rc = cpuexec_parallel_for(exec, participants, 1, NULL, body, 0);
-      end = now_ns();
+      end = bench_now_ns();
       if (rc != 0) return fail("cpuexec_parallel_for", c->backend), -1;
       v[j] = (end - t0) / 1e3;
     }

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include <pthreadpool.h>
+#include "clock.h"
 
 #ifdef CPUEXEC_PTHREADPOOL_COMPAT
 #define BACKEND "libcpuexec"
@@ -105,12 +106,6 @@ static const char *const shape_names[] = {
 };
 #define SHAPES ((int)(sizeof shape_names / sizeof shape_names[0]))
 
-static double now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
 /* Sums the slots and clears them; ok when the sum is calls * ITEMS. */
 static int check_and_clear(double calls) {
   double sum = 0;
@@ -153,17 +148,17 @@ int main(int argc, char **argv) {
   const int blocks = smoke ? 1 : (quick ? 3 : 5);
   int failed = 0;
   for (int s = 0; s < SHAPES; s++) {
-    double start = now_ns(), calls = 0;
-    while (now_ns() - start < budget_ns / blocks || calls < 3) {
+    double start = bench_now_ns(), calls = 0;
+    while (bench_now_ns() - start < budget_ns / blocks || calls < 3) {
       run_shape(pool, s);
       calls++;
     }
     long block_calls = (long)calls;
     for (int b = 0; b < blocks; b++) {
-      double t0 = now_ns();
+      double t0 = bench_now_ns();
       for (long c = 0; c < block_calls; c++)
         run_shape(pool, s);
-      double per_call = (now_ns() - t0) / (double)block_calls;
+      double per_call = (bench_now_ns() - t0) / (double)block_calls;
       calls += (double)block_calls;
       if (!smoke)
         printf("M %s pp_%s ns %.0f\n", BACKEND, shape_names[s], per_call);

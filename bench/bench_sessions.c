@@ -13,14 +13,9 @@
 #include <time.h>
 
 #include <cpuexec.h>
+#include "clock.h"
 
 #define REPEATS 7
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -33,9 +28,9 @@ static double median_ns_per_op(op_fn op, void *ctx, long iterations) {
   double samples[REPEATS];
   op(ctx, iterations / 10 + 1); /* warm up */
   for (int r = 0; r < REPEATS; r++) {
-    uint64_t t0 = now_ns();
+    double t0 = bench_now_ns();
     op(ctx, iterations);
-    samples[r] = (double)(now_ns() - t0) / (double)iterations;
+    samples[r] = (bench_now_ns() - t0) / (double)iterations;
   }
   qsort(samples, REPEATS, sizeof samples[0], cmp_double);
   return samples[REPEATS / 2];

@@ -30,20 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "clock.h"
 
 /* ---- timing ------------------------------------------------------------ */
-
-static double now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static double clock_ns(clockid_t clock) {
-  struct timespec ts;
-  clock_gettime(clock, &ts);
-  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 static void sleep_ns(double ns) {
   struct timespec ts = {(time_t)(ns / 1e9), (long)((int64_t)ns % 1000000000)};
@@ -52,7 +41,7 @@ static void sleep_ns(double ns) {
 }
 
 static void spin_until(double deadline_ns) {
-  while (now_ns() < deadline_ns) {
+  while (bench_now_ns() < deadline_ns) {
   }
 }
 
@@ -197,9 +186,9 @@ static void run_epcc(const scale *s) {
     int64_t n = sizes[k], chunk = chunk_for(n);
     int64_t share = (n + participants - 1) / participants;
     /* Calls per block: the block lasts about epcc_block_ns. */
-    double t0 = now_ns();
+    double t0 = bench_now_ns();
     body_delay(&ctx, 0, share);
-    double per_call = now_ns() - t0 + 1000.0;
+    double per_call = bench_now_ns() - t0 + 1000.0;
     int reps = (int)(s->epcc_block_ns / per_call);
     if (reps < 2) reps = 2;
     if (reps > 100000) reps = 100000;
@@ -208,14 +197,14 @@ static void run_epcc(const scale *s) {
     double *test = xcalloc((size_t)s->epcc_samples, sizeof *test);
     clear_hits();
     for (int j = 0; j < s->epcc_samples; j++) {
-      t0 = now_ns();
+      t0 = bench_now_ns();
       for (int r = 0; r < reps; r++) body_delay(&ctx, 0, share);
-      ref[j] = (now_ns() - t0) / reps;
+      ref[j] = (bench_now_ns() - t0) / reps;
       check_hits("epcc reference", share, (uint32_t)reps);
       for (int r = 0; r < warm; r++) bench_backend_for(n, chunk, body_delay, &ctx);
-      t0 = now_ns();
+      t0 = bench_now_ns();
       for (int r = 0; r < reps; r++) bench_backend_for(n, chunk, body_delay, &ctx);
-      test[j] = (now_ns() - t0) / reps;
+      test[j] = (bench_now_ns() - t0) / reps;
       check_hits("epcc parallel for", n, (uint32_t)(reps + warm));
     }
     char metric[32];
@@ -232,9 +221,9 @@ static double latency_body_us(void) {
   delay_ctx ctx = {0, hits};
   double best = 1e30;
   for (int t = 0; t < 20; t++) {
-    double t0 = now_ns();
+    double t0 = bench_now_ns();
     for (int r = 0; r < 100; r++) body_delay(&ctx, 0, participants);
-    double per = (now_ns() - t0) / 100.0;
+    double per = (bench_now_ns() - t0) / 100.0;
     if (per < best) best = per;
   }
   clear_hits();
@@ -260,15 +249,15 @@ static void run_latency(const scale *s) {
   for (int g = 0; g < 4; g++) {
     uint32_t calls = 0;
     for (int w = 0; w < 20; w++, calls++) bench_backend_for(n, chunk_for(n), body_delay, &ctx);
-    double end = now_ns();
+    double end = bench_now_ns();
     for (int j = 0; j < s->lat_samples[g]; j++, calls++) {
       if (gaps[g] >= 1e6)
         sleep_ns(gaps[g]);
       else if (gaps[g] > 0)
         spin_until(end + gaps[g]);
-      double t0 = now_ns();
+      double t0 = bench_now_ns();
       bench_backend_for(n, chunk_for(n), body_delay, &ctx);
-      end = now_ns();
+      end = bench_now_ns();
       samples[j] = (end - t0) / 1e3;
     }
     check_hits("latency", n, calls);
@@ -299,12 +288,12 @@ static void run_cadence_burn(const scale *s) {
       sleep_ns(gaps[g]);
       bench_backend_for(n, chunk_for(n), body_delay, &ctx);
     }
-    double w0 = now_ns(), p0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID), t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    double w0 = bench_now_ns(), p0 = bench_clock_ns(CLOCK_PROCESS_CPUTIME_ID), t0 = bench_clock_ns(CLOCK_THREAD_CPUTIME_ID);
     for (int j = 0; j < s->cadence_calls[g]; j++) {
       sleep_ns(gaps[g]);
       bench_backend_for(n, chunk_for(n), body_delay, &ctx);
     }
-    double w1 = now_ns(), p1 = clock_ns(CLOCK_PROCESS_CPUTIME_ID), t1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    double w1 = bench_now_ns(), p1 = bench_clock_ns(CLOCK_PROCESS_CPUTIME_ID), t1 = bench_clock_ns(CLOCK_THREAD_CPUTIME_ID);
     check_hits("cadence stream", n, (uint32_t)s->cadence_calls[g] + 5);
     emit(names[g], "ms/s", ((p1 - p0) - (t1 - t0)) / 1e6 / ((w1 - w0) / 1e9));
   }
@@ -318,9 +307,9 @@ static void run_idle(const scale *s) {
   int64_t n = participants;
   clear_hits();
   for (int r = 0; r < 1000; r++) bench_backend_for(n, chunk_for(n), body_delay, &ctx);
-  double p0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID), t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+  double p0 = bench_clock_ns(CLOCK_PROCESS_CPUTIME_ID), t0 = bench_clock_ns(CLOCK_THREAD_CPUTIME_ID);
   sleep_ns(s->idle_s * 1e9);
-  double p1 = clock_ns(CLOCK_PROCESS_CPUTIME_ID), t1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+  double p1 = bench_clock_ns(CLOCK_PROCESS_CPUTIME_ID), t1 = bench_clock_ns(CLOCK_THREAD_CPUTIME_ID);
   check_hits("burst", n, 1000);
   emit("idle_burn", "ms/s", ((p1 - p0) - (t1 - t0)) / 1e6 / s->idle_s);
 }
@@ -345,9 +334,9 @@ static void run_axpy(const scale *s) {
     bench_backend_for(n, chunk_for(n), body_axpy, &ctx); /* warm-up */
     double *gbs = xcalloc((size_t)s->axpy_samples[k], sizeof *gbs);
     for (int j = 0; j < s->axpy_samples[k]; j++) {
-      double t0 = now_ns();
+      double t0 = bench_now_ns();
       for (int r = 0; r < s->axpy_calls[k]; r++) bench_backend_for(n, chunk_for(n), body_axpy, &ctx);
-      gbs[j] = 12.0 * (double)n * s->axpy_calls[k] / (now_ns() - t0);
+      gbs[j] = 12.0 * (double)n * s->axpy_calls[k] / (bench_now_ns() - t0);
     }
     /* Small integers: every value is exact in float, so equality is right. */
     float calls = (float)(1 + s->axpy_samples[k] * s->axpy_calls[k]);
@@ -386,9 +375,9 @@ static double delay_ns_per_iteration(void) {
   const int64_t length = 2000;
   double best = 1e30;
   for (int t = 0; t < 30; t++) {
-    double t0 = now_ns();
+    double t0 = bench_now_ns();
     for (int r = 0; r < 50; r++) bench_delay(length);
-    double per = (now_ns() - t0) / (50.0 * length);
+    double per = (bench_now_ns() - t0) / (50.0 * length);
     if (per < best) best = per;
   }
   return best;
@@ -462,21 +451,21 @@ int main(int argc, char **argv) {
     run_hot(calls);
   } else {
     /* Phase times go to the output as comments: a backend that stalls shows it. */
-    double t = now_ns();
+    double t = bench_now_ns();
     run_epcc(s);
-    printf("# epcc %.3f s\n", (now_ns() - t) / 1e9);
-    t = now_ns();
+    printf("# epcc %.3f s\n", (bench_now_ns() - t) / 1e9);
+    t = bench_now_ns();
     run_latency(s);
-    printf("# latency %.3f s\n", (now_ns() - t) / 1e9);
-    t = now_ns();
+    printf("# latency %.3f s\n", (bench_now_ns() - t) / 1e9);
+    t = bench_now_ns();
     run_cadence_burn(s);
-    printf("# cadence burn %.3f s\n", (now_ns() - t) / 1e9);
-    t = now_ns();
+    printf("# cadence burn %.3f s\n", (bench_now_ns() - t) / 1e9);
+    t = bench_now_ns();
     run_idle(s);
-    printf("# idle %.3f s\n", (now_ns() - t) / 1e9);
-    t = now_ns();
+    printf("# idle %.3f s\n", (bench_now_ns() - t) / 1e9);
+    t = bench_now_ns();
     run_axpy(s);
-    printf("# axpy %.3f s\n", (now_ns() - t) / 1e9);
+    printf("# axpy %.3f s\n", (bench_now_ns() - t) / 1e9);
   }
   bench_backend_fini();
   free(hits);

@@ -19,12 +19,7 @@
 #include <time.h>
 
 #include <cpuexec.h>
-
-static double now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
+#include "clock.h"
 
 static int cmp(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -63,9 +58,9 @@ static double region_ns(cpuexec_executor *e, int64_t total, uint32_t participant
   enum { BLOCKS = 31, CALLS = 2000 };
   double t[BLOCKS];
   for (int b = 0; b < BLOCKS; b++) {
-    double t0 = now_ns();
+    double t0 = bench_now_ns();
     for (int i = 0; i < CALLS; i++) cpuexec_parallel_for(e, total, 1, NULL, empty, participants);
-    t[b] = (now_ns() - t0) / CALLS;
+    t[b] = (bench_now_ns() - t0) / CALLS;
   }
   return median(t, BLOCKS);
 }
@@ -103,9 +98,9 @@ int main(void) {
   axpy a = {x, y};
   double t[REPS];
   for (int r = 0; r < REPS; r++) {
-    double t0 = now_ns();
+    double t0 = bench_now_ns();
     axpy_body(&a, 0, N);
-    t[r] = (now_ns() - t0) / (12.0 * N);
+    t[r] = (bench_now_ns() - t0) / (12.0 * N);
   }
   printf("ns_per_byte         %8.3f   (one participant, y += a*x over 16M floats)\n", median(t, REPS));
   free(x);
@@ -113,9 +108,9 @@ int main(void) {
 
   for (int r = 0; r < REPS; r++) {
     uint64_t v = 1, k = 7;
-    double t0 = now_ns();
+    double t0 = bench_now_ns();
     for (int i = 0; i < 100000000; i++) __asm__ volatile("add %1, %0" : "+r"(v) : "r"(k));
-    t[r] = (now_ns() - t0) / 1e8;
+    t[r] = (bench_now_ns() - t0) / 1e8;
     if (v == 0) printf("!");
   }
   printf("ns_per_cycle        %8.3f   (dependent adds)\n", median(t, REPS));

@@ -7,6 +7,7 @@
 #include <cpuexec/session.h>
 
 #include "compat/region.h"
+#include "compat/split.h"
 #include "src/error.h"
 
 /* Pool -> range executor. One call's state, on the caller's stack; the pool
@@ -22,13 +23,9 @@ typedef struct pool_call {
   atomic_int bad_workers;
 } pool_call;
 
-/* floor(count * id / workers) for id <= workers, without forming count * id:
- * count = q * workers + r, so the value is q * id + floor(r * id / workers),
- * where r * id < workers * workers < 2^64. */
+/* Worker id's share of [0, count) starts here (compat/split.h). */
 static int64_t share_boundary(int64_t count, uint32_t id, uint32_t workers) {
-  uint64_t q = (uint64_t)count / workers;
-  uint64_t r = (uint64_t)count % workers;
-  return (int64_t)(q * id + (r * id) / workers);
+  return (int64_t)cpuexec__split_point((uint64_t)count, workers, id);
 }
 
 static int pool_job(void *arg, int32_t worker_id, int32_t worker_count) {

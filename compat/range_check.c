@@ -10,37 +10,28 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "compat/violation.h"
 #include "src/error.h"
 
-enum { CHECK_OK = 0, CHECK_RECORDING, CHECK_OUT_OF_BOUNDS, CHECK_OVERLAP };
+enum { CHECK_OUT_OF_BOUNDS = CPUEXEC__VIOLATION_RECORDING + 1, CHECK_OVERLAP };
 
 /* One checked call, on the caller's stack. Callbacks may run on any thread:
  *   - seen[i] is set by exchange, so exactly one callback sees it unset;
  *   - in_flight counts callbacks between entry and exit (acq_rel), so the
  *     caller, after the inner executor returns, knows whether any is still
  *     running and waits for it before the frame goes away;
- *   - the first violation is published like the core's: the winner of the
- *     0 -> CHECK_RECORDING exchange stores its details relaxed, then the
- *     kind with release. */
+ *   - the first violation is published like the core's (compat/violation.h). */
 typedef struct check_call {
   int64_t count;
   void *ctx;
   cpuexec_range_callback callback;
   atomic_uchar *seen; /* NULL unless verify_coverage */
   atomic_uint in_flight;
-  atomic_int violation;
-  atomic_int_least64_t bad_start;
-  atomic_int_least64_t bad_end;
+  cpuexec__violation violation;
 } check_call;
 
 static void record(check_call *call, int kind, int64_t start, int64_t end) {
-  int expected = CHECK_OK;
-  if (atomic_compare_exchange_strong_explicit(&call->violation, &expected, CHECK_RECORDING,
-                                              memory_order_relaxed, memory_order_relaxed)) {
-    atomic_store_explicit(&call->bad_start, start, memory_order_relaxed);
-    atomic_store_explicit(&call->bad_end, end, memory_order_relaxed);
-    atomic_store_explicit(&call->violation, kind, memory_order_release);
-  }
+  cpuexec__violation_record(&call->violation, kind, start, end);
 }
 
 static int check_range(check_call *call, int64_t start, int64_t end) {
@@ -67,9 +58,7 @@ static int check_run_range(void *arg, int64_t start, int64_t end) {
   return rc;
 }
 
-static int report(check_call *call, int kind) {
-  int64_t start = (int64_t)atomic_load_explicit(&call->bad_start, memory_order_relaxed);
-  int64_t end = (int64_t)atomic_load_explicit(&call->bad_end, memory_order_relaxed);
+static int report(const check_call *call, int kind, int64_t start, int64_t end) {
   if (kind == CHECK_OUT_OF_BOUNDS)
     return cpuexec__fail(CPUEXEC_ERANGE,
                          "range executor: passed the range [%" PRId64 ", %" PRId64
@@ -89,9 +78,7 @@ static int check_run(void *self, int64_t count, void *ctx, cpuexec_range_callbac
     return 0;
   check_call call = {.count = count, .ctx = ctx, .callback = callback, .seen = NULL};
   atomic_init(&call.in_flight, 0);
-  atomic_init(&call.violation, CHECK_OK);
-  atomic_init(&call.bad_start, 0);
-  atomic_init(&call.bad_end, 0);
+  cpuexec__violation_init(&call.violation);
   if (checker->verify_coverage) {
     if ((uint64_t)count > SIZE_MAX || (call.seen = calloc((size_t)count, sizeof *call.seen)) == NULL)
       return cpuexec__fail(CPUEXEC_ENOMEM, "verify_coverage: no memory for a map of %" PRId64 " indices", count);
@@ -103,17 +90,18 @@ static int check_run(void *self, int64_t count, void *ctx, cpuexec_range_callbac
   bool returned_early = atomic_load_explicit(&call.in_flight, memory_order_acquire) != 0;
   while (atomic_load_explicit(&call.in_flight, memory_order_acquire) != 0)
     sched_yield();
-  int kind = atomic_load_explicit(&call.violation, memory_order_acquire);
+  int64_t bad_start, bad_end;
+  int kind = cpuexec__violation_read(&call.violation, &bad_start, &bad_end);
   int64_t uncovered = -1;
-  if (call.seen != NULL && kind == CHECK_OK && rc == 0) {
+  if (call.seen != NULL && kind == CPUEXEC__VIOLATION_NONE && rc == 0) {
     for (int64_t i = 0; i < count && uncovered < 0; i++)
       if (atomic_load_explicit(&call.seen[i], memory_order_relaxed) == 0)
         uncovered = i;
   }
   free(call.seen);
 
-  if (kind != CHECK_OK)
-    return report(&call, kind);
+  if (kind != CPUEXEC__VIOLATION_NONE)
+    return report(&call, kind, bad_start, bad_end);
   if (returned_early)
     return cpuexec__fail(CPUEXEC_ESTATE, "range executor: returned while callbacks were still running; it "
                                          "must wait for every started callback");

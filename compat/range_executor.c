@@ -8,6 +8,7 @@
 #include <cpuexec/session.h>
 
 #include "compat/region.h"
+#include "compat/violation.h"
 #include "src/error.h"
 
 static int run_serial(void *self, int64_t count, void *ctx, cpuexec_range_callback callback) {
@@ -50,17 +51,14 @@ CPUEXEC_EXPORT cpuexec_range_executor cpuexec_range_executor_of(cpuexec_executor
 }
 
 /* One core call. The callback may run on any thread the executor uses, so
- * the first bounds violation is published with a small state machine:
- * the winner of the 0 -> 1 exchange writes begin/end (relaxed) and then
- * stores 2 with release; the caller reads them after an acquire load of 2,
- * once the executor has returned. */
+ * the first bounds violation is published by compat/violation.h. */
+enum { OUT_OF_BOUNDS = CPUEXEC__VIOLATION_RECORDING + 1 };
+
 typedef struct core_call {
   int64_t count;
   void *ctx;
   cpuexec_range_callback callback;
-  atomic_int violation; /* 0 none, 1 being recorded, 2 recorded */
-  atomic_int_least64_t bad_start;
-  atomic_int_least64_t bad_end;
+  cpuexec__violation violation;
   /* The first callback failure: 0 none, 1 being recorded, 2 recorded. The
    * executor may be a foreign pool that returns the callback's value as it
    * is, so the core records it itself rather than trust the return. */
@@ -71,13 +69,7 @@ typedef struct core_call {
 static int core_run_range(void *arg, int64_t start, int64_t end) {
   core_call *call = arg;
   if (start < 0 || start > end || end > call->count) {
-    int expected = 0;
-    if (atomic_compare_exchange_strong_explicit(&call->violation, &expected, 1, memory_order_relaxed,
-                                                memory_order_relaxed)) {
-      atomic_store_explicit(&call->bad_start, start, memory_order_relaxed);
-      atomic_store_explicit(&call->bad_end, end, memory_order_relaxed);
-      atomic_store_explicit(&call->violation, 2, memory_order_release);
-    }
+    cpuexec__violation_record(&call->violation, OUT_OF_BOUNDS, start, end);
     return CPUEXEC_ERANGE;
   }
   if (start == end)
@@ -106,19 +98,17 @@ CPUEXEC_EXPORT int cpuexec_range_executor_run(const cpuexec_range_executor *exec
     return cpuexec__callback_rc(cpuexec__compat_run_serial(ctx, callback, 0, count));
 
   core_call call = {.count = count, .ctx = ctx, .callback = callback};
-  atomic_init(&call.violation, 0);
-  atomic_init(&call.bad_start, 0);
-  atomic_init(&call.bad_end, 0);
+  cpuexec__violation_init(&call.violation);
   atomic_init(&call.failed, 0);
   int rc = executor->run(executor->self, count, &call, core_run_range);
-  int violation = atomic_load_explicit(&call.violation, memory_order_acquire);
-  if (violation == 2)
+  int64_t bad_start, bad_end;
+  int violation = cpuexec__violation_read(&call.violation, &bad_start, &bad_end);
+  if (violation == OUT_OF_BOUNDS)
     return cpuexec__fail(CPUEXEC_ERANGE,
                          "range executor: passed the range [%" PRId64 ", %" PRId64
                          "), outside 0 <= start <= end <= count = %" PRId64,
-                         (int64_t)atomic_load_explicit(&call.bad_start, memory_order_relaxed),
-                         (int64_t)atomic_load_explicit(&call.bad_end, memory_order_relaxed), count);
-  if (violation == 1)
+                         bad_start, bad_end, count);
+  if (violation == CPUEXEC__VIOLATION_RECORDING)
     return cpuexec__fail(CPUEXEC_ERANGE,
                          "range executor: passed a range outside [0, %" PRId64
                          ") and returned before that callback did",

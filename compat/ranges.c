@@ -13,6 +13,7 @@
 #include <cpuexec/session.h>
 
 #include "compat/region.h"
+#include "compat/split.h"
 #include "src/error.h"
 
 CPUEXEC_EXPORT void cpuexec_range_schedule_init(cpuexec_range_schedule *schedule) {
@@ -32,13 +33,11 @@ typedef struct ranges_split {
   cpuexec_range_fn fn;
 } ranges_split;
 
-/* The first index of block b: multiple * floor(units * b / blocks), computed
- * without forming units * b (it can pass 2^64 when total is large). */
+/* The first index of block b: multiple * floor(units * b / blocks)
+ * (compat/split.h; blocks < 2^32). */
 static int64_t split_boundary(const ranges_split *split, uint64_t b) {
-  uint64_t q = split->units / split->blocks;
-  uint64_t r = split->units % split->blocks;
-  uint64_t unit = q * b + (r * b) / split->blocks; /* r, b < 2^32: no overflow */
-  uint64_t index = unit * split->multiple;         /* <= total + multiple - 1 < 2^64 */
+  uint64_t unit = cpuexec__split_point(split->units, split->blocks, b);
+  uint64_t index = unit * split->multiple; /* <= total + multiple - 1 < 2^64 */
   return (int64_t)(index < split->total ? index : split->total);
 }
 

@@ -2,10 +2,12 @@
 #include "cpulist.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "decimal.h"
 #include "error.h"
+#include "strbuf.h"
 
 static int parse_id(const char *field, const char *item, size_t item_len, const char *text, size_t len,
                     int32_t *id) {
@@ -84,21 +86,8 @@ int cpuexec__cpulist_parse(const char *field, const char *text, size_t len, int3
   return 0;
 }
 
-/* Appends text to a bounded buffer, always counting the full length. */
-static void put(char *buf, size_t size, size_t *len, const char *text, size_t n) {
-  if (*len + 1 < size) {
-    size_t room = size - *len - 1;
-    size_t copy = n < room ? n : room;
-    memcpy(buf + *len, text, copy);
-    buf[*len + copy] = '\0';
-  }
-  *len += n;
-}
-
 size_t cpuexec__cpulist_format(const int32_t *ids, uint32_t count, char *buf, size_t size) {
-  size_t len = 0;
-  if (size > 0)
-    buf[0] = '\0';
+  cpuexec__bounded out = cpuexec__bounded_on(buf, size);
   for (uint32_t i = 0; i < count;) {
     uint32_t j = i;
     while (j + 1 < count && ids[j] >= 0 && ids[j] < CPUEXEC__CPU_ID_MAX && ids[j + 1] == ids[j] + 1)
@@ -106,10 +95,10 @@ size_t cpuexec__cpulist_format(const int32_t *ids, uint32_t count, char *buf, si
     char item[32];
     int n = j > i ? snprintf(item, sizeof item, "%s%d-%d", i > 0 ? "," : "", (int)ids[i], (int)ids[j])
                   : snprintf(item, sizeof item, "%s%d", i > 0 ? "," : "", (int)ids[i]);
-    put(buf, size, &len, item, (size_t)n);
+    cpuexec__bounded_put(&out, item, (size_t)n);
     i = j + 1;
   }
-  return len;
+  return out.len;
 }
 
 int64_t cpuexec__cpulist_find_duplicate(const int32_t *ids, uint32_t count) {
@@ -120,4 +109,20 @@ int64_t cpuexec__cpulist_find_duplicate(const int32_t *ids, uint32_t count) {
       if (ids[i] == ids[j])
         return i;
   return -1;
+}
+
+void cpuexec__cpulist_put(cpuexec__strbuf *sb, const int32_t *ids, uint32_t n) {
+  if (n == 0) {
+    cpuexec__strbuf_printf(sb, "none");
+    return;
+  }
+  size_t len = cpuexec__cpulist_format(ids, n, NULL, 0);
+  char *text = malloc(len + 1);
+  if (text == NULL) {
+    sb->failed = true;
+    return;
+  }
+  cpuexec__cpulist_format(ids, n, text, len + 1);
+  cpuexec__strbuf_printf(sb, "%s", text);
+  free(text);
 }

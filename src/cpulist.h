@@ -40,4 +40,8 @@ size_t cpuexec__cpulist_format(const int32_t *ids, uint32_t count, char *buf, si
 /* The index of the first entry that repeats an earlier one, or -1. */
 int64_t cpuexec__cpulist_find_duplicate(const int32_t *ids, uint32_t count);
 
+/* Appends the cpulist of ids ("0-3,8,10-11"), or "none" when n is 0. */
+struct cpuexec__strbuf;
+void cpuexec__cpulist_put(struct cpuexec__strbuf *sb, const int32_t *ids, uint32_t n);
+
 #endif

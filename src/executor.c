@@ -1,16 +1,14 @@
 /* The executor's lifetime: creating, pinning and joining its workers, and
  * the loop each worker runs. Dispatch lives in region.c. */
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__linux__)
-#include <sys/prctl.h>
-#endif
 
+#include "debug.h"
 #include "error.h"
 #include "executor_internal.h"
+#include "os.h"
 #include "thread_state.h"
 
 _Atomic int cpuexec__test_fail_thread_create_at = 0;
@@ -27,11 +25,9 @@ static void *worker_main(void *arg) {
   cpuexec__worker *w = arg;
   struct cpuexec_executor *exec = w->exec;
   cpuexec__slot *slot = &exec->slots[w->index];
-#if defined(__linux__) && defined(PR_SET_TIMERSLACK)
   /* Cadence windows (cadence.h) are timed parks of a millisecond or so: the
    * default 50 us slack would make them wake late. */
-  prctl(PR_SET_TIMERSLACK, (unsigned long)CPUEXEC__CADENCE_TIMER_SLACK_NS, 0, 0, 0);
-#endif
+  cpuexec__os_timer_slack(CPUEXEC__CADENCE_TIMER_SLACK_NS);
   cpuexec__cadence_hint hint = {0, 0};
   uint32_t e = 0;
   for (;;) {
@@ -55,7 +51,10 @@ static void *worker_main(void *arg) {
     }
     if (joined) {
       if (slot->participants == 0) break;
-      int32_t cpu = sched_getcpu();
+      CPUEXEC__CHECK(w->index < slot->participants && slot->participants <= exec->threads,
+                     "executor %llu: worker %u admitted to a region of %u participants (executor of %u)",
+                     (unsigned long long)exec->id, w->index, slot->participants, exec->threads);
+      int32_t cpu = cpuexec__os_current_cpu();
       if (atomic_load_explicit(&slot->cpu, memory_order_relaxed) != cpu)
         atomic_store_explicit(&slot->cpu, cpu, memory_order_relaxed);
       cpuexec__counters_block *counters = cpuexec__counters_of(exec);
@@ -63,9 +62,9 @@ static void *worker_main(void *arg) {
         /* Counted before leaving: once the caller returns, its counts are complete. */
         atomic_fetch_add_explicit(seen.slept ? &counters->workers.parks : &counters->workers.spins_found_work, 1,
                                   memory_order_relaxed);
-        uint64_t start = cpuexec__now_ns();
+        uint64_t start = cpuexec__os_now_ns();
         cpuexec__region_participate(exec, w->index);
-        atomic_fetch_add_explicit(&counters->workers.worker_active_ns, cpuexec__now_ns() - start,
+        atomic_fetch_add_explicit(&counters->workers.worker_active_ns, cpuexec__os_now_ns() - start,
                                   memory_order_relaxed);
       } else {
         cpuexec__region_participate(exec, w->index);
@@ -132,18 +131,6 @@ static void stop_workers(struct cpuexec_executor *exec, uint32_t started) {
   for (uint32_t k = 0; k < started; k++) pthread_join(exec->workers[k].thread, NULL);
 }
 
-static int pin_thread(pthread_t thread, int32_t cpu) {
-  if (cpu < 0) return EINVAL;
-  size_t size = CPU_ALLOC_SIZE((size_t)cpu + 1);
-  cpu_set_t *set = CPU_ALLOC((size_t)cpu + 1);
-  if (!set) return ENOMEM;
-  CPU_ZERO_S(size, set);
-  CPU_SET_S((size_t)cpu, size, set);
-  int rc = pthread_setaffinity_np(thread, size, set);
-  CPU_FREE(set);
-  return rc;
-}
-
 static int start_worker(struct cpuexec_executor *exec, uint32_t k, int32_t cpu) {
   cpuexec__worker *w = &exec->workers[k - 1];
   w->exec = exec;
@@ -178,12 +165,12 @@ static void *alloc_lines(size_t count, size_t size) {
 }
 
 struct cpuexec_executor *cpuexec__executor_shell(uint32_t threads) {
-  cpuexec__fork_generation_init();
+  if (cpuexec__fork_init() != 0) return NULL;
   struct cpuexec_executor *exec = alloc_lines(1, sizeof *exec);
   if (!exec) return NULL;
   exec->threads = threads;
   exec->id = atomic_fetch_add_explicit(&next_executor_id, 1, memory_order_relaxed);
-  exec->fork_generation = atomic_load_explicit(&cpuexec__fork_generation, memory_order_relaxed);
+  exec->fork_generation = cpuexec__fork_generation_now();
   atomic_init(&exec->refs, 1);
   atomic_init(&exec->caller_cpu, -1);
   atomic_init(&exec->first_worker_cpu, -1);
@@ -194,7 +181,8 @@ CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpu
   if (!out) return cpuexec__fail(CPUEXEC_EINVAL, "out: NULL; pass where to store the executor");
   *out = NULL;
   if (!resolved) return cpuexec__fail(CPUEXEC_EINVAL, "resolved: NULL; resolve a policy first (cpuexec_resolve)");
-  cpuexec__fork_generation_init();
+  int failed = cpuexec__fork_init();
+  if (failed != 0) return failed;
   uint32_t threads = resolved->effective_threads ? resolved->effective_threads : 1;
   struct cpuexec_executor *exec = alloc_lines(1, sizeof *exec);
   if (!exec) return cpuexec__fail(CPUEXEC_ENOMEM, "executor: no memory for %u threads", threads);
@@ -209,7 +197,7 @@ CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpu
   exec->resolved = cpuexec__resolved_retain(resolved);
   atomic_init(&exec->refs, 1);
   exec->id = atomic_fetch_add_explicit(&next_executor_id, 1, memory_order_relaxed);
-  exec->fork_generation = atomic_load_explicit(&cpuexec__fork_generation, memory_order_relaxed);
+  exec->fork_generation = cpuexec__fork_generation_now();
   exec->spin = cpuexec__spin_plan_of(resolved, threads);
   exec->caller_processor = resolved->caller_processor;
   exec->pin_caller = resolved->pin_caller && resolved->caller_processor >= 0;
@@ -230,14 +218,18 @@ CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpu
     if (rc == 0) {
       char name[32];
       snprintf(name, sizeof name, "cpuexec-w%u", k);
-      name[15] = '\0'; /* the kernel's limit; 99999 workers fit */
-      pthread_setname_np(exec->workers[k - 1].thread, name); /* cosmetic: a failure changes nothing */
+      cpuexec__os_name_thread(exec->workers[k - 1].thread, name); /* Linux: 99999 workers fit its 15 */
       if (pinned) {
-        int err = pin_thread(exec->workers[k - 1].thread, cpu);
+        int err = cpuexec__os_pin_thread(exec->workers[k - 1].thread, cpu);
         if (err != 0) {
           stop_workers(exec, k);
-          rc = cpuexec__fail(CPUEXEC_EAFFINITY, "worker thread %u: processor %d could not be applied: %s", k, cpu,
-                             strerror(err));
+          rc = err == ENOTSUP
+                   ? cpuexec__fail(CPUEXEC_ENOTSUP,
+                                   "worker thread %u: processor %d: the %s OS backend cannot pin threads; resolve "
+                                   "the policy on this process's topology, or use affinity_policy=none",
+                                   k, cpu, cpuexec__os_backend())
+                   : cpuexec__fail(CPUEXEC_EAFFINITY, "worker thread %u: processor %d could not be applied: %s", k,
+                                   cpu, strerror(err));
         }
       }
     } else {
@@ -325,5 +317,5 @@ CPUEXEC_EXPORT int32_t cpuexec_participant_count(void) {
 cpuexec__lease_slot *cpuexec__executor_lease_slot(cpuexec_executor *exec) { return &exec->lease; }
 
 bool cpuexec__executor_inherited(const cpuexec_executor *exec) {
-  return exec->fork_generation != atomic_load_explicit(&cpuexec__fork_generation, memory_order_relaxed);
+  return exec->fork_generation != cpuexec__fork_generation_now();
 }

@@ -59,6 +59,7 @@
 
 #include "counters_internal.h"
 #include "executor_lease.h"
+#include "fork.h"
 #include "resolved.h"
 #include "cadence.h"
 #include "wait.h"
@@ -143,9 +144,10 @@ struct cpuexec_executor {
   _Atomic uint32_t finish_goal;   /* `finished` the parked caller waits for */
 };
 
-/* Fork generation: bumped in the child by a pthread_atfork handler. */
-extern _Atomic uint64_t cpuexec__fork_generation;
-void cpuexec__fork_generation_init(void);
+
+/* True in a process other than the one that created exec (after fork):
+ * its threads do not exist here (fork.h's generation). */
+bool cpuexec__executor_inherited(const cpuexec_executor *exec);
 
 /* Test hook: when k > 0, creating worker k (1-based) fails as if
  * pthread_create had returned EAGAIN. */

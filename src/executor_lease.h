@@ -27,7 +27,5 @@ int cpuexec__executor_unref(cpuexec_executor *exec);
  * of exec is on its stack): dropping exec's last reference there would
  * stop the pool from inside its own region. */
 bool cpuexec__executor_running_here(const cpuexec_executor *exec);
-/* True in a process other than the one that created exec (after fork). */
-bool cpuexec__executor_inherited(const cpuexec_executor *exec);
 
 #endif

@@ -31,12 +31,12 @@
 
 #include <inttypes.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
 #include "executor_internal.h"
+#include "os.h"
 #include "participant.h"
 
 struct cpuexec__foreign {
@@ -195,7 +195,7 @@ int cpuexec__foreign_run(struct cpuexec_executor *exec, int64_t total, int64_t g
   int pool_rc = f->ops.run_ranges(f->pool, participants, &c, run_participants);
 
   bool returned_early = atomic_load_explicit(&c.in_flight, memory_order_acquire) != 0;
-  while (atomic_load_explicit(&c.in_flight, memory_order_acquire) != 0) sched_yield();
+  while (atomic_load_explicit(&c.in_flight, memory_order_acquire) != 0) cpuexec__os_yield();
   pthread_mutex_lock(&c.violation_lock); /* orders the violation record before report() reads it */
   pthread_mutex_unlock(&c.violation_lock);
   int rc = report(&c, pool_rc, returned_early);

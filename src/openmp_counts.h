@@ -119,4 +119,8 @@ static inline void cpuexec__openmp_record_region(cpuexec__omp_region_kind kind, 
   atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + 1, memory_order_relaxed);
 }
 
+/* One call-site slot's counts per kind since the last cpuexec_openmp_reset()
+ * (openmp_counts.c). */
+void cpuexec__openmp_slot_since_reset(int slot, uint64_t out[CPUEXEC__T_COUNT]);
+
 #endif

@@ -24,6 +24,7 @@
 #include "decimal.h"
 #include "error.h"
 #include "policy_check.h"
+#include "strbuf.h"
 
 enum policy_key {
   KEY_NUM_THREADS,
@@ -256,18 +257,6 @@ CPUEXEC_EXPORT int cpuexec_policy_parse(const char *text, cpuexec_policy *policy
   return 0;
 }
 
-/* Appends to a bounded buffer like snprintf, counting the full length. */
-static void append(char *buf, size_t size, size_t *len, const char *text) {
-  size_t n = strlen(text);
-  if (*len + 1 < size) {
-    size_t room = size - *len - 1;
-    size_t copy = n < room ? n : room;
-    memcpy(buf + *len, text, copy);
-    buf[*len + copy] = '\0';
-  }
-  *len += n;
-}
-
 CPUEXEC_EXPORT int cpuexec_policy_format(const cpuexec_policy *policy, char *buf, size_t size) {
   if (!policy || (!buf && size > 0))
     return cpuexec__fail(CPUEXEC_EINVAL, "policy_format: %s is NULL", !policy ? "policy" : "buf (with size > 0)");
@@ -300,10 +289,9 @@ CPUEXEC_EXPORT int cpuexec_policy_format(const cpuexec_policy *policy, char *buf
   snprintf(head, sizeof head,
            "num_threads=%d,spin_policy=%s,spin_budget=%s,affinity_policy=%s,allow_nested_parallelism=%s,cpu_set=",
            (int)policy->num_threads, spin, budget, affinity, policy->allow_nested_parallelism ? "true" : "false");
-  size_t len = 0;
-  if (size > 0)
-    buf[0] = '\0';
-  append(buf, size, &len, head);
+  cpuexec__bounded out = cpuexec__bounded_on(buf, size);
+  cpuexec__bounded_put(&out, head, strlen(head));
+  size_t len = out.len;
   len += cpuexec__cpulist_format(policy->cpu_set, (uint32_t)policy->cpu_set_count, len < size ? buf + len : NULL,
                                  len < size ? size - len : 0);
   return (int)len;

@@ -20,11 +20,11 @@
  * CPUEXEC_FOR_EVERY_PARTICIPANT nobody takes over and the caller waits for
  * every admitted worker, as the executor always did before. */
 #include <errno.h>
-#include <sched.h>
 #include <string.h>
 
 #include "error.h"
 #include "executor_internal.h"
+#include "os.h"
 #include "participant.h"
 
 /* The caller's processor as last pinned by an explicit policy (-1: never),
@@ -138,7 +138,7 @@ void cpuexec__region_leave(struct cpuexec_executor *exec, uint32_t index) {
   uint32_t done = atomic_fetch_add_explicit(&exec->finished, 1, memory_order_seq_cst) + 1;
   if (atomic_load_explicit(&exec->caller_parked, memory_order_seq_cst) &&
       done == atomic_load_explicit(&exec->finish_goal, memory_order_relaxed))
-    cpuexec__futex_wake_all(&exec->finished);
+    cpuexec__os_wake_all(&exec->finished);
 }
 
 /* After the caller's share: closes every worker region still open (a
@@ -183,13 +183,12 @@ static inline void notify(const cpuexec__observer *obs, const struct cpuexec_exe
 static int pin_caller(const struct cpuexec_executor *exec) {
   int32_t cpu = exec->caller_processor;
   if (pinned_caller_processor == cpu) return 0;
-  size_t size = CPU_ALLOC_SIZE((size_t)cpu + 1);
-  cpu_set_t *set = CPU_ALLOC((size_t)cpu + 1);
-  if (!set) return cpuexec__fail(CPUEXEC_ENOMEM, "caller affinity: no memory for a cpu set of processor %d", cpu);
-  CPU_ZERO_S(size, set);
-  CPU_SET_S((size_t)cpu, size, set);
-  int rc = pthread_setaffinity_np(pthread_self(), size, set);
-  CPU_FREE(set);
+  int rc = cpuexec__os_pin_self(cpu);
+  if (rc == ENOTSUP)
+    return cpuexec__fail(CPUEXEC_ENOTSUP,
+                         "caller affinity: processor %d: the %s OS backend cannot pin threads; resolve the policy "
+                         "on this process's topology, or use affinity_policy=none",
+                         cpu, cpuexec__os_backend());
   if (rc != 0)
     return cpuexec__fail(CPUEXEC_EAFFINITY,
                          "caller affinity: processor %d could not be applied to the calling thread (%s); "
@@ -210,16 +209,9 @@ static int pin_caller(const struct cpuexec_executor *exec) {
  * runs now. */
 static int32_t step_off_worker_processor(const struct cpuexec_executor *exec, int32_t cpu, uint32_t participants) {
   const cpuexec_resolved *r = exec->resolved;
-  cpu_set_t mine, away;
-  if (sched_getaffinity(0, sizeof mine, &mine) != 0) return cpu;
-  away = mine;
-  for (uint32_t k = 1; k < participants && k - 1 < r->worker_processor_count; k++)
-    if (r->worker_processors[k - 1] >= 0 && r->worker_processors[k - 1] < CPU_SETSIZE)
-      CPU_CLR(r->worker_processors[k - 1], &away);
-  if (CPU_COUNT(&away) == 0) return cpu; /* the caller may only run there */
-  if (sched_setaffinity(0, sizeof away, &away) != 0) return cpu;
-  sched_setaffinity(0, sizeof mine, &mine);
-  return sched_getcpu();
+  uint32_t n = participants - 1 < r->worker_processor_count ? participants - 1 : r->worker_processor_count;
+  int32_t now = cpuexec__os_step_off(r->worker_processors, n);
+  return now >= 0 ? now : cpu;
 }
 
 /* Writes every participant's slot: all of them before any epoch moves, so
@@ -254,7 +246,7 @@ CPUEXEC_EXPORT int cpuexec_parallel_for_flags(cpuexec_executor *exec, int64_t to
   if (flags & ~CPUEXEC_FOR_EVERY_PARTICIPANT)
     return cpuexec__fail(CPUEXEC_EINVAL, "flags: 0x%x has unknown bits 0x%x; the only flag is CPUEXEC_FOR_EVERY_PARTICIPANT (0x%x)",
                          flags, flags & ~CPUEXEC_FOR_EVERY_PARTICIPANT, CPUEXEC_FOR_EVERY_PARTICIPANT);
-  if (exec && exec->fork_generation != atomic_load_explicit(&cpuexec__fork_generation, memory_order_relaxed))
+  if (exec && exec->fork_generation != cpuexec__fork_generation_now())
     return cpuexec__fail(CPUEXEC_EFORKED,
                          "executor %llu: created by the parent process before fork(); create a new one in the child",
                          (unsigned long long)exec->id);
@@ -296,7 +288,7 @@ CPUEXEC_EXPORT int cpuexec_parallel_for_flags(cpuexec_executor *exec, int64_t to
   /* Where the caller runs, for workers that yield when they share its
    * processor (wait.h); written only when it changes, so the line stays
    * shared. */
-  int32_t cpu = sched_getcpu();
+  int32_t cpu = cpuexec__os_current_cpu();
   if (exec->spin.adaptive && cpu >= 0 && cpu == atomic_load_explicit(&exec->first_worker_cpu, memory_order_relaxed) &&
       !exec->pin_caller)
     cpu = step_off_worker_processor(exec, cpu, participants);

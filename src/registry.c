@@ -25,8 +25,9 @@
  * Stopping a pool (cpuexec__executor_free joins its workers) also happens
  * outside the lock: entries are unlinked under the lock and finalized after.
  *
- * Fork: pthread_atfork handlers take every registry lock in prepare (after
- * the list lock), release them in the parent, and in the child re-initialise
+ * Fork (the handlers below, called by fork.c in the lock order written
+ * there): prepare takes every registry lock (after the list lock), the
+ * parent releases them, and the child re-initialises
  * the locks and forget every entry. Inherited pools are unusable in the child
  * (their workers do not exist there), so a compatible acquire in the child
  * starts a fresh pool. A lease held across fork stays valid as a handle:
@@ -45,8 +46,11 @@
 
 #include <cpuexec/registry.h>
 
+#include "debug.h"
 #include "error.h"
 #include "executor_lease.h"
+#include "fork.h"
+#include "os.h"
 #include "registry_internal.h"
 
 #define DEFAULT_CAPACITY 8u
@@ -90,7 +94,6 @@ struct cpuexec_registry {
 
 static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
 static cpuexec_registry *list_head;
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
 static pthread_once_t default_once = PTHREAD_ONCE_INIT;
 static cpuexec_registry *default_registry;
@@ -99,20 +102,22 @@ static cpuexec_registry *default_registry;
 static int default_env_error;
 static char default_env_detail[400];
 
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+/* The clock retention is measured on; tests replace it (registry_internal.h). */
+_Atomic(cpuexec__clock_fn) cpuexec__registry_clock = NULL;
+
+static uint64_t registry_now(void) {
+  cpuexec__clock_fn clock = atomic_load_explicit(&cpuexec__registry_clock, memory_order_relaxed);
+  return clock ? clock() : cpuexec__os_now_ns();
 }
 
 /* ---- fork ---------------------------------------------------------------- */
 
-static void atfork_prepare(void) {
+void cpuexec__registry_fork_prepare(void) {
   pthread_mutex_lock(&list_lock);
   for (cpuexec_registry *r = list_head; r; r = r->list_next) pthread_mutex_lock(&r->lock);
 }
 
-static void atfork_parent(void) {
+void cpuexec__registry_fork_parent(void) {
   for (cpuexec_registry *r = list_head; r; r = r->list_next) pthread_mutex_unlock(&r->lock);
   pthread_mutex_unlock(&list_lock);
 }
@@ -122,7 +127,7 @@ static void atfork_parent(void) {
  * from their executors' lease slots until released; the rest wait on
  * `forgotten` for the next call. A starting entry belongs to a creator that
  * does not exist in the child, so it is forgotten too. */
-static void atfork_child(void) {
+void cpuexec__registry_fork_child(void) {
   pthread_mutex_init(&list_lock, NULL);
   for (cpuexec_registry *r = list_head; r; r = r->list_next) {
     pthread_mutex_init(&r->lock, NULL);
@@ -142,8 +147,6 @@ static void atfork_child(void) {
     }
   }
 }
-
-static void register_atfork(void) { pthread_atfork(atfork_prepare, atfork_parent, atfork_child); }
 
 /* ---- entries ------------------------------------------------------------- */
 
@@ -179,7 +182,7 @@ static void sweep(cpuexec_registry *r, registry_entry **dead) {
     *dead = e;
   }
   if (r->idle_retention_ns == 0) return;
-  uint64_t now = now_ns();
+  uint64_t now = registry_now();
   registry_entry **p = &r->entries;
   while (*p) {
     registry_entry *e = *p;
@@ -233,6 +236,8 @@ static uint32_t capacity_of(const cpuexec_registry_options *options) {
 }
 
 static int registry_new(const cpuexec_registry_options *options, bool process_owned, cpuexec_registry **out) {
+  int rc = cpuexec__fork_init();
+  if (rc != 0) return rc;
   cpuexec_registry *r = calloc(1, sizeof *r);
   if (!r) return cpuexec__fail(CPUEXEC_ENOMEM, "registry: out of memory allocating %zu bytes", sizeof *r);
   pthread_mutex_init(&r->lock, NULL);
@@ -240,7 +245,6 @@ static int registry_new(const cpuexec_registry_options *options, bool process_ow
   r->capacity = capacity_of(options);
   r->idle_retention_ns = options->idle_retention_ns;
   r->process_owned = process_owned;
-  pthread_once(&atfork_once, register_atfork);
   pthread_mutex_lock(&list_lock);
   r->list_next = list_head;
   if (list_head) list_head->list_prev = r;
@@ -459,6 +463,8 @@ CPUEXEC_EXPORT int cpuexec_executor_release(cpuexec_executor *lease) {
   pthread_mutex_lock(&registry->lock);
   sweep(registry, &dead);
   registry_entry *e = slot->entry;
+  CPUEXEC__CHECK(registry->leases >= e->leases, "registry: %llu lease(s) in all, fewer than the %u of one pool",
+                 (unsigned long long)registry->leases, e->leases);
   if (e->leases == 0 || (e->leases == 1 && cpuexec__executor_running_here(lease))) {
     /* A release without a matching acquire (an idle retained pool), or the
      * last one from inside the pool's own region: refuse rather than stop a
@@ -484,7 +490,7 @@ CPUEXEC_EXPORT int cpuexec_executor_release(cpuexec_executor *lease) {
       e->next = dead;
       dead = e;
     } else {
-      e->idle_since_ns = now_ns();
+      e->idle_since_ns = registry_now();
     }
   }
   pthread_mutex_unlock(&registry->lock);

@@ -2,6 +2,10 @@
 #ifndef CPUEXEC_SRC_REGISTRY_INTERNAL_H
 #define CPUEXEC_SRC_REGISTRY_INTERNAL_H
 
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
 #include <cpuexec/registry.h>
 
 /* 0, or the error (with its message recorded again for the calling thread)
@@ -9,5 +13,11 @@
  * sessions on the process registry report it, as they report a malformed
  * CPUEXEC_POLICY. */
 int cpuexec__registry_default_environment_error(void);
+
+/* Test hook: the clock idle retention is measured on (nanoseconds,
+ * monotonic); NULL, the default, is cpuexec__os_now_ns. A test sets it to
+ * move time by hand instead of sleeping through a retention. */
+typedef uint64_t (*cpuexec__clock_fn)(void);
+extern _Atomic(cpuexec__clock_fn) cpuexec__registry_clock;
 
 #endif

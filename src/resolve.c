@@ -1,6 +1,6 @@
 /* Resolution: a requested policy on a topology becomes what will run.
  *
- * The rules (issue 2, seed 000 "Requested and resolved policy", "Affinity"):
+ * The rules (include/cpuexec/resolve.h states them for callers):
  *   threads   explicit request > CPUEXEC_NUM_THREADS > OMP_NUM_THREADS (its
  *             first list element) > the cgroup quota and process CPU set >
  *             the topology (one participant per visible physical core, only
@@ -41,8 +41,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +48,7 @@
 
 #include "cpulist.h"
 #include "error.h"
+#include "os.h"
 #include "policy_check.h"
 #include "strbuf.h"
 #include "topology_internal.h"
@@ -252,18 +251,23 @@ static int check_explicit_set(const cpuexec_policy *req, const cpuexec_topology 
   return 0;
 }
 
+static int compare_id(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
 /* The calling thread's binding as visible processors, when it is narrower
  * than the process-visible set (someone pinned it). Returns the count. */
 static uint32_t caller_binding(const cpuexec_topology *t, const cpuexec__processor **out, uint32_t max) {
   uint32_t n = 0;
   if (t->live) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (pthread_getaffinity_np(pthread_self(), sizeof set, &set) != 0)
-      return 0;
+    int32_t ids[CPUEXEC_CPU_SET_MAX];
+    int32_t count = cpuexec__os_affinity_self(ids, CPUEXEC_CPU_SET_MAX);
+    if (count > CPUEXEC_CPU_SET_MAX)
+      count = CPUEXEC_CPU_SET_MAX;
     for (uint32_t i = 0; i < t->processor_count && n < max; i++) {
       int32_t id = t->processors[i].os_index;
-      if (id < CPU_SETSIZE && CPU_ISSET(id, &set))
+      if (count > 0 && bsearch(&id, ids, (size_t)count, sizeof *ids, compare_id) != NULL)
         out[n++] = &t->processors[i];
     }
   } else {
@@ -468,14 +472,6 @@ static char *sharing_key(const cpuexec_resolved *r) {
   return cpuexec__strbuf_take(&sb);
 }
 
-static void resolved_free(cpuexec_resolved *r) {
-  for (size_t i = 0; i < r->diagnostic_count; i++)
-    free(r->diagnostics[i]);
-  free(r->diagnostics);
-  free(r->worker_processors);
-  free(r->sharing_key);
-  free(r);
-}
 
 CPUEXEC_EXPORT int cpuexec_resolve(const cpuexec_policy *request, const cpuexec_topology *topology,
                                    cpuexec_resolved **out) {
@@ -515,7 +511,27 @@ CPUEXEC_EXPORT int cpuexec_resolve(const cpuexec_policy *request, const cpuexec_
   if (threads == 1)
     diag(&d, "serial: the caller runs every range; no worker thread starts");
 
-  if ((rc = place(req, topology, threads, &d, &pl, r)) != 0)
+  /* This process's own topology on an OS backend without affinity: a
+   * pinning policy resolves unpinned and says so; an explicit placement
+   * cannot be honoured at all. A stored topology describes another machine,
+   * so its placement is resolved as asked. */
+  const cpuexec_policy *placed = req;
+  cpuexec_policy unpinned;
+  if (topology->live && !cpuexec__os_has_affinity() && req->affinity_policy != CPUEXEC_AFFINITY_NONE) {
+    if (req->affinity_policy == CPUEXEC_AFFINITY_EXPLICIT) {
+      rc = cpuexec__fail(CPUEXEC_ENOTSUP,
+                         "affinity_policy=explicit: the %s OS backend of this build cannot pin threads; use "
+                         "affinity_policy=none, or a build configured --with-os-backend=linux",
+                         cpuexec__os_backend());
+      goto fail;
+    }
+    diag(&d, "affinity_policy=%s: the %s OS backend cannot pin threads; no participant is pinned",
+         cpuexec_affinity_policy_name(req->affinity_policy), cpuexec__os_backend());
+    unpinned = *req;
+    unpinned.affinity_policy = CPUEXEC_AFFINITY_NONE;
+    placed = &unpinned;
+  }
+  if ((rc = place(placed, topology, threads, &d, &pl, r)) != 0)
     goto fail;
   r->caller_processor = pl.caller;
   r->pin_caller = pl.pin_caller;
@@ -548,115 +564,6 @@ fail:
     cpuexec__fail(rc, "resolve: out of memory");
   free(pl.workers);
   diag_free(&d);
-  resolved_free(r);
+  cpuexec__resolved_free(r);
   return rc;
-}
-
-const cpuexec_resolved *cpuexec__resolved_retain(const cpuexec_resolved *resolved) {
-  if (resolved != NULL)
-    atomic_fetch_add_explicit(&((cpuexec_resolved *)resolved)->refcount, 1, memory_order_relaxed);
-  return resolved;
-}
-
-/* The last reference frees; acq_rel so every reader's accesses happen
- * before the free. */
-CPUEXEC_EXPORT void cpuexec_resolved_destroy(cpuexec_resolved *resolved) {
-  if (resolved != NULL && atomic_fetch_sub_explicit(&resolved->refcount, 1, memory_order_acq_rel) == 1)
-    resolved_free(resolved);
-}
-
-/* The process default: resolved once, shared, never freed. Written inside
- * pthread_once only; read-only afterwards. */
-static pthread_once_t default_once = PTHREAD_ONCE_INIT;
-static cpuexec_resolved *default_resolved;
-static int default_rc;
-static char default_error[512];
-
-static void resolve_default_once(void) {
-  default_rc = cpuexec_resolve(NULL, NULL, &default_resolved);
-  if (default_rc != 0) {
-    snprintf(default_error, sizeof default_error, "%s", cpuexec_last_error());
-    return;
-  }
-  const char *display = getenv("CPUEXEC_DISPLAY");
-  if (display != NULL && (strcmp(display, "1") == 0 || strcmp(display, "verbose") == 0 ||
-                          strcmp(display, "true") == 0)) {
-    int n = cpuexec_resolved_describe(default_resolved, CPUEXEC_FORMAT_TEXT, NULL, 0);
-    char *text = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (text != NULL) {
-      cpuexec_resolved_describe(default_resolved, CPUEXEC_FORMAT_TEXT, text, (size_t)n + 1);
-      fprintf(stderr, "CPUEXEC_DISPLAY: the process default resolution\n%s", text);
-      free(text);
-    }
-    if (strcmp(display, "verbose") == 0) {
-      const cpuexec_topology *t;
-      if (cpuexec__topology_process(&t) == 0) {
-        n = cpuexec_topology_describe(t, CPUEXEC_FORMAT_TEXT, NULL, 0);
-        text = n >= 0 ? malloc((size_t)n + 1) : NULL;
-        if (text != NULL) {
-          cpuexec_topology_describe(t, CPUEXEC_FORMAT_TEXT, text, (size_t)n + 1);
-          fprintf(stderr, "%s", text);
-          free(text);
-        }
-      }
-    }
-  }
-}
-
-CPUEXEC_EXPORT int cpuexec_resolve_default(const cpuexec_resolved **out) {
-  if (out == NULL)
-    return cpuexec__fail(CPUEXEC_EINVAL, "out: NULL; pass where to store the resolution");
-  pthread_once(&default_once, resolve_default_once);
-  *out = default_resolved;
-  if (default_rc != 0)
-    return cpuexec__fail(default_rc, "%s", default_error);
-  return 0;
-}
-
-CPUEXEC_EXPORT const cpuexec_policy *cpuexec_resolved_request(const cpuexec_resolved *resolved) {
-  return resolved != NULL ? &resolved->request : NULL;
-}
-
-CPUEXEC_EXPORT int32_t cpuexec_resolved_effective_threads(const cpuexec_resolved *resolved) {
-  return resolved != NULL ? (int32_t)resolved->effective_threads : 0;
-}
-
-CPUEXEC_EXPORT int32_t cpuexec_resolved_caller_processor(const cpuexec_resolved *resolved) {
-  return resolved != NULL ? resolved->caller_processor : -1;
-}
-
-CPUEXEC_EXPORT const int32_t *cpuexec_resolved_worker_processors(const cpuexec_resolved *resolved,
-                                                                 int32_t *count) {
-  if (count != NULL)
-    *count = resolved != NULL ? (int32_t)resolved->worker_processor_count : 0;
-  return resolved != NULL ? resolved->worker_processors : NULL;
-}
-
-CPUEXEC_EXPORT bool cpuexec_resolved_uses_smt(const cpuexec_resolved *resolved) {
-  return resolved != NULL && resolved->uses_smt;
-}
-
-CPUEXEC_EXPORT bool cpuexec_resolved_uses_efficiency_cores(const cpuexec_resolved *resolved) {
-  return resolved != NULL && resolved->uses_efficiency_cores;
-}
-
-CPUEXEC_EXPORT bool cpuexec_resolved_allows_nesting(const cpuexec_resolved *resolved) {
-  return resolved != NULL && resolved->allow_nested;
-}
-
-CPUEXEC_EXPORT cpuexec_resolved_spin cpuexec_resolved_spin_behaviour(const cpuexec_resolved *resolved) {
-  cpuexec_resolved_spin none = {.policy = CPUEXEC_SPIN_PARK_IMMEDIATELY};
-  return resolved != NULL ? resolved->spin : none;
-}
-
-CPUEXEC_EXPORT size_t cpuexec_resolved_diagnostic_count(const cpuexec_resolved *resolved) {
-  return resolved != NULL ? resolved->diagnostic_count : 0;
-}
-
-CPUEXEC_EXPORT const char *cpuexec_resolved_diagnostic(const cpuexec_resolved *resolved, size_t index) {
-  return resolved != NULL && index < resolved->diagnostic_count ? resolved->diagnostics[index] : NULL;
-}
-
-CPUEXEC_EXPORT const char *cpuexec_resolved_sharing_key(const cpuexec_resolved *resolved) {
-  return resolved != NULL ? resolved->sharing_key : NULL;
 }

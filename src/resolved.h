@@ -39,6 +39,9 @@ struct cpuexec_resolved {
   char *sharing_key;
 };
 
+/* Frees a resolution no one references (resolved.c). */
+void cpuexec__resolved_free(cpuexec_resolved *r);
+
 /* Adds a reference; the matching cpuexec_resolved_destroy() drops it. */
 const cpuexec_resolved *cpuexec__resolved_retain(const cpuexec_resolved *resolved);
 

@@ -1,5 +1,7 @@
-/* A growable string (strbuf.h). */
+/* The string builders (strbuf.h). */
 #include "strbuf.h"
+
+#include "error.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -98,4 +100,53 @@ int cpuexec__strbuf_copy_out(const cpuexec__strbuf *sb, char *buf, size_t size) 
     buf[n] = '\0';
   }
   return sb->len > INT_MAX ? INT_MAX : (int)sb->len;
+}
+
+cpuexec__bounded cpuexec__bounded_on(char *buf, size_t size) {
+  if (size > 0 && buf != NULL)
+    buf[0] = '\0';
+  return (cpuexec__bounded){buf, buf != NULL ? size : 0, 0};
+}
+
+void cpuexec__bounded_put(cpuexec__bounded *b, const char *text, size_t n) {
+  if (b->len + 1 < b->size) {
+    size_t room = b->size - b->len - 1;
+    size_t copy = n < room ? n : room;
+    memcpy(b->buf + b->len, text, copy);
+    b->buf[b->len + copy] = '\0';
+  }
+  b->len += n;
+}
+
+void cpuexec__bounded_printf(cpuexec__bounded *b, const char *format, ...) {
+  char scratch[1];
+  size_t used = b->len < b->size ? b->len : b->size;
+  va_list args;
+  va_start(args, format);
+  int n = b->size - used > 0 ? vsnprintf(b->buf + used, b->size - used, format, args)
+                             : vsnprintf(scratch, 0, format, args);
+  va_end(args);
+  if (n > 0)
+    b->len += (size_t)n;
+}
+
+int cpuexec__strbuf_finish(cpuexec__strbuf *sb, char *buf, size_t size, const char *what) {
+  if (sb->failed) {
+    cpuexec__strbuf_free(sb);
+    return cpuexec__fail(CPUEXEC_ENOMEM, "%s: out of memory", what);
+  }
+  int n = cpuexec__strbuf_copy_out(sb, buf, size);
+  cpuexec__strbuf_free(sb);
+  return n;
+}
+
+int cpuexec__describe_check(const void *object, cpuexec_format format, const char *buf, size_t size,
+                            const char *what) {
+  if (object == NULL)
+    return cpuexec__fail(CPUEXEC_EINVAL, "%s: NULL", what);
+  if (format != CPUEXEC_FORMAT_TEXT && format != CPUEXEC_FORMAT_JSON)
+    return cpuexec__fail(CPUEXEC_EINVAL, "format: %d is not CPUEXEC_FORMAT_TEXT or CPUEXEC_FORMAT_JSON", (int)format);
+  if (buf == NULL && size > 0)
+    return cpuexec__fail(CPUEXEC_EINVAL, "buf: NULL with size %zu; pass size 0 to measure", size);
+  return 0;
 }

@@ -8,9 +8,7 @@
 #include <string.h>
 
 #include "error.h"
-
-#define DEFAULT_PROC_SELF_CGROUP "/proc/self/cgroup"
-#define DEFAULT_CGROUP_ROOT "/sys/fs/cgroup"
+#include "os.h"
 
 /* The cgroup v2 path ("0::/a/b") of the process into buf. Returns 1 when
  * found, 0 when the file has no v2 entry, negative on error. */
@@ -70,11 +68,13 @@ static int read_cpu_max(const char *file, double *quota) {
 }
 
 int cpuexec__cgroup_cpu_quota(const cpuexec_topology_options *options, double *quota, char **source) {
-  const char *proc = options->proc_self_cgroup != NULL ? options->proc_self_cgroup : DEFAULT_PROC_SELF_CGROUP;
-  const char *root = options->cgroup_root != NULL ? options->cgroup_root : DEFAULT_CGROUP_ROOT;
+  const char *proc = options->proc_self_cgroup != NULL ? options->proc_self_cgroup : cpuexec__os_proc_self_cgroup();
+  const char *root = options->cgroup_root != NULL ? options->cgroup_root : cpuexec__os_cgroup_root();
   char cgroup[2048];
   *quota = 0;
   *source = NULL;
+  if (proc == NULL || root == NULL)
+    return 0; /* the OS backend knows no cgroup: no quota to honour */
   int found = read_cgroup_path(proc, options->proc_self_cgroup != NULL, cgroup, sizeof cgroup);
   if (found <= 0)
     return found;

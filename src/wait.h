@@ -1,11 +1,12 @@
 /* Internal: how libcpuexec threads wait for a 32-bit word to change.
  *
  * A waiter spins (pause loop) per the executor's spin plan, then parks in the
- * kernel (futex on Linux). Parking is announced in a per-waiter flag so the
- * waker makes a system call only when the waiter really sleeps:
+ * kernel (os.h: a futex on Linux, a condition variable elsewhere). Parking
+ * is announced in a per-waiter flag so the waker makes a system call only
+ * when the waiter really sleeps:
  *
- *   waiter: parked = 1 (seq_cst); if (word == seen) futex_wait(word, seen)
- *   waker:  word = new (seq_cst);  if (parked) futex_wake(word)
+ *   waiter: parked = 1 (seq_cst); if (word == seen) os_wait(word, seen)
+ *   waker:  word = new (seq_cst);  if (parked) os_wake_all(word)
  *
  * Both sides use seq_cst so at least one of them sees the other's store
  * (Dekker); a wake is never lost and never made for a spinning waiter. */
@@ -15,8 +16,8 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <sched.h>
-#include <time.h>
+
+#include "os.h"
 
 #include "cadence.h"
 
@@ -61,18 +62,6 @@ static inline void cpuexec__cpu_relax(void) {
 #endif
 }
 
-static inline uint64_t cpuexec__now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* Kernel primitives (wait.c). futex_wait returns when *word != expected or
- * on a wake (possibly spurious); callers re-check. futex_wait_until also
- * returns at deadline_ns (CLOCK_MONOTONIC). */
-void cpuexec__futex_wait(_Atomic uint32_t *word, uint32_t expected);
-void cpuexec__futex_wait_until(_Atomic uint32_t *word, uint32_t expected, uint64_t deadline_ns);
-void cpuexec__futex_wake_all(_Atomic uint32_t *word);
 
 /* Spins per plan while the wait lasts: while *word == value when
  * while_equal, else while *word != value. Returns true when the wait ended
@@ -85,7 +74,7 @@ void cpuexec__futex_wake_all(_Atomic uint32_t *word);
  * the wake puts the sleeper back on the waker's processor, so the pair stays
  * together. So the waiter yields at every clock check: the other thread
  * runs, and with both runnable there the load balancer can move the caller
- * away. sched_getcpu() reads the rseq area: no system call. Fixed durations
+ * away. cpuexec__os_current_cpu() costs no system call on Linux. Fixed durations
  * yield too (since issue 9): with a budget of milliseconds and an unpinned
  * pair, spinning there held off the very thread waited for for the whole
  * budget; a yield with nothing else runnable returns at once, so the spin
@@ -107,13 +96,13 @@ static inline bool cpuexec__spin(_Atomic uint32_t *word, uint32_t value, bool wh
       /* The first read comes after CLOCK_EVERY pauses: a short wait never
        * reads the clock (the spin is then longer by that much, ~1-4 us). */
       if (i % CPUEXEC__SPIN_CLOCK_EVERY == 0) {
-        uint64_t now = cpuexec__now_ns();
+        uint64_t now = cpuexec__os_now_ns();
         if (deadline == 0)
           deadline = now + plan->ns;
         else if (now >= deadline)
           break;
-        if (share_cpu && atomic_load_explicit(share_cpu, memory_order_relaxed) == sched_getcpu())
-          sched_yield();
+        if (share_cpu && atomic_load_explicit(share_cpu, memory_order_relaxed) == cpuexec__os_current_cpu())
+          cpuexec__os_yield();
       }
       cpuexec__cpu_relax();
     }
@@ -135,8 +124,8 @@ static inline bool cpuexec__spin_until(_Atomic uint32_t *word, uint32_t value, u
   for (uint32_t i = 1;; i++) {
     if (atomic_load_explicit(word, memory_order_acquire) != value) return true;
     if (i % CPUEXEC__SPIN_CLOCK_EVERY == 0) {
-      if ((*clock = cpuexec__now_ns()) >= deadline_ns) return false;
-      if (share_cpu && atomic_load_explicit(share_cpu, memory_order_relaxed) == sched_getcpu()) sched_yield();
+      if ((*clock = cpuexec__os_now_ns()) >= deadline_ns) return false;
+      if (share_cpu && atomic_load_explicit(share_cpu, memory_order_relaxed) == cpuexec__os_current_cpu()) cpuexec__os_yield();
     }
     cpuexec__cpu_relax();
   }
@@ -179,7 +168,7 @@ void cpuexec__wait_until_equal(_Atomic uint32_t *word, uint32_t target, _Atomic 
 static inline bool cpuexec__store_and_wake(_Atomic uint32_t *word, uint32_t value, _Atomic uint32_t *parked) {
   atomic_store_explicit(word, value, memory_order_seq_cst);
   if (atomic_load_explicit(parked, memory_order_seq_cst)) {
-    cpuexec__futex_wake_all(word);
+    cpuexec__os_wake_all(word);
     return true;
   }
   return false;

@@ -1,11 +1,12 @@
-/* Helpers shared by the adapter tests (see adapters_support.h). */
-#include "adapters_support.h"
+/* Helpers shared by the adapter tests (declared in test_util.h). */
+#define TEST_UTIL_SECOND_FILE 1
+#include "test_util.h"
 #include "rendezvous.h"
 
 #include <stdlib.h>
 #include <time.h>
 
-int test_executor_create(uint32_t threads, test_executor *out) {
+int test_executor_create(uint32_t threads, test_owned_executor *out) {
   cpuexec_policy policy;
   cpuexec_policy_init(&policy);
   policy.num_threads = (int32_t)threads;
@@ -25,7 +26,7 @@ int test_executor_create(uint32_t threads, test_executor *out) {
   return rc;
 }
 
-void test_executor_destroy(test_executor *t) {
+void test_executor_destroy(test_owned_executor *t) {
   if (t->exec != NULL)
     cpuexec_executor_destroy(t->exec);
   if (t->resolved != NULL)
@@ -201,10 +202,4 @@ unsigned test_coverage_threads(const test_coverage *c) {
     distinct += j == i;
   }
   return distinct;
-}
-
-void test_sleep_ms(unsigned ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts) != 0) {
-  }
 }

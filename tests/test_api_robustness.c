@@ -1,7 +1,7 @@
 /* Robustness of every exported function against bad arguments: a NULL
  * pointer, an enum out of range, a negative size, a NULL out-parameter.
  *
- * The rules proven here (DESIGN.md's error convention, the header comments):
+ * The rules proven here (include/cpuexec/errors.h's convention, the header comments):
  *   - an int-returning call fails with its documented negative code and
  *     cpuexec_last_error() names the argument that was wrong;
  *   - destroy/release/init of NULL is a no-op, like free(NULL), and records
@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <string.h>
 #include <cmocka.h>
+
+#include "test_util.h"
 
 #include <cpuexec.h>
 #include <pthreadpool.h>

@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "adapters_support.h"
+#include "test_util.h"
 #include "compat/job_pool.h"
 #include "compat/range_executor.h"
 #include "compat/ranges.h"
@@ -108,7 +108,7 @@ static int session_body(void *ctx) {
 
 static void every_call_reports_every_value_as_ecallback(void **state) {
   (void)state;
-  test_executor ex;
+  test_owned_executor ex;
   assert_int_equal(test_executor_create(2, &ex), 0);
   test_pool *pool = test_pool_create(2);
   cpuexec_job_pool jp = test_pool_as_job_pool(pool);
@@ -192,7 +192,7 @@ static int succeed(void *ctx, int64_t begin, int64_t end) {
  * library error names itself and leaves the callback value alone. */
 static void successes_leave_the_last_failure_and_library_errors_are_not_callbacks(void **state) {
   (void)state;
-  test_executor ex;
+  test_owned_executor ex;
   assert_int_equal(test_executor_create(2, &ex), 0);
   failing f = {.value = -1, .where = ON_WORKER, .need = 2};
   atomic_init(&f.failed, 0);

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <cmocka.h>
 
+#include "test_util.h"
+
 #include <cpuexec.h>
 
 static void every_code_has_a_distinct_name_and_string(void **state) {

@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 #include "executor_internal.h"
-#include "executor_test_util.h"
+#include "test_util.h"
 
 typedef struct sum_ctx {
   _Atomic int64_t sum;
@@ -98,9 +98,10 @@ static void eight_threads_dispatching_into_one_executor_all_complete(void **stat
 
 static void a_dispatch_admits_only_its_participants_and_makes_no_wake_call_to_spinners(void **state) {
   (void)state;
-  /* Spinning far longer than the test: a worker never parks, so no
-   * dispatch may make a wake call. */
-  cpuexec_executor *exec = test_executor_spin(3, CPUEXEC_SPIN_FIXED_DURATION, 20ull * 1000 * 1000 * 1000);
+  /* A spin counted in iterations that never runs out (2^62 pauses, decades):
+   * a worker never parks however slow the machine, so no dispatch may make
+   * a wake call. */
+  cpuexec_executor *exec = test_executor_spin(3, CPUEXEC_SPIN_FIXED_ITERATIONS, (uint64_t)1 << 62);
   assert_int_equal(cpuexec_executor_enable_counters(exec), 0);
   sum_ctx s = {0};
   for (int i = 0; i < 2000; i++) assert_int_equal(cpuexec_parallel_for(exec, 100, 1, &s, add_indices, 2), 0);

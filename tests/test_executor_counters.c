@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <cmocka.h>
 
-#include "executor_test_util.h"
+#include "test_util.h"
 
 typedef struct script_ctx {
   cpuexec_executor *exec;

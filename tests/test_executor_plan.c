@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <cmocka.h>
 
-#include "executor_test_util.h"
+#include "test_util.h"
 
 static void check_plan_shape(const cpuexec_plan *p, int64_t total, uint32_t limit) {
   assert_true(p->participants >= 1 && (uint32_t)p->participants <= limit);

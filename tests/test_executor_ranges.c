@@ -11,7 +11,7 @@
 #include <pthread.h>
 #include <cmocka.h>
 
-#include "executor_test_util.h"
+#include "test_util.h"
 #include "rendezvous.h"
 #include "thread_state.h"
 

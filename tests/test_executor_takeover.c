@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "executor_internal.h"
-#include "executor_test_util.h"
+#include "test_util.h"
 #include "rendezvous.h"
 
 /* ---- the gate: holds chosen workers before they check in ---------------- */

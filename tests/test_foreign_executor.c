@@ -19,7 +19,7 @@
 #include <cpuexec.h>
 #include <pthreadpool.h>
 
-#include "adapters_support.h"
+#include "test_util.h"
 #include "compat/job_pool.h"
 #include "compat/parallel_for.h"
 #include "compat/range_executor.h"
@@ -166,7 +166,7 @@ static void run_every_adapter(foreign_pool *pool, cpuexec_executor *exec, uint32
 static void every_adapter_runs_the_same_kernel_on_the_builtin_and_a_foreign_pool(void **state) {
   (void)state;
   for (uint32_t threads = 2; threads <= 4; threads++) {
-    test_executor builtin;
+    test_owned_executor builtin;
     assert_int_equal(test_executor_create(threads, &builtin), 0);
     run_every_adapter(NULL, builtin.exec, threads);
     test_executor_destroy(&builtin);
@@ -280,7 +280,7 @@ static int outer(void *ctx, int64_t begin, int64_t end) {
 static void nested_calls_on_foreign_participants_run_inline(void **state) {
   (void)state;
   foreign_pool *pool = foreign_pool_create(3);
-  test_executor builtin;
+  test_owned_executor builtin;
   assert_int_equal(test_executor_create(2, &builtin), 0);
   nest n = {.foreign = foreign_pool_executor(pool), .builtin = builtin.exec};
   assert_int_equal(cpuexec_executor_enable_counters(n.foreign), 0);
@@ -619,22 +619,12 @@ static int child_refuses_the_inherited_foreign_executor(void) {
   return 0;
 }
 
-/* check() in a forked child that starts no thread (so ThreadSanitizer
- * accepts it); its exit status, or 128 + the signal that ended it. */
-static int run_in_child(int (*check)(void)) {
-  pid_t pid = fork();
-  if (pid == 0) _exit(check());
-  int status = 0;
-  if (pid < 0 || waitpid(pid, &status, 0) != pid) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 static void a_forked_child_gets_eforked_from_an_inherited_foreign_executor(void **state) {
   (void)state;
   foreign_pool *pool = foreign_pool_create(2);
   inherited = foreign_pool_executor(pool);
   assert_int_equal(cpuexec_parallel_for(inherited, 100, 1, NULL, nothing, 0), 0);
-  assert_int_equal(run_in_child(child_refuses_the_inherited_foreign_executor), 0);
+  assert_int_equal(run_in_child(child_refuses_the_inherited_foreign_executor, 60), 0);
   cpuexec_executor_destroy(inherited);
   foreign_pool_destroy(pool);
 }

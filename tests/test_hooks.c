@@ -16,7 +16,7 @@
 
 #include <cpuexec.h>
 
-#include "adapters_support.h"
+#include "test_util.h"
 #include "compat/job_pool.h"
 #include "compat/range_executor.h"
 #include "compat/ranges.h"
@@ -202,7 +202,7 @@ static int one_range(void *ctx, int64_t begin, int64_t end) {
 
 static void builtin_and_foreign_participants_begin_and_end_once_per_region_in_order(void **state) {
   (void)state;
-  test_executor builtin;
+  test_owned_executor builtin;
   assert_int_equal(test_executor_create(3, &builtin), 0);
   foreign_pool *pool = foreign_pool_create(3);
   cpuexec_executor *foreign = foreign_pool_executor(pool);

@@ -18,9 +18,8 @@
 
 #include <cpuexec.h>
 
-#include "executor_test_util.h"
+#include "test_util.h"
 #include "openmp_tsan.h"
-#include "task_count.h"
 
 #define THREADS 4
 #define ITEMS 16

@@ -19,11 +19,10 @@
 
 #include <cpuexec.h>
 
-#include "executor_test_util.h"
+#include "test_util.h"
 #include "foreign_pool.h"
 #include "openmp_tsan.h"
 #include "openmp_kernels.h"
-#include "task_count.h"
 
 /* What the tool can count: nothing under libgomp or without the tool. */
 #if defined(EXPECT_LIBGOMP) || !CPUEXEC_WITH_OMPT

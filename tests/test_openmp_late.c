@@ -13,7 +13,7 @@
 
 #include <cpuexec.h>
 
-#include "executor_test_util.h"
+#include "test_util.h"
 #include "openmp_tsan.h"
 
 #define KERNELS TOP_BUILDDIR "/tests/libopenmp_kernels_clang.so"

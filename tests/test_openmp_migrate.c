@@ -12,7 +12,7 @@
 
 #include <cpuexec.h>
 
-#include "executor_test_util.h"
+#include "test_util.h"
 #include "openmp_tsan.h"
 #include "openmp_kernel.h"
 

@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include "test_util.h"
+
 #include <cpuexec.h>
 
 #define SCENARIO TOP_BUILDDIR "/tests/openmp_scenario"

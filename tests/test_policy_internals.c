@@ -9,6 +9,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "test_util.h"
+
 #include <cpuexec.h>
 
 #include "cpulist.h"

@@ -10,6 +10,8 @@
 #include <stddef.h>
 extern "C" {
 #include <cmocka.h>
+
+#include "test_util.h"
 }
 
 #include <pthreadpool.h>

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
+#include "test_util.h"
+
 #include <cpuexec.h>
 
 #include "ppkernel.h"

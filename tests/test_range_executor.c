@@ -13,7 +13,8 @@
 
 #include <cmocka.h>
 
-#include "adapters_support.h"
+#include "test_util.h"
+#include "rendezvous.h"
 #include "compat/job_pool.h"
 #include "compat/range_executor.h"
 #include "compat/ranges.h"
@@ -43,7 +44,7 @@ static void assert_covers_exactly(const cpuexec_range_executor *ex, int64_t coun
 
 static void every_executor_covers_each_index_once(void **state) {
   (void)state;
-  test_executor installed, other;
+  test_owned_executor installed, other;
   assert_int_equal(test_executor_create(4, &installed), 0);
   assert_int_equal(test_executor_create(3, &other), 0);
   cpuexec_scope scope;
@@ -70,7 +71,7 @@ static void every_executor_covers_each_index_once(void **state) {
 
 static void installed_executor_uses_every_participant(void **state) {
   (void)state;
-  test_executor ex;
+  test_owned_executor ex;
   assert_int_equal(test_executor_create(4, &ex), 0);
   cpuexec_range_executor installed = cpuexec_range_executor_installed();
   test_coverage c;
@@ -155,7 +156,7 @@ static int slow_unless_failing(void *arg, int64_t begin, int64_t end) {
     atomic_fetch_add(&s->finished, 1);
     return s->code;
   }
-  test_sleep_ms(30);
+  test_busy_work(2000);
   atomic_fetch_add(&s->finished, 1);
   return 0;
 }
@@ -178,7 +179,7 @@ static void worker_error_is_returned_after_the_other_workers_finish(void **state
   }
   test_pool_destroy(pool);
 
-  test_executor exec;
+  test_owned_executor exec;
   assert_int_equal(test_executor_create(3, &exec), 0);
   cpuexec_range_executor of = cpuexec_range_executor_of(exec.exec);
   for (size_t i = 0; i < 3; i++) {
@@ -204,7 +205,7 @@ static int fail_with_ctx_code(void *ctx, int64_t begin, int64_t end) {
  * unchanged, even a value that looks like a library code. */
 static void callback_errors_come_back_as_ecallback_with_their_value(void **state) {
   (void)state;
-  test_executor exec;
+  test_owned_executor exec;
   assert_int_equal(test_executor_create(2, &exec), 0);
   test_pool *pool = test_pool_create(3);
   cpuexec_job_pool jp = test_pool_as_job_pool(pool);
@@ -355,8 +356,9 @@ typedef struct early_executor {
 } early_executor;
 
 typedef struct early_ctx {
-  atomic_int entered;
-  atomic_int finished;
+  atomic_int entered;  /* the callback began */
+  atomic_int returned; /* run_early is about to return */
+  atomic_int finished; /* the callback ended */
 } early_ctx;
 
 static early_ctx early_state;
@@ -373,8 +375,9 @@ static int run_early(void *self, int64_t count, void *ctx, cpuexec_range_callbac
   e->callback = callback;
   e->count = count;
   pthread_create(&e->thread, NULL, early_thread, e);
-  while (atomic_load(&early_state.entered) == 0)
-    test_sleep_ms(1);
+  while (atomic_load(&early_state.entered) == 0) /* a latch: the callback runs */
+    sched_yield();
+  atomic_store(&early_state.returned, 1);
   return 0;
 }
 
@@ -383,7 +386,9 @@ static int slow_callback(void *ctx, int64_t begin, int64_t end) {
   (void)begin;
   (void)end;
   atomic_store(&early_state.entered, 1);
-  test_sleep_ms(50);
+  /* Still running when run_early returns, whatever the scheduling. */
+  while (atomic_load(&early_state.returned) == 0)
+    sched_yield();
   atomic_store(&early_state.finished, 1);
   return 0;
 }
@@ -391,6 +396,7 @@ static int slow_callback(void *ctx, int64_t begin, int64_t end) {
 static void checker_reports_an_executor_that_returns_early(void **state) {
   (void)state;
   atomic_init(&early_state.entered, 0);
+  atomic_init(&early_state.returned, 0);
   atomic_init(&early_state.finished, 0);
   early_executor e;
   cpuexec_range_checker checker;
@@ -504,7 +510,7 @@ static int outer_range(void *arg, int64_t begin, int64_t end) {
 
 static void callbacks_run_with_nested_scheduling_disabled(void **state) {
   (void)state;
-  test_executor ex;
+  test_owned_executor ex;
   assert_int_equal(test_executor_create(4, &ex), 0);
   cpuexec_scope scope;
   assert_int_equal(cpuexec_scope_enter(ex.exec, &scope), 0);
@@ -550,6 +556,10 @@ typedef struct jobs_seen {
   int fail_id;
   atomic_uint started;
   atomic_uint finished;
+  /* Set where every participant must be observed: each job waits in
+   * tests/rendezvous.h for the others. */
+  bool rendezvous;
+  _Atomic uint64_t arrived;
 } jobs_seen;
 
 static void jobs_seen_init(jobs_seen *j, uint32_t expected_workers, int fail_id) {
@@ -561,11 +571,14 @@ static void jobs_seen_init(jobs_seen *j, uint32_t expected_workers, int fail_id)
   atomic_init(&j->finished, 0);
   j->expected_workers = expected_workers;
   j->fail_id = fail_id;
+  j->rendezvous = false;
+  atomic_init(&j->arrived, 0);
 }
 
 static int record_job(void *ctx, int32_t id, int32_t workers) {
   jobs_seen *j = ctx;
   atomic_fetch_add(&j->started, 1);
+  if (j->rendezvous) test_rendezvous(&j->arrived);
   if ((uint32_t)workers != j->expected_workers || id < 0 || id >= MAX_JOBS)
     atomic_fetch_add(&j->wrong_count, 1);
   else
@@ -579,14 +592,14 @@ static int record_job(void *ctx, int32_t id, int32_t workers) {
   if ((int)id == j->fail_id)
     rc = 77;
   else
-    test_sleep_ms(2);
+    test_busy_work(100);
   atomic_fetch_add(&j->finished, 1);
   return rc;
 }
 
 static void worker_jobs_run_once_per_id_on_an_executor(void **state) {
   (void)state;
-  test_executor ex;
+  test_owned_executor ex;
   assert_int_equal(test_executor_create(3, &ex), 0);
   const uint32_t worker_counts[] = {1, 2, 3, 4, 7, 16};
   for (size_t w = 0; w < sizeof worker_counts / sizeof worker_counts[0]; w++) {
@@ -601,6 +614,7 @@ static void worker_jobs_run_once_per_id_on_an_executor(void **state) {
   /* 0: the executor's thread count, each on its own participant. */
   jobs_seen j;
   jobs_seen_init(&j, 3, -1);
+  j.rendezvous = true;
   assert_int_equal(cpuexec_run_worker_jobs(ex.exec, 0, &j, record_job), 0);
   assert_int_equal(atomic_load(&j.next), 3);
   assert_int_equal(atomic_load(&j.wrong_count), 0);
@@ -622,7 +636,7 @@ static void worker_jobs_run_once_per_id_on_an_executor(void **state) {
 
 static void failing_worker_job_is_returned_after_started_jobs_finish(void **state) {
   (void)state;
-  test_executor ex;
+  test_owned_executor ex;
   assert_int_equal(test_executor_create(3, &ex), 0);
   const int fail_ids[] = {0, 2, 6};
   for (size_t i = 0; i < 3; i++) {
@@ -650,7 +664,7 @@ static void installed_job_pool_follows_the_installed_executor(void **state) {
   assert_int_equal(atomic_load(&j.next), 1);
   assert_true(pthread_equal(j.thread[0], pthread_self()));
 
-  test_executor ex;
+  test_owned_executor ex;
   assert_int_equal(test_executor_create(3, &ex), 0);
   cpuexec_scope scope;
   assert_int_equal(cpuexec_scope_enter(ex.exec, &scope), 0);
@@ -715,7 +729,7 @@ static int row_sums_range(void *arg, int64_t begin, int64_t end) {
   return 0;
 }
 
-/* An axis reduction as the seed describes it: one group per retained
+/* An axis reduction as compat/range_executor.h describes it: one group per retained
  * coordinate, results staged, copied to dest only after success. */
 static int row_sums(const cpuexec_range_executor *ex, const double *m, int64_t rows, int64_t cols, double *dest) {
   double *stage = malloc((size_t)rows * sizeof *stage);
@@ -751,7 +765,7 @@ static int matmul_rows(void *arg, int64_t begin, int64_t end) {
   return 0;
 }
 
-/* A matmul as the seed describes it: one group per output row, written in
+/* A matmul as compat/range_executor.h describes it: one group per output row, written in
  * place, so a failure may leave c partly written. */
 static int matmul(const cpuexec_range_executor *ex, const double *a, const double *b, double *c, int64_t rows,
                   int64_t inner, int64_t cols) {
@@ -765,7 +779,7 @@ static int matmul(const cpuexec_range_executor *ex, const double *a, const doubl
 
 static void reduction_leaves_the_destination_unchanged_on_failure(void **state) {
   (void)state;
-  test_executor ex;
+  test_owned_executor ex;
   assert_int_equal(test_executor_create(3, &ex), 0);
   test_pool *pool = test_pool_create(3);
   cpuexec_job_pool jp = test_pool_as_job_pool(pool);

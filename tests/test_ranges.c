@@ -1,4 +1,4 @@
-/* Range schedules and costed ranges (compat/ranges.h): the seed's rules as a
+/* Range schedules and costed ranges (compat/ranges.h): its header's rules as a
  * matrix of executors x totals x schedules. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "adapters_support.h"
+#include "test_util.h"
 #include "compat/ranges.h"
 
 static uint64_t expected_blocks(int64_t total, const cpuexec_range_schedule *s, uint32_t threads) {
@@ -124,7 +124,7 @@ static const uint32_t executor_threads[] = {2, 3, 4};
 static void installed_executor_owns_dispatch(void **state) {
   (void)state;
   for (size_t t = 0; t < sizeof executor_threads / sizeof executor_threads[0]; t++) {
-    test_executor ex;
+    test_owned_executor ex;
     assert_int_equal(test_executor_create(executor_threads[t], &ex), 0);
     uint32_t threads = cpuexec_executor_effective_threads(ex.exec);
     assert_int_equal(threads, executor_threads[t]);
@@ -178,7 +178,7 @@ static void installed_executor_owns_dispatch(void **state) {
  * serial. */
 static void defaults_use_every_thread_and_zero_is_the_default(void **state) {
   (void)state;
-  test_executor ex;
+  test_owned_executor ex;
   assert_int_equal(test_executor_create(4, &ex), 0);
   cpuexec_scope scope;
   assert_int_equal(cpuexec_scope_enter(ex.exec, &scope), 0);
@@ -208,7 +208,7 @@ static void defaults_use_every_thread_and_zero_is_the_default(void **state) {
 
 static void small_work_stays_inline(void **state) {
   (void)state;
-  test_executor ex;
+  test_owned_executor ex;
   assert_int_equal(test_executor_create(4, &ex), 0);
   assert_int_equal(cpuexec_executor_enable_counters(ex.exec), 0);
   cpuexec_scope scope;
@@ -252,7 +252,7 @@ static void small_work_stays_inline(void **state) {
 
 static void explicit_scope_supplies_an_executor_for_direct_calls(void **state) {
   (void)state;
-  test_executor ex;
+  test_owned_executor ex;
   assert_int_equal(test_executor_create(2, &ex), 0);
   cpuexec_range_schedule s;
   cpuexec_range_schedule_init(&s);
@@ -324,7 +324,7 @@ static int outer_block(void *arg, int64_t begin, int64_t end) {
 
 static void nested_ranges_do_not_dispatch_again(void **state) {
   (void)state;
-  test_executor ex;
+  test_owned_executor ex;
   assert_int_equal(test_executor_create(4, &ex), 0);
   cpuexec_scope scope;
   assert_int_equal(cpuexec_executor_enable_counters(ex.exec), 0);
@@ -380,14 +380,14 @@ static int failing_block(void *arg, int64_t begin, int64_t end) {
   if (f->fail_at >= begin && f->fail_at < end)
     rc = f->code;
   else
-    test_sleep_ms(5);
+    test_busy_work(200);
   atomic_fetch_add(&f->finished, 1);
   return rc;
 }
 
 static void callback_failure_propagates_and_restores_the_scope(void **state) {
   (void)state;
-  test_executor ex;
+  test_owned_executor ex;
   assert_int_equal(test_executor_create(4, &ex), 0);
   cpuexec_scope scope;
   assert_int_equal(cpuexec_scope_enter(ex.exec, &scope), 0);
@@ -431,7 +431,7 @@ static void callback_failure_propagates_and_restores_the_scope(void **state) {
 
 static void costed_ranges_follow_the_plan(void **state) {
   (void)state;
-  test_executor ex;
+  test_owned_executor ex;
   assert_int_equal(test_executor_create(4, &ex), 0);
   cpuexec_scope scope;
   assert_int_equal(cpuexec_scope_enter(ex.exec, &scope), 0);
@@ -497,7 +497,7 @@ static void costed_ranges_without_an_executor_run_one_block(void **state) {
 
 static void huge_totals_split_without_overflow(void **state) {
   (void)state;
-  test_executor ex;
+  test_owned_executor ex;
   assert_int_equal(test_executor_create(3, &ex), 0);
   cpuexec_scope scope;
   assert_int_equal(cpuexec_scope_enter(ex.exec, &scope), 0);

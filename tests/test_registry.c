@@ -14,7 +14,8 @@
 
 #include <cpuexec.h>
 
-#include "task_count.h"
+#include "registry_internal.h"
+#include "test_util.h"
 
 /* A policy by its behaviour-changing fields. */
 typedef struct policy_spec {
@@ -226,9 +227,14 @@ static void releasing_the_last_lease_stops_the_threads(void **state) {
   assert_int_equal(cpuexec_registry_destroy(reg), 0);
 }
 
+/* The registry's clock, moved by hand (cpuexec__registry_clock). */
+static _Atomic uint64_t fake_now_ns = 1000000000u;
+static uint64_t fake_clock(void) { return atomic_load(&fake_now_ns); }
+
 static void idle_retention_keeps_the_pool_then_stops_it(void **state) {
   (void)state;
   const uint64_t retention_ms = 300;
+  atomic_store(&cpuexec__registry_clock, fake_clock);
   cpuexec_registry *reg = make_registry(8, retention_ms * 1000000u);
   int baseline = task_baseline();
   cpuexec_resolved *r = resolve_threads(3);
@@ -242,7 +248,13 @@ static void idle_retention_keeps_the_pool_then_stops_it(void **state) {
   assert_int_equal(cpuexec_registry_acquire(reg, r, &e), 0);
   assert_int_equal(cpuexec_executor_id(e), id);
   cpuexec_executor_release(e);
-  test_sleep_ms(retention_ms + 100);
+  /* One nanosecond short of the retention: still retained. */
+  atomic_fetch_add(&fake_now_ns, retention_ms * 1000000u - 1);
+  assert_int_equal(cpuexec_registry_live_pools(reg), 1);
+  assert_int_equal(cpuexec_registry_acquire(reg, r, &e), 0);
+  assert_int_equal(cpuexec_executor_id(e), id);
+  cpuexec_executor_release(e);
+  atomic_fetch_add(&fake_now_ns, retention_ms * 1000000u);
   /* Expired: never counted, stopped by the next registry call. */
   assert_int_equal(cpuexec_registry_live_pools(reg), 0);
   assert_int_equal(wait_task_count(baseline), baseline);
@@ -252,6 +264,7 @@ static void idle_retention_keeps_the_pool_then_stops_it(void **state) {
   cpuexec_resolved_destroy(r);
   assert_int_equal(cpuexec_registry_destroy(reg), 0); /* stops the retained pool */
   assert_int_equal(wait_task_count(baseline), baseline);
+  atomic_store(&cpuexec__registry_clock, NULL);
 }
 
 static void a_full_registry_evicts_an_idle_retained_pool(void **state) {
@@ -418,7 +431,7 @@ static int registry_child(void) {
   if (cpuexec_parallel_for(fork_inherited, 100, 1, &sum, count_range, 0) != CPUEXEC_EFORKED) return 11;
   if (sum != 0) return 12;
   /* A compatible acquire makes a fresh pool, not the inherited one (serial
-   * where the child may not start threads: see task_count.h). */
+   * where the child may not start threads: see test_util.h). */
   cpuexec_resolved *serial = TEST_CHILD_MAY_START_THREADS ? NULL : resolve_threads(1);
   const cpuexec_resolved *wanted = serial ? serial : fork_resolved;
   cpuexec_executor *fresh = NULL;

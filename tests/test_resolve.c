@@ -1,7 +1,9 @@
 /* Resolution: every affinity policy and every validation rule on every
  * stored machine, the hybrid done criterion, a caller pinned by someone
  * else (stored and live), the resolved spin, descriptions and references. */
-#include "resolve_fixtures.h"
+#define TEST_UTIL_RESOLVE 1
+#include "test_util.h"
+#include "os.h"
 
 /* The first processor of the most performant visible kind (the caller's
  * core for performance_cores), or the first processor (the others). */
@@ -454,6 +456,25 @@ static void a_live_thread_bound_narrower_keeps_its_place(void **state) {
   pthread_t thread;
   assert_int_equal(pthread_create(&thread, NULL, resolve_bound_to_last_cpu, &out), 0);
   assert_int_equal(pthread_join(thread, NULL), 0);
+  if (!cpuexec__os_has_affinity()) {
+    /* This OS backend cannot see or apply a binding: the pinning policy
+     * resolves unpinned, and says why. */
+    assert_int_equal(out.rc, 0);
+    assert_int_equal(out.caller, -1);
+    assert_int_equal(out.workers, 0);
+    cpuexec_policy p = request(2, PHYS);
+    cpuexec_resolved *r;
+    assert_int_equal(cpuexec_resolve(&p, NULL, &r), 0);
+    assert_true(has_diagnostic(r, "cannot pin threads"));
+    cpuexec_resolved_destroy(r);
+    p.affinity_policy = CPUEXEC_AFFINITY_EXPLICIT;
+    p.num_threads = 1;
+    p.cpu_set[0] = out.cpu;
+    p.cpu_set_count = 1;
+    assert_int_equal(cpuexec_resolve(&p, NULL, &r), CPUEXEC_ENOTSUP);
+    assert_non_null(strstr(cpuexec_last_error(), "explicit"));
+    return;
+  }
   if (CPU_COUNT(&set) == 1) {
     /* One processor: the binding is not narrower, and two threads on one
      * core cannot be pinned by physical_cores. */

@@ -2,7 +2,8 @@
  * CPUEXEC_NUM_THREADS, OMP_NUM_THREADS, cgroup quota, topology),
  * CPUEXEC_POLICY, behaviour-only sharing keys, determinism, concurrent
  * first use and the process default with CPUEXEC_DISPLAY. */
-#include "resolve_fixtures.h"
+#define TEST_UTIL_RESOLVE 1
+#include "test_util.h"
 
 static void precedence_request_env_quota_topology(void **state) {
   (void)state;

@@ -15,7 +15,7 @@
 
 #include <cpuexec.h>
 
-#include "task_count.h"
+#include "test_util.h"
 
 #define DEFAULT_THREADS 2
 

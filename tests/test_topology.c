@@ -13,6 +13,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "test_util.h"
+
 #include <cpuexec.h>
 
 #define TOPOLOGIES TOP_SRCDIR "/tests/topologies/"

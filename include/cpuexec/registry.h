@@ -70,6 +70,13 @@ CPUEXEC_EXPORT cpuexec_registry *cpuexec_registry_default(void);
  * acquires; a shorter retention applies at once. registry NULL or a
  * negative capacity is CPUEXEC_EINVAL. */
 CPUEXEC_EXPORT int cpuexec_registry_configure(cpuexec_registry *registry, const cpuexec_registry_options *options);
+/** The process-wide default pool: one lease from cpuexec_registry_default()
+ * on cpuexec_resolve_default(), made on the first call and shared by every
+ * caller (the legacy ParallelFor uses it outside any session). The process
+ * owns the lease: never release it. In a fork child the first call makes a
+ * fresh one. Returns 0 and *out; or, when it could not be made, *out NULL
+ * and that error again on every call (of this process). */
+CPUEXEC_EXPORT int cpuexec_registry_default_executor(cpuexec_executor **out);
 
 /** A lease (one reference) on a pool whose sharing key equals resolved's,
  * creating the pool if needed. The caller releases it with

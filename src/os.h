@@ -1,0 +1,99 @@
+/* Internal: what libcpuexec asks of the operating system, behind one header.
+ *
+ * Two backends implement it, chosen by configure (--with-os-backend):
+ *   os_linux.c  futex waits, thread affinity, sched_getcpu, thread names,
+ *               cgroup v2 and /proc paths;
+ *   os_posix.c  any POSIX system: condition-variable waits, no affinity
+ *               (cpuexec__os_pin_* return ENOTSUP), no current processor,
+ *               no cgroup; thread names where pthread_setname_np exists.
+ * The clock is POSIX everywhere and inline here, since spins read it.
+ *
+ * Nothing outside these files calls a platform interface for these
+ * services; the spin-then-park logic stays in wait.h and calls
+ * cpuexec__os_wait / cpuexec__os_wake_all only to park and to wake. */
+#ifndef CPUEXEC_SRC_OS_H
+#define CPUEXEC_SRC_OS_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+/* The backend's name as configure's summary and cpuexec-info print it. */
+const char *cpuexec__os_backend(void);
+
+/* ---- processors and affinity --------------------------------------------- */
+
+/* Whether threads can be placed on processors at all. When false, pinning
+ * policies resolve unpinned with a diagnostic and an explicit cpu_set fails
+ * with CPUEXEC_ENOTSUP (see resolve.c). */
+bool cpuexec__os_has_affinity(void);
+
+/* Pins a thread (or the calling one) to one processor. 0, or an errno
+ * value: ENOTSUP when the backend has no affinity. */
+int cpuexec__os_pin_thread(pthread_t thread, int32_t cpu);
+int cpuexec__os_pin_self(int32_t cpu);
+
+/* The processors the calling thread may run on, ascending, into ids[0,
+ * max). Returns how many there are (may exceed max), or -1 when unknown
+ * (no affinity, or the query failed). */
+int32_t cpuexec__os_affinity_self(int32_t *ids, int32_t max);
+
+/* Moves the calling thread off the given processors and back, leaving its
+ * affinity as it was: only where it runs changes, as a migration by the
+ * scheduler would. Returns where it runs now (-1 unknown). Costs two system
+ * calls; only the adaptive dispatch path uses it, on a seen collision. */
+int32_t cpuexec__os_step_off(const int32_t *avoid, uint32_t count);
+
+/* The processor the calling thread runs on, -1 when unknown. Linux reads it
+ * from the rseq area (no system call), so hot paths may call it. */
+int32_t cpuexec__os_current_cpu(void);
+
+/* Gives the processor to another runnable thread. */
+void cpuexec__os_yield(void);
+
+/* ---- wait and wake -------------------------------------------------------- */
+
+/* Sleeps while *word == expected; returns on a wake, when *word differs, or
+ * spuriously: callers re-check. Only a waiter that announced itself (wait.h's
+ * parked flag) may call it, so a waker that saw no announcement need not
+ * call cpuexec__os_wake_all. */
+void cpuexec__os_wait(_Atomic uint32_t *word, uint32_t expected);
+
+/* The same, returning at deadline_ns (CLOCK_MONOTONIC, cpuexec__os_now_ns)
+ * at the latest. */
+void cpuexec__os_wait_until(_Atomic uint32_t *word, uint32_t expected, uint64_t deadline_ns);
+
+/* Wakes every thread sleeping in cpuexec__os_wait(_until) on word. The caller
+ * stores the new value (seq_cst) before calling. */
+void cpuexec__os_wake_all(_Atomic uint32_t *word);
+
+/* In a fork child, before anything else runs (the fork module calls it):
+ * re-creates whatever lock a parent thread may have held at fork. */
+void cpuexec__os_fork_child(void);
+
+/* ---- threads, clock, files ------------------------------------------------ */
+
+/* Asks that the calling thread's timed waits end within slack_ns of their
+ * deadline (Linux: the timer slack, 50 us by default). Best effort. */
+void cpuexec__os_timer_slack(uint64_t slack_ns);
+
+/* Names a thread for debuggers and top (truncated to the system's limit).
+ * Cosmetic: failure, or no support, changes nothing. */
+void cpuexec__os_name_thread(pthread_t thread, const char *name);
+
+/* CLOCK_MONOTONIC in nanoseconds: the library's one clock (a vDSO read on
+ * Linux, ~20 ns). */
+static inline uint64_t cpuexec__os_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Where the cgroup v2 quota is read from: the file naming the process's
+ * cgroup and the cgroup mount. NULL: the system has none (no quota). */
+const char *cpuexec__os_proc_self_cgroup(void);
+const char *cpuexec__os_cgroup_root(void);
+
+#endif
