@@ -69,7 +69,7 @@ static int no_work(void *arg) {
 static void empty_run(void *arg, long n) {
   bench_ctx *b = arg;
   for (long i = 0; i < n; i++)
-    if (cpuexec_session_run(b->session, no_work, NULL) != 0) b->failures++;
+    if (cpuexec_session_run(b->session, NULL, no_work) != 0) b->failures++;
 }
 
 static void scope_enter_leave(void *arg, long n) {

@@ -127,7 +127,7 @@ int main(void) {
   cpuexec_executor_enable_counters(two);
   double on = region_ns(two, 2, 2);
   uint64_t seen = 0;
-  cpuexec_set_dispatch_observer(observe, &seen);
+  cpuexec_set_dispatch_observer(&seen, observe);
   double observed = region_ns(two, 2, 2);
   cpuexec_set_dispatch_observer(NULL, NULL);
   printf("region, counters off %7.1f ns; counters on %7.1f ns; counters on + observer %7.1f ns (%llu events)\n",

@@ -7,7 +7,11 @@
  * waits for every worker and returns the first job error. This header turns
  * such a pool into a range executor (so range-executor kernels run on it),
  * and runs such jobs on a libcpuexec executor (so code written against
- * run_pool follows the session). */
+ * run_pool follows the session).
+ *
+ * Thread safety: every function here may be called from any thread at once;
+ * cpuexec_job_pool is an interface with a fixed layout
+ * (doc/api-conventions.md). */
 #ifndef CPUEXEC_COMPAT_JOB_POOL_H
 #define CPUEXEC_COMPAT_JOB_POOL_H
 
@@ -17,7 +21,7 @@
 #include "range_executor.h"
 
 /* One worker's share: 0 on success, non-zero to fail the run. */
-typedef int (*cpuexec_worker_job_fn)(void *ctx, uint32_t worker_id, uint32_t worker_count);
+typedef int (*cpuexec_worker_job_fn)(void *ctx, int32_t worker_id, int32_t worker_count);
 
 /* An existing pool. run_pool(pool, ctx, job) must call job(ctx, id, n) once
  * for every id in [0, n) with one n (n >= 1), wait for all of them, and
@@ -42,18 +46,20 @@ CPUEXEC_EXPORT cpuexec_range_executor cpuexec_range_executor_from_job_pool(const
 
 /* The serial loop
  *
- *     for (uint32_t id = 0; id < worker_count; id++)
+ *     for (int32_t id = 0; id < worker_count; id++)
  *       if ((rc = job(ctx, id, worker_count)) != 0) return rc;
  *
  * run on exec (NULL: on the caller, serially, as above) with
  * cpuexec_parallel_for's rules: each id exactly once, at most exec's
  * effective threads participants, a failing job stops ids that have not
- * started and its value is returned once every started job has finished;
+ * started and, once every started job has finished, the call returns
+ * CPUEXEC_ECALLBACK with the job's value in cpuexec_last_callback_error();
  * called from inside a callback it runs inline. worker_count 0 means exec's
- * effective threads (1 when exec is NULL or the call is nested). Jobs must not wait for each other
+ * effective threads (1 when exec is NULL or the call is nested); negative,
+ * or job NULL, is CPUEXEC_EINVAL. Jobs must not wait for each other
  * (no barrier between workers): with fewer participants than worker ids, or
  * inline, one thread runs several ids in turn. */
-CPUEXEC_EXPORT int cpuexec_run_worker_jobs(cpuexec_executor *exec, uint32_t worker_count, void *ctx,
+CPUEXEC_EXPORT int cpuexec_run_worker_jobs(cpuexec_executor *exec, int32_t worker_count, void *ctx,
                                            cpuexec_worker_job_fn job);
 
 /* A job pool backed by the executor installed on the calling thread at the

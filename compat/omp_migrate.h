@@ -7,7 +7,8 @@
  *   omp_get_max_threads() (scratch)     cpuexec_omp_max_participants(exec)
  *   reduction(+:x)                      one cpuexec_omp_partial per participant, summed after
  *
- * Header only; needs no OpenMP compiler or runtime. */
+ * Header only; needs no OpenMP compiler or runtime. Every helper is
+ * thread-safe (it reads the calling thread's region state). */
 #ifndef CPUEXEC_COMPAT_OMP_MIGRATE_H
 #define CPUEXEC_COMPAT_OMP_MIGRATE_H
 
@@ -30,13 +31,13 @@ CPUEXEC_BEGIN_DECLS
 
 /* omp_get_thread_num(): this participant's index, 0 .. count - 1, stable for
  * the whole callback; 0 outside callbacks. Use it to pick scratch. */
-static inline uint32_t cpuexec_omp_thread_num(void) { return cpuexec_participant_index(); }
+static inline int32_t cpuexec_omp_thread_num(void) { return cpuexec_participant_index(); }
 /* omp_get_num_threads() inside the loop: participants of this region. */
-static inline uint32_t cpuexec_omp_num_threads(void) { return cpuexec_participant_count(); }
+static inline int32_t cpuexec_omp_num_threads(void) { return cpuexec_participant_count(); }
 /* omp_get_max_threads() before the loop: the most participants a region of
  * exec can have, so per-participant scratch sized with it always suffices
  * (1 for exec == NULL, which runs the loop on the caller). */
-static inline uint32_t cpuexec_omp_max_participants(const cpuexec_executor *exec) {
+static inline int32_t cpuexec_omp_max_participants(const cpuexec_executor *exec) {
   return exec != NULL ? cpuexec_executor_effective_threads(exec) : 1;
 }
 

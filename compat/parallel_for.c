@@ -78,7 +78,7 @@ CPUEXEC_EXPORT int ParallelFor(int64_t total, int64_t grain, void *ctx, Parallel
   return rc;
 }
 
-CPUEXEC_EXPORT uint32_t ParallelForThreadCount(void) {
+CPUEXEC_EXPORT int32_t ParallelForThreadCount(void) {
   cpuexec_executor *exec = cpuexec_current();
   if (!exec) (void)cpuexec_registry_default_executor(&exec);
   return exec ? cpuexec_executor_effective_threads(exec) : 1;

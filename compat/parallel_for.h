@@ -39,7 +39,15 @@
  *     the physical cores a pinning policy can use, say) the pool is made
  *     from the same request with affinity_policy=none, with a warning on
  *     stderr once per process, and the call returns 0.
- * Returns 0 or a negative CPUEXEC_E* code as above. */
+ * Returns 0 or a negative CPUEXEC_E* code as above. The pool's policy is
+ * the process default: CPUEXEC_POLICY, else cpuexec_policy_init(), which is
+ * unpinned; pinning is asked for in CPUEXEC_POLICY
+ * (affinity_policy=physical_cores).
+ *
+ * Thread safety: both functions may be called from any thread at once. The
+ * pool lives until the process exits (it is a lease of the process
+ * registry that nobody releases). Callbacks must not let a C++ exception
+ * escape. */
 #ifndef CPUEXEC_COMPAT_PARALLEL_FOR_H
 #define CPUEXEC_COMPAT_PARALLEL_FOR_H
 
@@ -56,7 +64,7 @@ CPUEXEC_EXPORT int ParallelFor(int64_t total, int64_t grain, void *ctx, Parallel
 /* Participants a ParallelFor call made here would use at most: the installed
  * executor's effective threads inside a session, else the process-wide
  * pool's (creating it), or 1 when that pool cannot be created. */
-CPUEXEC_EXPORT uint32_t ParallelForThreadCount(void);
+CPUEXEC_EXPORT int32_t ParallelForThreadCount(void);
 
 CPUEXEC_END_DECLS
 

@@ -22,7 +22,7 @@ static int run_serial(void *self, int64_t count, void *ctx, cpuexec_range_callba
 static int run_on(cpuexec_executor *exec, int64_t count, void *ctx, cpuexec_range_callback callback) {
   if (count <= 0)
     return 0;
-  uint32_t threads = exec != NULL ? cpuexec_executor_effective_threads(exec) : 1;
+  int32_t threads = exec != NULL ? cpuexec_executor_effective_threads(exec) : 1;
   if (threads <= 1 || cpuexec__compat_nested())
     return callback(ctx, 0, count);
   int64_t grain = count / threads + (count % threads != 0);
@@ -59,6 +59,11 @@ typedef struct core_call {
   void *ctx;
   cpuexec_range_callback callback;
   cpuexec__violation violation;
+  /* The first callback failure: 0 none, 1 being recorded, 2 recorded. The
+   * executor may be a foreign pool that returns the callback's value as it
+   * is, so the core records it itself rather than trust the return. */
+  atomic_int failed;
+  int failed_value;
 } core_call;
 
 static int core_run_range(void *arg, int64_t start, int64_t end) {
@@ -69,7 +74,16 @@ static int core_run_range(void *arg, int64_t start, int64_t end) {
   }
   if (start == end)
     return 0;
-  return cpuexec__compat_call_in_region(call->ctx, call->callback, start, end);
+  int rc = cpuexec__compat_call_in_region(call->ctx, call->callback, start, end);
+  if (rc != 0) {
+    int expected = 0;
+    if (atomic_compare_exchange_strong_explicit(&call->failed, &expected, 1, memory_order_relaxed,
+                                                memory_order_relaxed)) {
+      call->failed_value = rc;
+      atomic_store_explicit(&call->failed, 2, memory_order_release);
+    }
+  }
+  return rc;
 }
 
 CPUEXEC_EXPORT int cpuexec_range_executor_run(const cpuexec_range_executor *executor, int64_t count, void *ctx,
@@ -81,10 +95,11 @@ CPUEXEC_EXPORT int cpuexec_range_executor_run(const cpuexec_range_executor *exec
   if (count == 0)
     return 0;
   if (count == 1 || executor == NULL || executor->run == NULL || cpuexec__compat_nested())
-    return cpuexec__compat_run_serial(ctx, callback, 0, count);
+    return cpuexec__callback_rc(cpuexec__compat_run_serial(ctx, callback, 0, count));
 
   core_call call = {.count = count, .ctx = ctx, .callback = callback};
   cpuexec__violation_init(&call.violation);
+  atomic_init(&call.failed, 0);
   int rc = executor->run(executor->self, count, &call, core_run_range);
   int64_t bad_start, bad_end;
   int violation = cpuexec__violation_read(&call.violation, &bad_start, &bad_end);
@@ -98,5 +113,12 @@ CPUEXEC_EXPORT int cpuexec_range_executor_run(const cpuexec_range_executor *exec
                          "range executor: passed a range outside [0, %" PRId64
                          ") and returned before that callback did",
                          count);
+  /* A conforming executor returns only after every started callback. It
+   * returns the callback's value as it is (a foreign pool), our
+   * CPUEXEC_ECALLBACK, or its own error, which is kept (a checking
+   * wrapper's violation takes precedence over a callback's failure). */
+  if (atomic_load_explicit(&call.failed, memory_order_acquire) == 2 &&
+      (rc == 0 || rc == call.failed_value || rc == CPUEXEC_ECALLBACK))
+    return cpuexec__callback_failed(call.failed_value);
   return rc;
 }

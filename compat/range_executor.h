@@ -38,12 +38,17 @@
 #include <cpuexec/common.h>
 #include <cpuexec/executor.h>
 
-/* The callback a range executor calls: cpuexec_range_fn, 0 or an error. */
+/* cpuexec-1.0-alias-begin: the callback a range executor calls is a
+ * cpuexec_range_fn; the 1.0 rename replaces this second name for it. */
 typedef cpuexec_range_fn cpuexec_range_callback;
+/* cpuexec-1.0-alias-end */
 
 /* A range executor: run(self, count, ctx, callback) under the contract
  * above. run NULL means serial. The struct is a value: copy it freely; what
- * self points to must outlive every call. */
+ * self points to must outlive every call. It is an interface with a fixed
+ * layout (doc/api-conventions.md): a later version adds a new interface
+ * rather than a field. Thread safety: the executors below may be run from
+ * any number of threads at once. */
 typedef struct cpuexec_range_executor {
   int (*run)(void *self, int64_t count, void *ctx, cpuexec_range_callback callback);
   void *self;
@@ -71,8 +76,11 @@ CPUEXEC_EXPORT cpuexec_range_executor cpuexec_range_executor_of(cpuexec_executor
  *     callback; the call returns CPUEXEC_ERANGE naming the first such range
  *     once the executor has returned (the callback it was given returned
  *     CPUEXEC_ERANGE for it, so a conforming executor stops early);
- *   - otherwise it returns what the executor returned: 0, the first callback
- *     error observed (unchanged), or the executor's own error. */
+ *   - a callback returning non-zero makes the call return CPUEXEC_ECALLBACK
+ *     (its value: cpuexec_last_callback_error(), see cpuexec/errors.h),
+ *     whatever the executor returned for it (its value unchanged, or
+ *     CPUEXEC_ECALLBACK); an executor's own error, such as a checking
+ *     wrapper's violation, is returned as it is. */
 CPUEXEC_EXPORT int cpuexec_range_executor_run(const cpuexec_range_executor *executor, int64_t count, void *ctx,
                                               cpuexec_range_callback callback);
 
@@ -93,6 +101,7 @@ CPUEXEC_EXPORT int cpuexec_range_executor_run(const cpuexec_range_executor *exec
 typedef struct cpuexec_range_checker {
   cpuexec_range_executor inner;
   bool verify_coverage;
+  uint64_t reserved_[2]; /* room for settings of later versions */
 } cpuexec_range_checker;
 
 CPUEXEC_EXPORT cpuexec_range_executor cpuexec_range_executor_checking(cpuexec_range_checker *checker,

@@ -8,6 +8,7 @@
 #include "compat/ranges.h"
 
 #include <inttypes.h>
+#include <string.h>
 
 #include <cpuexec/session.h>
 
@@ -16,13 +17,8 @@
 #include "src/error.h"
 
 CPUEXEC_EXPORT void cpuexec_range_schedule_init(cpuexec_range_schedule *schedule) {
-  if (schedule == NULL)
-    return;
-  schedule->min_parallel_size = 1;
-  schedule->min_block_size = 1;
-  schedule->block_multiple = 1;
-  schedule->max_participants = 1;
-  schedule->preferred_participants = 0;
+  if (schedule != NULL)
+    memset(schedule, 0, sizeof *schedule);
 }
 
 /* One call's split: `blocks` balanced pieces of `units` units of `multiple`
@@ -53,14 +49,26 @@ static int split_run_blocks(void *arg, int64_t first_block, int64_t end_block) {
 
 static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
 
-static int check_schedule(const cpuexec_range_schedule *s) {
+/* Checks *s and writes it to *out with every 0 replaced by its meaning. */
+static int check_schedule(const cpuexec_range_schedule *s, cpuexec_range_schedule *out) {
   if (s->min_parallel_size < 0)
     return cpuexec__fail(CPUEXEC_EINVAL, "min_parallel_size: %" PRId64 " is negative; use 0 or more",
                          s->min_parallel_size);
-  if (s->min_block_size < 1)
-    return cpuexec__fail(CPUEXEC_EINVAL, "min_block_size: %" PRId64 " is below 1", s->min_block_size);
-  if (s->block_multiple < 1)
-    return cpuexec__fail(CPUEXEC_EINVAL, "block_multiple: %" PRId64 " is below 1", s->block_multiple);
+  if (s->min_block_size < 0)
+    return cpuexec__fail(CPUEXEC_EINVAL, "min_block_size: %" PRId64 " is negative; use 0 (1 index) or more",
+                         s->min_block_size);
+  if (s->block_multiple < 0)
+    return cpuexec__fail(CPUEXEC_EINVAL, "block_multiple: %" PRId64 " is negative; use 0 (1 index) or more",
+                         s->block_multiple);
+  if (s->max_participants < 0 || s->preferred_participants < 0)
+    return cpuexec__fail(CPUEXEC_EINVAL, "%s: %d is negative; use 0 for the executor's limit",
+                         s->max_participants < 0 ? "max_participants" : "preferred_participants",
+                         (int)(s->max_participants < 0 ? s->max_participants : s->preferred_participants));
+  *out = *s;
+  if (out->min_block_size == 0)
+    out->min_block_size = 1;
+  if (out->block_multiple == 0)
+    out->block_multiple = 1;
   return 0;
 }
 
@@ -73,15 +81,17 @@ CPUEXEC_EXPORT int cpuexec_execute_ranges(int64_t total, const cpuexec_range_sch
   }
   if (fn == NULL)
     return cpuexec__fail(CPUEXEC_EINVAL, "fn: NULL; pass the range callback");
-  int rc = check_schedule(schedule);
+  cpuexec_range_schedule checked = {0};
+  int rc = check_schedule(schedule, &checked);
   if (rc != 0)
     return rc;
+  schedule = &checked;
   if (total <= 0)
     return 0;
 
   cpuexec_executor *exec = cpuexec_current();
   if (exec == NULL || cpuexec__compat_nested() || total < schedule->min_parallel_size)
-    return cpuexec__compat_run_serial(ctx, fn, 0, total);
+    return cpuexec__callback_rc(cpuexec__compat_run_serial(ctx, fn, 0, total));
 
   uint64_t multiple = (uint64_t)schedule->block_multiple;
   uint64_t units = (uint64_t)total / multiple + ((uint64_t)total % multiple != 0);
@@ -89,17 +99,17 @@ CPUEXEC_EXPORT int cpuexec_execute_ranges(int64_t total, const cpuexec_range_sch
                        ((uint64_t)schedule->min_block_size % multiple != 0);
   uint64_t by_work = units / min_units;
 
-  uint32_t limit = cpuexec_executor_effective_threads(exec);
+  uint32_t limit = (uint32_t)cpuexec_executor_effective_threads(exec);
   if (schedule->max_participants != 0)
-    limit = min_u32(limit, schedule->max_participants);
+    limit = min_u32(limit, (uint32_t)schedule->max_participants);
   if (schedule->preferred_participants != 0)
-    limit = min_u32(limit, schedule->preferred_participants);
+    limit = min_u32(limit, (uint32_t)schedule->preferred_participants);
   uint64_t blocks = by_work < limit ? by_work : limit;
   if (blocks <= 1)
-    return cpuexec__compat_run_serial(ctx, fn, 0, total);
+    return cpuexec__callback_rc(cpuexec__compat_run_serial(ctx, fn, 0, total));
 
   ranges_split split = {(uint64_t)total, multiple, units, blocks, ctx, fn};
-  return cpuexec_parallel_for(exec, (int64_t)blocks, 1, &split, split_run_blocks, (uint32_t)blocks);
+  return cpuexec_parallel_for(exec, (int64_t)blocks, 1, &split, split_run_blocks, (int32_t)blocks);
 }
 
 /* Costed calls: the plan's grain, rounded to the multiple, is the block. */
@@ -120,22 +130,25 @@ CPUEXEC_EXPORT int cpuexec_execute_costed_ranges(int64_t total, const cpuexec_co
     return cpuexec__fail(CPUEXEC_EINVAL, "fn: NULL; pass the range callback");
   if (cost == NULL)
     return cpuexec__fail(CPUEXEC_EINVAL, "cost: NULL; pass the per-index cost of the loop body");
-  if (block_multiple < 1)
-    return cpuexec__fail(CPUEXEC_EINVAL, "block_multiple: %" PRId64 " is below 1", block_multiple);
+  if (block_multiple < 0)
+    return cpuexec__fail(CPUEXEC_EINVAL, "block_multiple: %" PRId64 " is negative; use 0 (1 index) or more",
+                         block_multiple);
+  if (block_multiple == 0)
+    block_multiple = 1;
   if (total <= 0)
     return 0;
 
   cpuexec_executor *exec = cpuexec_current();
   if (exec == NULL || cpuexec__compat_nested())
-    return cpuexec__compat_run_serial(ctx, fn, 0, total);
+    return cpuexec__callback_rc(cpuexec__compat_run_serial(ctx, fn, 0, total));
 
-  cpuexec_plan_constraints none = {0, 0};
+  cpuexec_plan_constraints none = {0};
   cpuexec_plan plan;
   int rc = cpuexec_plan_parallel_for(exec, total, cost, constraints != NULL ? constraints : &none, &plan);
   if (rc != 0)
     return rc;
   if (plan.participants <= 1 || plan.grain >= total)
-    return cpuexec__compat_run_serial(ctx, fn, 0, total);
+    return cpuexec__callback_rc(cpuexec__compat_run_serial(ctx, fn, 0, total));
 
   int64_t grain = plan.grain < 1 ? 1 : plan.grain;
   if (grain % block_multiple != 0) {
@@ -143,7 +156,7 @@ CPUEXEC_EXPORT int cpuexec_execute_costed_ranges(int64_t total, const cpuexec_co
     grain = grain > INT64_MAX - up ? total : grain + up;
   }
   if (grain >= total)
-    return cpuexec__compat_run_serial(ctx, fn, 0, total);
+    return cpuexec__callback_rc(cpuexec__compat_run_serial(ctx, fn, 0, total));
   costed_call call = {ctx, fn};
   return cpuexec_parallel_for(exec, total, grain, &call, costed_run_range, plan.participants);
 }

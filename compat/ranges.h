@@ -29,11 +29,11 @@
  *     the call, so anything it calls through libcpuexec runs as one block on
  *     that thread, and cpuexec_current() still names the region's executor;
  *   - a callback returning non-zero stops blocks that have not started; the
- *     call returns that value after every started callback has finished, and
- *     the thread's scope and depth are as they were before the call. A
- *     callback's own error is returned unchanged (no cpuexec_last_error()
- *     message); an executor failure (CPUEXEC_EFORKED in a forked child) is
- *     returned with its message.
+ *     call returns CPUEXEC_ECALLBACK after every started callback has
+ *     finished (the value: cpuexec_last_callback_error(), cpuexec/errors.h),
+ *     and the thread's scope and depth are as they were before the call; an
+ *     executor failure (CPUEXEC_EFORKED in a forked child) is returned with
+ *     its message.
  * Destinations: the callbacks write wherever the kernel writes, so a failing
  * kernel may leave its output partly written. A kernel that must leave its
  * output unchanged on failure stages its results and copies them after a
@@ -47,33 +47,37 @@
 #include <cpuexec/common.h>
 #include <cpuexec/executor.h>
 
+/* Every field's default is 0, so {0} and cpuexec_range_schedule_init() are
+ * the same schedule: as many blocks as the installed executor has threads,
+ * of at least one index. Negative values are rejected (CPUEXEC_EINVAL). */
 typedef struct cpuexec_range_schedule {
-  /* A total below this runs as one block. Default 1: no threshold beyond
-   * min_block_size. Negative values are rejected. */
+  /* A total below this runs as one block. 0: no threshold beyond
+   * min_block_size. */
   int64_t min_parallel_size;
   /* The fewest indices a block should hold; bounds the block count to
-   * total / min_block_size. Default 1; must be at least 1. */
+   * total / min_block_size. 0 means 1. */
   int64_t min_block_size;
-  /* Block boundaries are multiples of this (for example SIMD lanes). Default
-   * 1; must be at least 1. */
+  /* Block boundaries are multiples of this (for example SIMD lanes). 0
+   * means 1. */
   int64_t block_multiple;
-  /* At most this many blocks (and so participants). Default 1, so a kernel
-   * runs serially until it opts in to parallelism; 0: the executor's limit. */
-  uint32_t max_participants;
+  /* At most this many blocks (and so participants); 0: the executor's
+   * limit; 1 keeps the kernel serial. */
+  int32_t max_participants;
   /* The block count the kernel would like when the other limits allow it;
    * 0: as many as the limits allow. */
-  uint32_t preferred_participants;
+  int32_t preferred_participants;
+  uint64_t reserved_[4]; /* zero: room for fields of later versions */
 } cpuexec_range_schedule;
 
 CPUEXEC_BEGIN_DECLS
 
-/* Sets the defaults above: serial until the kernel raises max_participants.
- * NULL is ignored. */
+/* Sets the defaults above (every field 0). NULL is ignored. */
 CPUEXEC_EXPORT void cpuexec_range_schedule_init(cpuexec_range_schedule *schedule);
 
 /* Runs fn over [0, total) as described at the top of this header.
- * schedule NULL: the defaults (one block). fn NULL or a schedule field out
- * of range is CPUEXEC_EINVAL with a message naming the field. */
+ * schedule NULL: the defaults. fn NULL or a schedule field out of range is
+ * CPUEXEC_EINVAL with a message naming the field. Thread safety: callable
+ * from any thread; the schedule is read during the call only. */
 CPUEXEC_EXPORT int cpuexec_execute_ranges(int64_t total, const cpuexec_range_schedule *schedule, void *ctx,
                                           cpuexec_range_fn fn);
 
@@ -83,7 +87,9 @@ CPUEXEC_EXPORT int cpuexec_execute_ranges(int64_t total, const cpuexec_range_sch
  * block_multiple (at least 1), and the loop runs on at most the planned
  * participants, each range holding whole grains (the executor's rule, see
  * cpuexec/executor.h). A plan of one participant, no executor and nested
- * calls run one block on the caller, as above. constraints NULL: no limits. */
+ * calls run one block on the caller, as above. constraints NULL: no limits;
+ * block_multiple 0 means 1, negative is CPUEXEC_EINVAL; cost NULL is
+ * CPUEXEC_EINVAL. */
 CPUEXEC_EXPORT int cpuexec_execute_costed_ranges(int64_t total, const cpuexec_cost *cost,
                                                  const cpuexec_plan_constraints *constraints,
                                                  int64_t block_multiple, void *ctx, cpuexec_range_fn fn);

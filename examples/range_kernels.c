@@ -140,7 +140,7 @@ int main(void) {
     memset(y, 0, sizeof y);
     memset(sums, 0, sizeof sums);
     run_result inside;
-    int rc = cpuexec_session_run(session, run_kernels, &inside);
+    int rc = cpuexec_session_run(session, &inside, run_kernels);
     cpuexec_session_destroy(session);
     if (rc != 0 || !check_outputs())
       return fail("inside a session");

@@ -95,7 +95,7 @@ int main() {
   tbb::task_arena arena(static_cast<int>(threads));
   cpuexec_foreign_executor_ops ops;
   cpuexec_foreign_executor_ops_init(&ops);
-  ops.effective_threads = static_cast<uint32_t>(arena.max_concurrency());
+  ops.effective_threads = static_cast<int32_t>(arena.max_concurrency());
   ops.run_ranges = arena_run_ranges;
   cpuexec_executor *exec = nullptr;
   if (cpuexec_executor_create_foreign(&ops, &arena, &exec) != 0) {

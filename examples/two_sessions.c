@@ -68,7 +68,7 @@ int main(void) {
   memset(&k, 0, sizeof k);
   k.args.data = data;
   k.args.factor = 2.0f;
-  if (cpuexec_session_run(first, run_legacy_kernel, &k) != 0) return fail("run");
+  if (cpuexec_session_run(first, &k, run_legacy_kernel) != 0) return fail("run");
   unsigned ran = (unsigned)__builtin_popcount(atomic_load(&k.args.participants));
   printf("legacy kernel in session 1: ParallelForThreadCount() = %u, %u participants ran ranges\n",
          k.thread_count, ran);
@@ -88,7 +88,7 @@ int main(void) {
   memset(&k, 0, sizeof k);
   k.args.data = data;
   k.args.factor = 0.5f;
-  if (cpuexec_session_run(third, run_legacy_kernel, &k) != 0) return fail("serial run");
+  if (cpuexec_session_run(third, &k, run_legacy_kernel) != 0) return fail("serial run");
   printf("legacy kernel in a serial session: ParallelForThreadCount() = %u\n", k.thread_count);
   if (k.thread_count != 1 || atomic_load(&k.args.participants) != 1u) return fail("serial session runs inline");
 

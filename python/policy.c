@@ -171,7 +171,7 @@ static int cpu_set_arg(cpx_state *st, PyObject *value, cpuexec_policy *p) {
   Py_DECREF(it);
   if (PyErr_Occurred())
     return -1;
-  p->cpu_set_count = n;
+  p->cpu_set_count = (int32_t)n;
   return 0;
 }
 
@@ -384,7 +384,7 @@ static PyObject *policy_replace(PyObject *self, PyObject *args, PyObject *kwargs
 
 static PyObject *cpu_set_tuple(const cpuexec_policy *p) {
   PyObject *t = PyTuple_New(p->cpu_set_count);
-  for (uint32_t i = 0; t != NULL && i < p->cpu_set_count; i++) {
+  for (int32_t i = 0; t != NULL && i < p->cpu_set_count; i++) {
     PyObject *id = PyLong_FromLong(p->cpu_set[i]);
     if (id == NULL) {
       Py_CLEAR(t);
@@ -508,7 +508,7 @@ static PyMethodDef policy_methods[] = {
 };
 
 static PyType_Slot policy_slots[] = {
-    {Py_tp_doc, "Policy(*, num_threads=0, spin_policy='adaptive', spin_budget=0, affinity_policy='physical_cores', "
+    {Py_tp_doc, "Policy(*, num_threads=0, spin_policy='adaptive', spin_budget=0, affinity_policy='none', "
                 "cpu_set=(), allow_nested_parallelism=False)\n\nA CPU execution request: immutable, hashable, "
                 "validated when built. str() is the text grammar."},
     {Py_tp_new, policy_new},

@@ -98,10 +98,10 @@ static PyObject *get_caller_processor(PyObject *self, void *c) {
 }
 
 static PyObject *get_worker_processors(PyObject *self, void *c) {
-  uint32_t n = 0;
+  int32_t n = 0;
   const int32_t *ids = cpuexec_resolved_worker_processors(R(self), &n);
   PyObject *t = PyTuple_New(n);
-  for (uint32_t i = 0; t != NULL && i < n; i++) {
+  for (int32_t i = 0; t != NULL && i < n; i++) {
     PyObject *id = PyLong_FromLong(ids[i]);
     if (id == NULL) {
       Py_CLEAR(t);

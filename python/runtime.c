@@ -50,7 +50,7 @@ PyObject *cpx_parallel_for(PyObject *module, PyObject *args, PyObject *kwargs) {
   int rc;
   cpuexec_executor *exec = cpuexec_current();
   Py_BEGIN_ALLOW_THREADS
-  rc = cpuexec_parallel_for(exec, total, grain, &c, run_range, (uint32_t)max);
+  rc = cpuexec_parallel_for(exec, total, grain, &c, run_range, (int32_t)max);
   Py_END_ALLOW_THREADS
   if (c.exc_type != NULL) {
     PyErr_Restore(c.exc_type, c.exc_value, c.exc_tb);

@@ -33,9 +33,9 @@ CPUEXEC_EXPORT int cpuexec_calibration_run(cpuexec_executor *exec, const cpuexec
     cpuexec_executor_descriptor(exec, &have); /* a foreign executor's too */
     int rc = cpuexec__descriptor_compare(&have, expected);
     if (rc != 0) return rc;
-    /* The caller holds exec; a registry lease keeps it for the call even
-     * if that holder releases it from another thread meanwhile. */
-    bool leased = cpuexec__registry_retain(exec);
+    /* The caller holds exec; a reference of our own keeps it for the call
+     * even if that holder releases it from another thread meanwhile. */
+    bool leased = cpuexec_executor_retain(exec) == 0;
     rc = run_installed(exec, fn, user);
     if (leased) cpuexec_executor_release(exec);
     return rc;

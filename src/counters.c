@@ -17,7 +17,7 @@ typedef struct observer_node {
 static observer_node *observers_set = NULL;
 static pthread_mutex_t observer_lock = PTHREAD_MUTEX_INITIALIZER;
 
-CPUEXEC_EXPORT void cpuexec_set_dispatch_observer(cpuexec_dispatch_observer observer, void *user) {
+CPUEXEC_EXPORT void cpuexec_set_dispatch_observer(void *user, cpuexec_dispatch_observer observer) {
   pthread_mutex_lock(&observer_lock);
   const cpuexec__observer *published = NULL;
   if (observer) {
@@ -106,6 +106,7 @@ void cpuexec__descriptor_of(const cpuexec_resolved *r, cpuexec_descriptor *out) 
 
 CPUEXEC_EXPORT int cpuexec_executor_descriptor(const cpuexec_executor *exec, cpuexec_descriptor *out) {
   if (!exec || !out) return cpuexec__fail(CPUEXEC_EINVAL, "%s: NULL", !exec ? "exec" : "out");
+  memset(out, 0, sizeof *out);
   if (!exec->resolved) {
     /* A foreign executor: libcpuexec places nothing and spins nothing. */
     memset(out, 0, sizeof *out);

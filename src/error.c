@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <cpuexec/common.h>
 
@@ -10,6 +11,8 @@
 #define CPUEXEC__ERROR_DETAIL_MAX 512
 
 static __thread char last_error_detail[CPUEXEC__ERROR_DETAIL_MAX];
+/* The value of the callback behind the thread's last CPUEXEC_ECALLBACK. */
+static __thread int last_callback_value;
 
 CPUEXEC_EXPORT const char *cpuexec_strerror(int code) {
   switch (code) {
@@ -40,6 +43,29 @@ CPUEXEC_EXPORT const char *cpuexec_err_name(int code) {
 }
 
 CPUEXEC_EXPORT const char *cpuexec_last_error(void) { return last_error_detail; }
+
+CPUEXEC_EXPORT int cpuexec_last_callback_error(void) { return last_callback_value; }
+
+int cpuexec__misuse(int code, const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  vsnprintf(last_error_detail, sizeof last_error_detail, format, args);
+  va_end(args);
+  if (CPUEXEC_DEBUG) {
+    fprintf(stderr, "libcpuexec: misuse (%s): %s\n", cpuexec_err_name(code), last_error_detail);
+    abort();
+  }
+  return code;
+}
+
+int cpuexec__callback_failed(int value) {
+  last_callback_value = value;
+  snprintf(last_error_detail, sizeof last_error_detail,
+           "callback failed with %d (the callback's own value, see cpuexec_last_callback_error(); "
+           "the library itself did not fail)",
+           value);
+  return CPUEXEC_ECALLBACK;
+}
 
 int cpuexec__fail(int code, const char *format, ...) {
   va_list args;

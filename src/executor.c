@@ -178,6 +178,7 @@ struct cpuexec_executor *cpuexec__executor_shell(uint32_t threads) {
   exec->wake_tree_min = UINT32_MAX; /* no workers of ours: never a tree */
   exec->id = atomic_fetch_add_explicit(&next_executor_id, 1, memory_order_relaxed);
   exec->fork_generation = cpuexec__fork_generation_now();
+  atomic_init(&exec->refs, 1);
   atomic_init(&exec->caller_cpu, -1);
   atomic_init(&exec->first_worker_cpu, -1);
   return exec;
@@ -202,6 +203,7 @@ CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpu
     return cpuexec__fail(CPUEXEC_ENOMEM, "executor: no memory for %u threads", threads);
   }
   exec->resolved = cpuexec__resolved_retain(resolved);
+  atomic_init(&exec->refs, 1);
   exec->id = atomic_fetch_add_explicit(&next_executor_id, 1, memory_order_relaxed);
   exec->fork_generation = cpuexec__fork_generation_now();
   exec->spin = cpuexec__spin_plan_of(resolved, threads);
@@ -251,12 +253,7 @@ CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpu
   return 0;
 }
 
-CPUEXEC_EXPORT void cpuexec_executor_destroy(cpuexec_executor *exec) {
-  if (!exec) return;
-  CPUEXEC__CHECK(exec->lease.registry == NULL,
-                 "executor %llu: destroyed while a registry leases it; release a lease with "
-                 "cpuexec_executor_release()",
-                 (unsigned long long)exec->id);
+void cpuexec__executor_free(cpuexec_executor *exec) {
   if (exec->foreign || cpuexec__executor_inherited(exec)) {
     /* A foreign executor has no workers (its threads belong to the
      * application's pool). An inherited one: the workers do not exist in
@@ -272,8 +269,45 @@ CPUEXEC_EXPORT void cpuexec_executor_destroy(cpuexec_executor *exec) {
   free_executor(exec);
 }
 
-CPUEXEC_EXPORT uint32_t cpuexec_executor_effective_threads(const cpuexec_executor *exec) {
-  return exec ? exec->threads : 1;
+bool cpuexec__executor_running_here(const cpuexec_executor *exec) {
+  return cpuexec__tls.callback_depth > 0 && cpuexec__tls.installed == exec;
+}
+
+int cpuexec__executor_ref(cpuexec_executor *exec) {
+  uint32_t refs = atomic_load_explicit(&exec->refs, memory_order_relaxed);
+  do {
+    if (refs == 0)
+      return cpuexec__misuse(CPUEXEC_ESTATE, "executor %llu: has no reference left to retain; retain only a handle "
+                                             "you hold", (unsigned long long)exec->id);
+  } while (!atomic_compare_exchange_weak_explicit(&exec->refs, &refs, refs + 1, memory_order_relaxed,
+                                                  memory_order_relaxed));
+  return 0;
+}
+
+int cpuexec__executor_unref(cpuexec_executor *exec) {
+  uint32_t refs = atomic_load_explicit(&exec->refs, memory_order_relaxed);
+  do {
+    if (refs == 0)
+      return cpuexec__misuse(CPUEXEC_ESTATE, "executor %llu: released more times than it was created or "
+                                             "retained; release each reference once", (unsigned long long)exec->id);
+    if (refs == 1 && cpuexec__executor_running_here(exec))
+      return cpuexec__misuse(CPUEXEC_EBUSY, "executor %llu: its last reference released from inside one of its "
+                                            "own callbacks; release it after the parallel call returns",
+                             (unsigned long long)exec->id);
+    /* acq_rel: the last releaser sees every other holder's use finished. */
+  } while (!atomic_compare_exchange_weak_explicit(&exec->refs, &refs, refs - 1, memory_order_acq_rel,
+                                                  memory_order_relaxed));
+  if (refs == 1) cpuexec__executor_free(exec);
+  return 0;
+}
+
+/* cpuexec-1.0-alias-begin: the deprecated 0.x name of
+ * cpuexec_executor_release() (one release call for every handle). */
+CPUEXEC_EXPORT int cpuexec_executor_destroy(cpuexec_executor *exec) { return cpuexec_executor_release(exec); }
+/* cpuexec-1.0-alias-end */
+
+CPUEXEC_EXPORT int32_t cpuexec_executor_effective_threads(const cpuexec_executor *exec) {
+  return exec ? (int32_t)exec->threads : 1;
 }
 
 CPUEXEC_EXPORT const cpuexec_resolved *cpuexec_executor_policy(const cpuexec_executor *exec) {
@@ -282,10 +316,10 @@ CPUEXEC_EXPORT const cpuexec_resolved *cpuexec_executor_policy(const cpuexec_exe
 
 CPUEXEC_EXPORT uint64_t cpuexec_executor_id(const cpuexec_executor *exec) { return exec ? exec->id : 0; }
 
-CPUEXEC_EXPORT uint32_t cpuexec_participant_index(void) { return cpuexec__tls.participant_index; }
+CPUEXEC_EXPORT int32_t cpuexec_participant_index(void) { return (int32_t)cpuexec__tls.participant_index; }
 
-CPUEXEC_EXPORT uint32_t cpuexec_participant_count(void) {
-  return cpuexec__tls.participant_count ? cpuexec__tls.participant_count : 1;
+CPUEXEC_EXPORT int32_t cpuexec_participant_count(void) {
+  return cpuexec__tls.participant_count ? (int32_t)cpuexec__tls.participant_count : 1;
 }
 
 cpuexec__lease_slot *cpuexec__executor_lease_slot(cpuexec_executor *exec) { return &exec->lease; }

@@ -123,6 +123,11 @@ struct cpuexec_executor {
   bool pin_caller;
   int32_t caller_processor;
   cpuexec__lease_slot lease; /* the registry's, under its lock */
+  /* References on an unshared executor (lease.registry NULL; foreign ones
+   * included): creator 1, plus each retain (sessions, scopes); the last
+   * release stops it. A shared executor counts its references as its
+   * registry entry's leases, under the registry lock, and leaves this at 0. */
+  _Atomic uint32_t refs;
   /* NULL for the built-in pool; an application's pool otherwise (no
    * workers, slots or resolved policy: src/foreign.c runs its regions). */
   struct cpuexec__foreign *foreign;

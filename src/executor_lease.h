@@ -16,6 +16,17 @@ typedef struct cpuexec__lease_slot {
 } cpuexec__lease_slot;
 
 cpuexec__lease_slot *cpuexec__executor_lease_slot(cpuexec_executor *exec);
+/* Stops and joins exec's workers and frees it, whoever holds it: only for
+ * the registry's finalize (its entry has no lease left) and for the last
+ * reference of an unshared executor. */
+void cpuexec__executor_free(cpuexec_executor *exec);
+/* Adds / drops one reference of an unshared executor (executor.c). */
+int cpuexec__executor_ref(cpuexec_executor *exec);
+int cpuexec__executor_unref(cpuexec_executor *exec);
+/* True when the calling thread runs a region of exec right now (a callback
+ * of exec is on its stack): dropping exec's last reference there would
+ * stop the pool from inside its own region. */
+bool cpuexec__executor_running_here(const cpuexec_executor *exec);
 
 /* 0 when exec's pinned workers still run where it was resolved to run
  * (re-pinning a worker whose set widened); CPUEXEC_EAFFINITY naming the

@@ -156,7 +156,7 @@ static int report(foreign_call *c, int pool_rc, bool returned_early) {
                          "running; it must wait for every call it started",
                          c->exec->id);
   int error = atomic_load_explicit(&c->error, memory_order_relaxed);
-  if (error != 0) return error;
+  if (error != 0) return cpuexec__callback_failed(error);
   if (pool_rc != 0)
     return cpuexec__fail(pool_rc, "foreign executor %" PRIu64 ": run_ranges failed with %d (%s) and no callback failed",
                          c->exec->id, pool_rc, cpuexec_err_name(pool_rc));
@@ -210,13 +210,13 @@ bool cpuexec__foreign_plan(const struct cpuexec_executor *exec, int64_t total, c
   *rc = exec->foreign->ops.plan(exec->foreign->pool, total, cost, constraints, plan);
   if (*rc != 0) return true;
   uint32_t limit = exec->threads;
-  if (constraints && constraints->max_participants != 0 && constraints->max_participants < limit)
-    limit = constraints->max_participants;
+  if (constraints && constraints->max_participants > 0 && (uint32_t)constraints->max_participants < limit)
+    limit = (uint32_t)constraints->max_participants;
   if ((int64_t)limit > total) limit = (uint32_t)total;
-  if (plan->grain < 1 || plan->participants < 1 || plan->participants > limit)
+  if (plan->grain < 1 || plan->participants < 1 || (uint32_t)plan->participants > limit)
     *rc = cpuexec__fail(CPUEXEC_ERANGE,
                         "foreign executor %" PRIu64 ": its planner chose grain %" PRId64
-                        " and %u participants; grain must be >= 1 and participants in [1, %u]",
+                        " and %d participants; grain must be >= 1 and participants in [1, %u]",
                         exec->id, plan->grain, plan->participants, limit);
   return true;
 }
@@ -231,12 +231,14 @@ CPUEXEC_EXPORT int cpuexec_executor_create_foreign(const cpuexec_foreign_executo
   *out = NULL;
   if (!ops)
     return cpuexec__fail(CPUEXEC_EINVAL, "ops: NULL; describe the pool with cpuexec_foreign_executor_ops_init()");
-  if (ops->effective_threads == 0)
-    return cpuexec__fail(CPUEXEC_EINVAL, "effective_threads: 0; give the pool's participants, the caller included (>= 1)");
+  if (ops->effective_threads <= 0)
+    return cpuexec__fail(CPUEXEC_EINVAL,
+                         "effective_threads: %d; give the pool's participants, the caller included (>= 1)",
+                         (int)ops->effective_threads);
   if (!ops->run_ranges)
     return cpuexec__fail(CPUEXEC_EINVAL, "run_ranges: NULL; the pool must supply its range runner");
   struct cpuexec__foreign *f = malloc(sizeof *f);
-  struct cpuexec_executor *exec = f ? cpuexec__executor_shell(ops->effective_threads) : NULL;
+  struct cpuexec_executor *exec = f ? cpuexec__executor_shell((uint32_t)ops->effective_threads) : NULL;
   if (!exec) {
     free(f);
     return cpuexec__fail(CPUEXEC_ENOMEM, "foreign executor: out of memory");

@@ -141,6 +141,7 @@ static uint64_t since(uint64_t now, uint64_t base) { return now > base ? now - b
 CPUEXEC_EXPORT int cpuexec_openmp_counters_get(cpuexec_openmp_counters *out) {
   if (out == NULL)
     return cpuexec__fail(CPUEXEC_EINVAL, "out: NULL; pass a cpuexec_openmp_counters to fill");
+  memset(out, 0, sizeof *out); /* reserved_ too */
   uint64_t sum[C_COUNT], column[T_COUNT] = {0}, slot_sum[T_COUNT];
   pthread_mutex_lock(&baseline_lock);
   sum_counters(sum);

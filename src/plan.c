@@ -57,6 +57,7 @@
  * same limit. */
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "error.h"
 #include "executor_internal.h"
@@ -82,6 +83,12 @@ CPUEXEC_EXPORT int cpuexec_plan_parallel_for(const cpuexec_executor *exec, int64
     return cpuexec__fail(CPUEXEC_EINVAL,
                          "cost: bytes_read %g, bytes_written %g, compute_cycles %g; each must be finite and >= 0",
                          cost->bytes_read, cost->bytes_written, cost->compute_cycles);
+  if (constraints && (constraints->max_participants < 0 || constraints->preferred_participants < 0))
+    return cpuexec__fail(CPUEXEC_EINVAL, "constraints: %s %d is negative; use 0 for no constraint",
+                         constraints->max_participants < 0 ? "max_participants" : "preferred_participants",
+                         (int)(constraints->max_participants < 0 ? constraints->max_participants
+                                                                 : constraints->preferred_participants));
+  memset(plan, 0, sizeof *plan);
   plan->grain = total > 0 ? total : 1;
   plan->participants = 1;
   if (total <= 1) return 0;
@@ -89,8 +96,8 @@ CPUEXEC_EXPORT int cpuexec_plan_parallel_for(const cpuexec_executor *exec, int64
   if (cpuexec__foreign_plan(exec, total, cost, constraints, plan, &foreign_rc)) return foreign_rc;
 
   uint32_t limit = exec ? exec->threads : 1;
-  if (constraints && constraints->max_participants != 0 && constraints->max_participants < limit)
-    limit = constraints->max_participants;
+  if (constraints && constraints->max_participants != 0 && (uint32_t)constraints->max_participants < limit)
+    limit = (uint32_t)constraints->max_participants;
   if ((int64_t)limit > total) limit = (uint32_t)total;
 
   double bytes = cost->bytes_read + cost->bytes_written;
@@ -107,7 +114,7 @@ CPUEXEC_EXPORT int cpuexec_plan_parallel_for(const cpuexec_executor *exec, int64
   uint32_t best = 1;
   while (best < limit && plan_time(&w, best) > best_time * (1.0 + CPUEXEC__PLAN_TOLERANCE)) best++;
   if (best > 1 && constraints && constraints->preferred_participants != 0)
-    best = constraints->preferred_participants < limit ? constraints->preferred_participants : limit;
+    best = (uint32_t)constraints->preferred_participants < limit ? (uint32_t)constraints->preferred_participants : limit;
   if (best == 1) return 0;
 
   /* k chunks per participant: up to CHUNKS_PER_PARTICIPANT, fewer when a
@@ -133,7 +140,7 @@ CPUEXEC_EXPORT int cpuexec_plan_parallel_for(const cpuexec_executor *exec, int64
     }
   }
   plan->grain = grain;
-  plan->participants = best;
+  plan->participants = (int32_t)best;
   return 0;
 }
 
@@ -144,4 +151,12 @@ CPUEXEC_EXPORT int cpuexec_parallel_for_costed(cpuexec_executor *exec, int64_t t
   int rc = cpuexec_plan_parallel_for(exec, total, cost, constraints, &plan);
   if (rc != 0) return rc;
   return cpuexec_parallel_for(exec, total, plan.grain, ctx, fn, plan.participants);
+}
+
+CPUEXEC_EXPORT void cpuexec_cost_init(cpuexec_cost *cost) {
+  if (cost) memset(cost, 0, sizeof *cost);
+}
+
+CPUEXEC_EXPORT void cpuexec_plan_constraints_init(cpuexec_plan_constraints *constraints) {
+  if (constraints) memset(constraints, 0, sizeof *constraints);
 }

@@ -17,10 +17,11 @@ CPUEXEC_EXPORT void cpuexec_policy_init(cpuexec_policy *policy) {
   /* memset first so padding and the unused cpu_set tail are zero: a policy
    * can then be compared or hashed byte for byte by callers that want to. */
   memset(policy, 0, sizeof *policy);
+  policy->struct_size = (uint32_t)sizeof *policy;
   policy->num_threads = 0;
   policy->spin_policy = CPUEXEC_SPIN_ADAPTIVE;
   policy->spin_budget = 0;
-  policy->affinity_policy = CPUEXEC_AFFINITY_PHYSICAL_CORES;
+  policy->affinity_policy = CPUEXEC_AFFINITY_NONE;
   policy->cpu_set_count = 0;
   policy->allow_nested_parallelism = false;
   policy->inherit_fp_environment = false;
@@ -67,11 +68,16 @@ CPUEXEC_EXPORT bool cpuexec_policy_equal(const cpuexec_policy *a, const cpuexec_
       a->inherit_fp_environment != b->inherit_fp_environment)
     return false;
   /* A count past the array (a policy filled by hand) compares only what exists. */
-  uint32_t n = a->cpu_set_count < CPUEXEC_CPU_SET_MAX ? a->cpu_set_count : CPUEXEC_CPU_SET_MAX;
-  return memcmp(a->cpu_set, b->cpu_set, n * sizeof a->cpu_set[0]) == 0;
+  int32_t n = a->cpu_set_count < 0 ? 0 : a->cpu_set_count < CPUEXEC_CPU_SET_MAX ? a->cpu_set_count : CPUEXEC_CPU_SET_MAX;
+  return memcmp(a->cpu_set, b->cpu_set, (size_t)n * sizeof a->cpu_set[0]) == 0;
 }
 
 int cpuexec__policy_check(const cpuexec_policy *p) {
+  if (p->struct_size != 0 && p->struct_size != sizeof *p)
+    return cpuexec__fail(CPUEXEC_EINVAL,
+                         "struct_size: %u is not this library's cpuexec_policy (%zu bytes); start from "
+                         "cpuexec_policy_init() or {0}",
+                         (unsigned)p->struct_size, sizeof *p);
   const char *spin = cpuexec_spin_policy_name(p->spin_policy);
   const char *affinity = cpuexec_affinity_policy_name(p->affinity_policy);
   if (!spin)
@@ -102,8 +108,8 @@ int cpuexec__policy_check(const cpuexec_policy *p) {
                          "budget, so leave it 0",
                          (unsigned long long)p->spin_budget, spin);
 
-  if (p->cpu_set_count > CPUEXEC_CPU_SET_MAX)
-    return cpuexec__fail(CPUEXEC_EINVAL, "cpu_set: %u entries; at most %d", (unsigned)p->cpu_set_count,
+  if (p->cpu_set_count < 0 || p->cpu_set_count > CPUEXEC_CPU_SET_MAX)
+    return cpuexec__fail(CPUEXEC_EINVAL, "cpu_set_count: %d; use 0 to %d entries", (int)p->cpu_set_count,
                          CPUEXEC_CPU_SET_MAX);
   if (p->cpu_set_count > 0 && p->affinity_policy != CPUEXEC_AFFINITY_EXPLICIT)
     return cpuexec__fail(CPUEXEC_EINVAL,
@@ -112,11 +118,11 @@ int cpuexec__policy_check(const cpuexec_policy *p) {
     return cpuexec__fail(CPUEXEC_EINVAL,
                          "affinity_policy: explicit without a cpu_set; list the caller's processor first, then the "
                          "workers' (for example cpu_set=0,2-3)");
-  for (uint32_t i = 0; i < p->cpu_set_count; i++)
+  for (int32_t i = 0; i < p->cpu_set_count; i++)
     if (p->cpu_set[i] < 0)
       return cpuexec__fail(CPUEXEC_EINVAL, "cpu_set: entry %u is %d; processor ids are 0 or above", (unsigned)i,
                            (int)p->cpu_set[i]);
-  int64_t dup = cpuexec__cpulist_find_duplicate(p->cpu_set, p->cpu_set_count);
+  int64_t dup = cpuexec__cpulist_find_duplicate(p->cpu_set, (uint32_t)p->cpu_set_count);
   if (dup >= 0)
     return cpuexec__fail(CPUEXEC_EINVAL, "cpu_set: processor %d is listed twice; each processor may appear once",
                          (int)p->cpu_set[dup]);

@@ -178,6 +178,7 @@ CPUEXEC_EXPORT int cpuexec_policy_parse(const char *text, cpuexec_policy *policy
   const char *budget = NULL;
   size_t budget_len = 0;
   bool in_cpu_set = false;
+  uint32_t set_count = 0; /* p.cpu_set_count as the cpulist reader counts it */
   int rc;
 
   /* Items run from one comma to the next; "" has none. */
@@ -193,9 +194,9 @@ CPUEXEC_EXPORT int cpuexec_policy_parse(const char *text, cpuexec_policy *policy
     if (!eq && in_cpu_set) {
       int32_t first, last;
       if ((rc = cpuexec__cpulist_parse_item("cpu_set", item, len, &first, &last)) != 0 ||
-          (rc = cpuexec__cpulist_append("cpu_set", first, last, p.cpu_set, CPUEXEC_CPU_SET_MAX, &p.cpu_set_count)) !=
-              0)
+          (rc = cpuexec__cpulist_append("cpu_set", first, last, p.cpu_set, CPUEXEC_CPU_SET_MAX, &set_count)) != 0)
         return rc;
+      p.cpu_set_count = (int32_t)set_count;
     } else if (!eq) {
       return cpuexec__fail(CPUEXEC_EINVAL,
                            "policy: '%.*s' is not key=value; keys are " KEY_LIST
@@ -237,7 +238,8 @@ CPUEXEC_EXPORT int cpuexec_policy_parse(const char *text, cpuexec_policy *policy
         rc = parse_affinity_policy(v, n, &p);
         break;
       case KEY_CPU_SET:
-        rc = cpuexec__cpulist_parse("cpu_set", v, n, p.cpu_set, CPUEXEC_CPU_SET_MAX, &p.cpu_set_count);
+        rc = cpuexec__cpulist_parse("cpu_set", v, n, p.cpu_set, CPUEXEC_CPU_SET_MAX, &set_count);
+        p.cpu_set_count = (int32_t)set_count;
         /* An empty cpu_set= has no list for later items to continue. */
         in_cpu_set = n > 0;
         break;
@@ -273,8 +275,8 @@ CPUEXEC_EXPORT int cpuexec_policy_format(const cpuexec_policy *policy, char *buf
   if (!affinity)
     return cpuexec__fail(CPUEXEC_EINVAL, "affinity_policy: %d is not an affinity policy; use " AFFINITY_LIST,
                          (int)policy->affinity_policy);
-  if (policy->cpu_set_count > CPUEXEC_CPU_SET_MAX)
-    return cpuexec__fail(CPUEXEC_EINVAL, "cpu_set: %u entries; at most %d", (unsigned)policy->cpu_set_count,
+  if (policy->cpu_set_count < 0 || policy->cpu_set_count > CPUEXEC_CPU_SET_MAX)
+    return cpuexec__fail(CPUEXEC_EINVAL, "cpu_set_count: %d; use 0 to %d entries", (int)policy->cpu_set_count,
                          CPUEXEC_CPU_SET_MAX);
 
   /* A duration in the largest unit that keeps it exact: 50000 ns is 50us. */
@@ -299,7 +301,7 @@ CPUEXEC_EXPORT int cpuexec_policy_format(const cpuexec_policy *policy, char *buf
   cpuexec__bounded out = cpuexec__bounded_on(buf, size);
   cpuexec__bounded_put(&out, head, strlen(head));
   size_t len = out.len;
-  len += cpuexec__cpulist_format(policy->cpu_set, policy->cpu_set_count, len < size ? buf + len : NULL,
+  len += cpuexec__cpulist_format(policy->cpu_set, (uint32_t)policy->cpu_set_count, len < size ? buf + len : NULL,
                                  len < size ? size - len : 0);
   return (int)len;
 }

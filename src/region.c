@@ -263,12 +263,12 @@ static int fp_range(void *arg, int64_t begin, int64_t end) {
 }
 
 CPUEXEC_EXPORT int cpuexec_parallel_for(cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
-                                        cpuexec_range_fn fn, uint32_t max_participants) {
+                                        cpuexec_range_fn fn, int32_t max_participants) {
   return cpuexec_parallel_for_flags(exec, total, grain, ctx, fn, max_participants, 0);
 }
 
 CPUEXEC_EXPORT int cpuexec_parallel_for_flags(cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
-                                              cpuexec_range_fn fn, uint32_t max_participants, uint32_t flags) {
+                                              cpuexec_range_fn fn, int32_t max_participants, uint32_t flags) {
   if (flags & ~(CPUEXEC_FOR_EVERY_PARTICIPANT | CPUEXEC_FOR_INHERIT_FP_ENV))
     return cpuexec__fail(CPUEXEC_EINVAL,
                          "flags: 0x%x has unknown bits 0x%x; the flags are CPUEXEC_FOR_EVERY_PARTICIPANT (0x%x) and "
@@ -283,19 +283,22 @@ CPUEXEC_EXPORT int cpuexec_parallel_for_flags(cpuexec_executor *exec, int64_t to
     return cpuexec__fail(CPUEXEC_EINVAL, "grain: %lld is below 1; use at least 1 index per range",
                          (long long)grain);
   if (!fn) return cpuexec__fail(CPUEXEC_EINVAL, "fn: NULL; a range callback is required");
+  if (max_participants < 0)
+    return cpuexec__fail(CPUEXEC_EINVAL, "max_participants: %d is negative; use 0 for the executor's limit",
+                         (int)max_participants);
   if (total <= 0) return 0;
-  if (!exec) return run_inline(NULL, total, ctx, fn);
+  if (!exec) return cpuexec__callback_rc(run_inline(NULL, total, ctx, fn));
 
   cpuexec__counters_block *counters = cpuexec__counters_of(exec);
   const cpuexec__observer *obs = atomic_load_explicit(&cpuexec__dispatch_observer, memory_order_acquire);
   if (cpuexec__participant_nested()) {
     CPUEXEC__COUNT(counters, nested_inline, 1);
     if (obs) notify(obs, exec, max_participants, 1, total, grain, true);
-    return run_inline(exec, total, ctx, fn);
+    return cpuexec__callback_rc(run_inline(exec, total, ctx, fn));
   }
   int64_t chunks = total / grain + (total % grain != 0);
   uint32_t participants = exec->threads;
-  if (max_participants != 0 && max_participants < participants) participants = max_participants;
+  if (max_participants != 0 && (uint32_t)max_participants < participants) participants = (uint32_t)max_participants;
   if (chunks < (int64_t)participants) participants = (uint32_t)chunks;
   if (exec->pin_caller) {
     int rc = pin_caller(exec);
@@ -304,7 +307,7 @@ CPUEXEC_EXPORT int cpuexec_parallel_for_flags(cpuexec_executor *exec, int64_t to
   if (participants == 1) {
     CPUEXEC__COUNT(counters, limited_inline, 1);
     if (obs) notify(obs, exec, max_participants, 1, total, grain, true);
-    return run_inline(exec, total, ctx, fn);
+    return cpuexec__callback_rc(run_inline(exec, total, ctx, fn));
   }
   if (obs) notify(obs, exec, max_participants, participants, total, grain, false);
   CPUEXEC__COUNT(counters, dispatches, 1);
@@ -374,5 +377,5 @@ CPUEXEC_EXPORT int cpuexec_parallel_for_flags(cpuexec_executor *exec, int64_t to
   int rc = atomic_load_explicit(&exec->error, memory_order_relaxed);
   if (rc != 0) atomic_store_explicit(&exec->error, 0, memory_order_relaxed);
   pthread_mutex_unlock(&exec->dispatch_lock);
-  return rc;
+  return cpuexec__callback_rc(rc);
 }

@@ -22,7 +22,7 @@
  * one key never start two pools only to stop one. A failed start removes the
  * entry and wakes the waiters, which try again themselves.
  *
- * Stopping a pool (cpuexec_executor_destroy joins its workers) also happens
+ * Stopping a pool (cpuexec__executor_free joins its workers) also happens
  * outside the lock: entries are unlinked under the lock and finalized after.
  *
  * Fork (the handlers below, called by fork.c in the lock order written
@@ -32,13 +32,14 @@
  * (their workers do not exist there), so a compatible acquire in the child
  * starts a fresh pool. A lease held across fork stays valid as a handle:
  * cpuexec_parallel_for() on it returns CPUEXEC_EFORKED, and releasing it
- * frees memory only (cpuexec_executor_destroy in a child touches no thread).
+ * frees memory only (cpuexec__executor_free in a child touches no thread).
  *
  * Lock order: list_lock, then a registry's lock. Nothing else is taken while
  * a registry lock is held (no executor call, no other registry). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -75,8 +76,8 @@ struct cpuexec_registry {
   pthread_mutex_t lock;
   /* Broadcast when a starting entry becomes ready or is removed. */
   pthread_cond_t changed;
-  uint32_t capacity;
-  uint64_t idle_retention_ns;
+  uint32_t capacity;          /* under the lock (cpuexec_registry_configure) */
+  uint64_t idle_retention_ns; /* under the lock */
   /* Live entries: starting, leased, or retained idle. */
   registry_entry *entries;
   /* Entries forgotten at fork with no lease on them: finalized (memory
@@ -96,6 +97,10 @@ static cpuexec_registry *list_head;
 
 static pthread_once_t default_once = PTHREAD_ONCE_INIT;
 static cpuexec_registry *default_registry;
+/* A malformed CPUEXEC_REGISTRY: its error and message, written once in
+ * default_init (pthread_once orders them before every reader). */
+static int default_env_error;
+static char default_env_detail[400];
 
 /* The clock retention is measured on; tests replace it (registry_internal.h). */
 _Atomic(cpuexec__clock_fn) cpuexec__registry_clock = NULL;
@@ -146,15 +151,11 @@ void cpuexec__registry_fork_child(void) {
 /* ---- entries ------------------------------------------------------------- */
 
 /* Stops (or, after fork, frees) the pools of a finalize list. Called with no
- * lock held: cpuexec_executor_destroy joins threads. */
+ * lock held: cpuexec__executor_free joins threads. */
 static void finalize(registry_entry *list) {
   while (list) {
     registry_entry *next = list->next;
-    if (list->exec) {
-      /* No lease is left: the pool is no longer the registry's. */
-      cpuexec__executor_lease_slot(list->exec)->registry = NULL;
-      cpuexec_executor_destroy(list->exec);
-    }
+    if (list->exec) cpuexec__executor_free(list->exec);
     free(list->key);
     free(list);
     list = next;
@@ -220,8 +221,18 @@ static registry_entry *find_entry(cpuexec_registry *r, const char *key) {
 
 CPUEXEC_EXPORT void cpuexec_registry_options_init(cpuexec_registry_options *options) {
   if (!options) return;
-  options->capacity = DEFAULT_CAPACITY;
-  options->idle_retention_ns = 0;
+  memset(options, 0, sizeof *options);
+}
+
+static int check_options(const cpuexec_registry_options *options) {
+  if (options->capacity < 0)
+    return cpuexec__fail(CPUEXEC_EINVAL, "capacity: %d is negative; use 0 for the default (%u) or a pool count",
+                         (int)options->capacity, DEFAULT_CAPACITY);
+  return 0;
+}
+
+static uint32_t capacity_of(const cpuexec_registry_options *options) {
+  return options->capacity == 0 ? DEFAULT_CAPACITY : (uint32_t)options->capacity;
 }
 
 static int registry_new(const cpuexec_registry_options *options, bool process_owned, cpuexec_registry **out) {
@@ -231,7 +242,7 @@ static int registry_new(const cpuexec_registry_options *options, bool process_ow
   if (!r) return cpuexec__fail(CPUEXEC_ENOMEM, "registry: out of memory allocating %zu bytes", sizeof *r);
   pthread_mutex_init(&r->lock, NULL);
   pthread_cond_init(&r->changed, NULL);
-  r->capacity = options->capacity;
+  r->capacity = capacity_of(options);
   r->idle_retention_ns = options->idle_retention_ns;
   r->process_owned = process_owned;
   pthread_mutex_lock(&list_lock);
@@ -251,9 +262,42 @@ CPUEXEC_EXPORT int cpuexec_registry_create(const cpuexec_registry_options *optio
     cpuexec_registry_options_init(&defaults);
     options = &defaults;
   }
-  if (options->capacity == 0)
-    return cpuexec__fail(CPUEXEC_EINVAL, "capacity: 0; a registry needs room for at least 1 pool");
+  int rc = check_options(options);
+  if (rc != 0) return rc;
   return registry_new(options, false, out);
+}
+
+CPUEXEC_EXPORT int cpuexec_registry_configure(cpuexec_registry *registry, const cpuexec_registry_options *options) {
+  if (!registry) return cpuexec__fail(CPUEXEC_EINVAL, "registry: NULL; pass the registry to configure");
+  cpuexec_registry_options defaults;
+  if (!options) {
+    cpuexec_registry_options_init(&defaults);
+    options = &defaults;
+  }
+  int rc = check_options(options);
+  if (rc != 0) return rc;
+  registry_entry *dead = NULL;
+  pthread_mutex_lock(&registry->lock);
+  registry->capacity = capacity_of(options);
+  registry->idle_retention_ns = options->idle_retention_ns;
+  /* Idle pools kept under the old retention: with none now, stop them. */
+  if (registry->idle_retention_ns == 0) {
+    registry_entry **p = &registry->entries;
+    while (*p) {
+      registry_entry *e = *p;
+      if (e->exec && e->leases == 0) {
+        *p = e->next;
+        e->next = dead;
+        dead = e;
+      } else {
+        p = &e->next;
+      }
+    }
+  }
+  sweep(registry, &dead);
+  pthread_mutex_unlock(&registry->lock);
+  finalize(dead);
+  return 0;
 }
 
 CPUEXEC_EXPORT int cpuexec_registry_destroy(cpuexec_registry *registry) {
@@ -301,8 +345,17 @@ CPUEXEC_EXPORT int cpuexec_registry_destroy(cpuexec_registry *registry) {
 
 static void default_init(void) {
   cpuexec_registry_options options;
-  cpuexec_registry_options_init(&options);
+  default_env_error = cpuexec_registry_options_from_environment(&options);
+  if (default_env_error != 0) {
+    snprintf(default_env_detail, sizeof default_env_detail, "%s", cpuexec_last_error());
+    cpuexec_registry_options_init(&options);
+  }
   if (registry_new(&options, true, &default_registry) != 0) default_registry = NULL;
+}
+
+int cpuexec__registry_default_environment_error(void) {
+  (void)cpuexec_registry_default();
+  return default_env_error == 0 ? 0 : cpuexec__fail(default_env_error, "%s", default_env_detail);
 }
 
 CPUEXEC_EXPORT cpuexec_registry *cpuexec_registry_default(void) {
@@ -408,28 +461,32 @@ CPUEXEC_EXPORT int cpuexec_registry_acquire(cpuexec_registry *registry, const cp
   return 0;
 }
 
-CPUEXEC_EXPORT void cpuexec_executor_release(cpuexec_executor *lease) {
-  if (!lease) return;
+CPUEXEC_EXPORT int cpuexec_executor_release(cpuexec_executor *lease) {
+  if (!lease) return 0;
   /* The slot was written under the registry lock before the lease was
    * handed out, so reading the registry pointer here is ordered after it. */
   cpuexec__lease_slot *slot = cpuexec__executor_lease_slot(lease);
   cpuexec_registry *registry = slot->registry;
-  if (!registry) {
-    cpuexec_executor_destroy(lease);
-    return;
-  }
+  if (!registry) return cpuexec__executor_unref(lease);
   registry_entry *dead = NULL;
   pthread_mutex_lock(&registry->lock);
   sweep(registry, &dead);
   registry_entry *e = slot->entry;
   CPUEXEC__CHECK(registry->leases >= e->leases, "registry: %llu lease(s) in all, fewer than the %u of one pool",
                  (unsigned long long)registry->leases, e->leases);
-  if (e->leases == 0) {
-    /* A release without a matching acquire (an idle retained pool): ignore
-     * it rather than stop a pool another thread may be about to reuse. */
+  if (e->leases == 0 || (e->leases == 1 && cpuexec__executor_running_here(lease))) {
+    /* A release without a matching acquire (an idle retained pool), or the
+     * last one from inside the pool's own region: refuse rather than stop a
+     * pool that is running or that another thread may be about to reuse. */
+    bool unheld = e->leases == 0;
+    unsigned long long id = (unsigned long long)cpuexec_executor_id(lease);
     pthread_mutex_unlock(&registry->lock);
     finalize(dead);
-    return;
+    if (unheld)
+      return cpuexec__misuse(CPUEXEC_ESTATE, "executor %llu: released more times than it was acquired or "
+                                             "retained; release each reference once", id);
+    return cpuexec__misuse(CPUEXEC_EBUSY, "executor %llu: its last reference released from inside one of its "
+                                          "own callbacks; release it after the parallel call returns", id);
   }
   e->leases--;
   registry->leases--;
@@ -447,21 +504,28 @@ CPUEXEC_EXPORT void cpuexec_executor_release(cpuexec_executor *lease) {
   }
   pthread_mutex_unlock(&registry->lock);
   finalize(dead);
+  return 0;
 }
 
-bool cpuexec__registry_retain(cpuexec_executor *exec) {
+CPUEXEC_EXPORT int cpuexec_executor_retain(cpuexec_executor *exec) {
+  if (!exec) return cpuexec__fail(CPUEXEC_EINVAL, "exec: NULL; retain an executor handle you hold");
   cpuexec__lease_slot *slot = cpuexec__executor_lease_slot(exec);
   cpuexec_registry *registry = slot->registry;
-  if (!registry) return false;
+  if (!registry) return cpuexec__executor_ref(exec);
   pthread_mutex_lock(&registry->lock);
   registry_entry *e = slot->entry;
+  if (e->leases == 0) {
+    pthread_mutex_unlock(&registry->lock);
+    return cpuexec__misuse(CPUEXEC_ESTATE, "executor %llu: has no lease left to retain; retain only a handle "
+                                           "you hold", (unsigned long long)cpuexec_executor_id(exec));
+  }
   e->leases++;
   registry->leases++;
   pthread_mutex_unlock(&registry->lock);
-  return true;
+  return 0;
 }
 
-CPUEXEC_EXPORT uint32_t cpuexec_registry_live_pools(const cpuexec_registry *registry) {
+CPUEXEC_EXPORT int32_t cpuexec_registry_live_pools(const cpuexec_registry *registry) {
   if (!registry) return 0;
   /* Sweeping expired pools mutates the (non-const) object behind the const
    * view: the count must not include pools whose retention has passed. */
@@ -472,5 +536,5 @@ CPUEXEC_EXPORT uint32_t cpuexec_registry_live_pools(const cpuexec_registry *regi
   uint32_t n = count_live(r);
   pthread_mutex_unlock(&r->lock);
   finalize(dead);
-  return n;
+  return (int32_t)n;
 }

@@ -8,12 +8,11 @@
 
 #include <cpuexec/registry.h>
 
-/* Adds one lease to exec when a registry shares it (the matching
- * cpuexec_executor_release() drops it) and returns true. Returns false for an
- * unshared executor from cpuexec_executor_create(), which cannot be
- * reference counted: its creator keeps it alive. The caller must already
- * hold (or run under) a lease on exec, so the pool cannot be stopping. */
-bool cpuexec__registry_retain(cpuexec_executor *exec);
+/* 0, or the error (with its message recorded again for the calling thread)
+ * of a malformed CPUEXEC_REGISTRY read when the process registry was made:
+ * sessions on the process registry report it, as they report a malformed
+ * CPUEXEC_POLICY. */
+int cpuexec__registry_default_environment_error(void);
 
 /* Test hook: the clock idle retention is measured on (nanoseconds,
  * monotonic); NULL, the default, is cpuexec__os_now_ns. A test sets it to

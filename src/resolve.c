@@ -124,10 +124,10 @@ static int choose_threads(const cpuexec_policy *req, const cpuexec_topology *t, 
     if (req->num_threads == 0) {
       *threads = req->cpu_set_count;
       *source = FROM_SET;
-      diag(d, "num_threads: 0 with explicit affinity takes the %u processors of cpu_set", req->cpu_set_count);
-    } else if ((uint32_t)req->num_threads != req->cpu_set_count) {
+      diag(d, "num_threads: 0 with explicit affinity takes the %d processors of cpu_set", (int)req->cpu_set_count);
+    } else if (req->num_threads != req->cpu_set_count) {
       return cpuexec__fail(CPUEXEC_EINVAL,
-                           "num_threads: %d does not match the %u processor(s) of the explicit cpu_set; "
+                           "num_threads: %d does not match the %d processor(s) of the explicit cpu_set; "
                            "give one processor per participant (the caller first) or num_threads=0",
                            req->num_threads, req->cpu_set_count);
     } else {
@@ -236,7 +236,7 @@ static int check_capacity(const cpuexec_policy *req, const cpuexec_topology *t, 
 }
 
 static int check_explicit_set(const cpuexec_policy *req, const cpuexec_topology *t) {
-  for (uint32_t i = 0; i < req->cpu_set_count; i++) {
+  for (int32_t i = 0; i < req->cpu_set_count; i++) {
     if (cpuexec__topology_find(t, req->cpu_set[i]) != NULL)
       continue;
     int32_t *ids = malloc(t->processor_count * sizeof *ids);

@@ -47,7 +47,7 @@ static void describe_request_json(cpuexec__strbuf *sb, const cpuexec_policy *p) 
   cpuexec__strbuf_printf(sb, ",\"spin_budget\":%llu,\"affinity_policy\":", (unsigned long long)p->spin_budget);
   cpuexec__strbuf_json_string(sb, name_or(cpuexec_affinity_policy_name(p->affinity_policy), "invalid"));
   cpuexec__strbuf_printf(sb, ",\"cpu_set\":");
-  put_json_ids(sb, p->cpu_set, p->cpu_set_count <= CPUEXEC_CPU_SET_MAX ? p->cpu_set_count : 0);
+  put_json_ids(sb, p->cpu_set, p->cpu_set_count >= 0 && p->cpu_set_count <= CPUEXEC_CPU_SET_MAX ? (uint32_t)p->cpu_set_count : 0);
   cpuexec__strbuf_printf(sb, ",\"allow_nested_parallelism\":%s", p->allow_nested_parallelism ? "true" : "false");
   if (p->inherit_fp_environment)
     cpuexec__strbuf_printf(sb, ",\"inherit_fp_environment\":true");
@@ -61,7 +61,7 @@ static void describe_request_text(cpuexec__strbuf *sb, const cpuexec_policy *p) 
                          name_or(cpuexec_affinity_policy_name(p->affinity_policy), "invalid"));
   if (p->cpu_set_count > 0 && p->cpu_set_count <= CPUEXEC_CPU_SET_MAX) {
     cpuexec__strbuf_printf(sb, ",cpu_set=");
-    cpuexec__cpulist_put(sb, p->cpu_set, p->cpu_set_count);
+    cpuexec__cpulist_put(sb, p->cpu_set, (uint32_t)p->cpu_set_count);
   }
   cpuexec__strbuf_printf(sb, ",allow_nested_parallelism=%s", p->allow_nested_parallelism ? "true" : "false");
   if (p->inherit_fp_environment)

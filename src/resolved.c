@@ -30,8 +30,8 @@ CPUEXEC_EXPORT const cpuexec_policy *cpuexec_resolved_request(const cpuexec_reso
   return resolved != NULL ? &resolved->request : NULL;
 }
 
-CPUEXEC_EXPORT uint32_t cpuexec_resolved_effective_threads(const cpuexec_resolved *resolved) {
-  return resolved != NULL ? resolved->effective_threads : 0;
+CPUEXEC_EXPORT int32_t cpuexec_resolved_effective_threads(const cpuexec_resolved *resolved) {
+  return resolved != NULL ? (int32_t)resolved->effective_threads : 0;
 }
 
 CPUEXEC_EXPORT int32_t cpuexec_resolved_caller_processor(const cpuexec_resolved *resolved) {
@@ -39,9 +39,9 @@ CPUEXEC_EXPORT int32_t cpuexec_resolved_caller_processor(const cpuexec_resolved 
 }
 
 CPUEXEC_EXPORT const int32_t *cpuexec_resolved_worker_processors(const cpuexec_resolved *resolved,
-                                                                 uint32_t *count) {
+                                                                 int32_t *count) {
   if (count != NULL)
-    *count = resolved != NULL ? resolved->worker_processor_count : 0;
+    *count = resolved != NULL ? (int32_t)resolved->worker_processor_count : 0;
   return resolved != NULL ? resolved->worker_processors : NULL;
 }
 

@@ -309,31 +309,31 @@ const cpuexec__processor *cpuexec__topology_find(const cpuexec_topology *topolog
   return NULL;
 }
 
-CPUEXEC_EXPORT uint32_t cpuexec_topology_processor_count(const cpuexec_topology *topology) {
-  return topology != NULL ? topology->processor_count : 0;
+CPUEXEC_EXPORT int32_t cpuexec_topology_processor_count(const cpuexec_topology *topology) {
+  return topology != NULL ? (int32_t)topology->processor_count : 0;
 }
 
-CPUEXEC_EXPORT uint32_t cpuexec_topology_core_count(const cpuexec_topology *topology) {
-  return topology != NULL ? topology->core_count : 0;
+CPUEXEC_EXPORT int32_t cpuexec_topology_core_count(const cpuexec_topology *topology) {
+  return topology != NULL ? (int32_t)topology->core_count : 0;
 }
 
-CPUEXEC_EXPORT uint32_t cpuexec_topology_package_count(const cpuexec_topology *topology) {
-  return topology != NULL ? topology->package_count : 0;
+CPUEXEC_EXPORT int32_t cpuexec_topology_package_count(const cpuexec_topology *topology) {
+  return topology != NULL ? (int32_t)topology->package_count : 0;
 }
 
-CPUEXEC_EXPORT uint32_t cpuexec_topology_kind_count(const cpuexec_topology *topology) {
-  return topology != NULL ? topology->kind_count : 0;
+CPUEXEC_EXPORT int32_t cpuexec_topology_kind_count(const cpuexec_topology *topology) {
+  return topology != NULL ? (int32_t)topology->kind_count : 0;
 }
 
 CPUEXEC_EXPORT double cpuexec_topology_cpu_quota(const cpuexec_topology *topology) {
   return topology != NULL ? topology->cpu_quota : 0;
 }
 
-CPUEXEC_EXPORT uint32_t cpuexec_topology_smt_width(const cpuexec_topology *topology) {
-  return topology != NULL ? topology->smt_max : 0;
+CPUEXEC_EXPORT int32_t cpuexec_topology_smt_width(const cpuexec_topology *topology) {
+  return topology != NULL ? (int32_t)topology->smt_max : 0;
 }
 
-CPUEXEC_EXPORT uint32_t cpuexec_topology_performance_core_count(const cpuexec_topology *topology) {
+CPUEXEC_EXPORT int32_t cpuexec_topology_performance_core_count(const cpuexec_topology *topology) {
   if (topology == NULL)
     return 0;
   uint32_t n = 0;
@@ -342,9 +342,10 @@ CPUEXEC_EXPORT uint32_t cpuexec_topology_performance_core_count(const cpuexec_to
     if (p->sibling == 0 && p->kind_rank == topology->best_kind_rank)
       n++;
   }
-  return n;
+  return (int32_t)n;
 }
 
-CPUEXEC_EXPORT int32_t cpuexec_topology_processor_id(const cpuexec_topology *topology, uint32_t i) {
-  return topology != NULL && i < topology->processor_count ? topology->processors[i].os_index : -1;
+CPUEXEC_EXPORT int32_t cpuexec_topology_processor_id(const cpuexec_topology *topology, int32_t i) {
+  return topology != NULL && i >= 0 && (uint32_t)i < topology->processor_count ? topology->processors[i].os_index
+                                                                               : -1;
 }

@@ -88,7 +88,7 @@ expect 2 cpu_set -- --topology "$hybrid" --policy affinity_policy=explicit,cpu_s
 expect 2 cpu_set -- --topology "$hybrid" --policy affinity_policy=explicit,cpu_set=0,40
 expect 2 cpu_set -- --topology "$topo/restricted-siblings.xml" --policy affinity_policy=explicit,cpu_set=0,2
 expect 2 num_threads -- --topology "$hybrid" --policy num_threads=3,affinity_policy=explicit,cpu_set=0,2
-expect 2 num_threads -- --topology "$hybrid" --policy num_threads=25
+expect 2 num_threads -- --topology "$hybrid" --policy num_threads=25,affinity_policy=physical_cores
 expect 2 num_threads -- --topology "$hybrid" --policy num_threads=25,affinity_policy=performance_cores
 expect 2 num_threads -- --topology "$hybrid" --policy num_threads=33,affinity_policy=physical_then_smt
 expect 2 bogus -- --topology "$hybrid" --policy bogus=1
@@ -101,7 +101,7 @@ unset CPUEXEC_POLICY
 export CPUEXEC_NUM_THREADS=lots
 expect 2 CPUEXEC_NUM_THREADS -- --topology "$hybrid"
 export CPUEXEC_NUM_THREADS=30
-expect 2 CPUEXEC_NUM_THREADS -- --topology "$hybrid"
+expect 2 CPUEXEC_NUM_THREADS -- --topology "$hybrid" --policy affinity_policy=physical_cores
 unset CPUEXEC_NUM_THREADS
 
 echo "$checks checks, $failures failures"

@@ -50,12 +50,6 @@ static int range_ok(void *ctx, int64_t begin, int64_t end) {
   return 0;
 }
 
-static void legacy_ok(void *ctx, int64_t begin, int64_t end) {
-  (void)ctx;
-  (void)begin;
-  (void)end;
-}
-
 static int run_ok(void *arg) {
   (void)arg;
   return 0;
@@ -106,8 +100,8 @@ static cpuexec_descriptor descriptor_out;
 static cpuexec_plan plan_out;
 static cpuexec_scope scope_out;
 static size_t count_out;
-static const cpuexec_cost cost_one = {1, 1, 1};
-static const cpuexec_cost cost_negative = {0, -1, 0};
+static const cpuexec_cost cost_one = {.bytes_read = 1, .bytes_written = 1, .compute_cycles = 1};
+static const cpuexec_cost cost_negative = {.bytes_read = 0, .bytes_written = -1, .compute_cycles = 0};
 
 static cpuexec_policy policy_with(int32_t num_threads, int spin, int affinity) {
   cpuexec_policy p;
@@ -182,7 +176,7 @@ CALL(acquire_null_lease, cpuexec_registry_acquire(fx.registry, fx.resolved, NULL
 /* session.h */
 CALL(session_create_null_out, cpuexec_session_create(NULL, NULL))
 CALL(session_create_bad_policy, cpuexec_session_create(&bad_threads, &session_out))
-CALL(session_run_null_session, cpuexec_session_run(NULL, run_ok, NULL))
+CALL(session_run_null_session, cpuexec_session_run(NULL, NULL, run_ok))
 CALL(session_run_null_fn, cpuexec_session_run(fx.session, NULL, NULL))
 CALL(scope_enter_null_exec, cpuexec_scope_enter(NULL, &scope_out))
 CALL(scope_enter_null_scope, cpuexec_scope_enter(fx.exec, NULL))
@@ -213,7 +207,6 @@ CALL(openmp_describe_null_buf, cpuexec_openmp_report_describe(NULL, 8))
 CALL(legacy_parallel_for_null_fn, ParallelFor(10, 1, NULL, NULL))
 CALL(ranges_null_fn, cpuexec_execute_ranges(10, NULL, NULL, NULL))
 CALL(costed_ranges_null_cost, cpuexec_execute_costed_ranges(10, NULL, NULL, 1, NULL, range_ok))
-CALL(costed_ranges_zero_multiple, cpuexec_execute_costed_ranges(10, &cost_one, NULL, 0, NULL, range_ok))
 CALL(costed_ranges_negative_multiple, cpuexec_execute_costed_ranges(10, &cost_one, NULL, -4, NULL, range_ok))
 CALL(costed_ranges_null_fn, cpuexec_execute_costed_ranges(10, &cost_one, NULL, 1, NULL, NULL))
 CALL(range_run_negative_count, cpuexec_range_executor_run(NULL, -1, NULL, range_ok))
@@ -247,10 +240,10 @@ static int topology_negative_quota(void) { return topology_option(-1.0, NULL); }
 static int topology_nan_quota(void) { return topology_option(NAN, NULL); }
 static int topology_bad_allowed_list(void) { return topology_option(0.0, "zz"); }
 
-static int registry_zero_capacity(void) {
+static int registry_negative_capacity(void) {
   cpuexec_registry_options options;
   cpuexec_registry_options_init(&options);
-  options.capacity = 0;
+  options.capacity = -1;
   return cpuexec_registry_create(&options, &registry_out);
 }
 
@@ -376,7 +369,6 @@ static const failing_call failing_calls[] = {
     ROW(ranges_negative_block_size, EINVAL, "min_block_size: -1"),
     ROW(ranges_negative_parallel_size, EINVAL, "min_parallel_size"),
     ROW(costed_ranges_null_cost, EINVAL, "cost"),
-    ROW(costed_ranges_zero_multiple, EINVAL, "block_multiple: 0"),
     ROW(costed_ranges_negative_multiple, EINVAL, "block_multiple: -4"),
     ROW(costed_ranges_null_fn, EINVAL, "fn"),
     ROW(range_run_negative_count, EINVAL, "count: -1"),
@@ -386,9 +378,9 @@ static const failing_call failing_calls[] = {
     ROW(topology_negative_quota, EINVAL, "cpu_quota: -1"),
     ROW(topology_nan_quota, EINVAL, "cpu_quota: nan"),
     ROW(topology_bad_allowed_list, EINVAL, "allowed_cpulist: 'zz'"),
-    ROW(registry_zero_capacity, EINVAL, "capacity: 0"),
+    ROW(registry_negative_capacity, EINVAL, "capacity: -1"),
     ROW(resolve_negative_cpu_id, EINVAL, "cpu_set: entry 0 is -1"),
-    ROW(resolve_cpu_set_too_long, EINVAL, "cpu_set: 1025"),
+    ROW(resolve_cpu_set_too_long, EINVAL, "cpu_set_count: 1025"),
     ROW(check_descriptor_bad_enum, EMISMATCH, "affinity_class"),
     ROW(scope_leave_out_of_order, ESTATE, "reverse order"),
     ROW(checking_null_checker, EINVAL, "checker"),
@@ -462,7 +454,7 @@ static void accessors_of_null_return_documented_neutral_values(void **state) {
   assert_null(cpuexec_resolved_request(NULL));
   assert_int_equal(cpuexec_resolved_effective_threads(NULL), 0);
   assert_int_equal(cpuexec_resolved_caller_processor(NULL), -1);
-  uint32_t count = 99;
+  int32_t count = 99;
   assert_null(cpuexec_resolved_worker_processors(NULL, &count));
   assert_int_equal(count, 0);
   assert_null(cpuexec_resolved_worker_processors(NULL, NULL));
@@ -517,7 +509,7 @@ static int count_range(void *ctx, int64_t begin, int64_t end) {
   return 0;
 }
 
-static int count_job(void *ctx, uint32_t id, uint32_t workers) {
+static int count_job(void *ctx, int32_t id, int32_t workers) {
   (void)id;
   (void)workers;
   *(int64_t *)ctx += 1;

@@ -63,7 +63,7 @@ static void shrinking_the_process_set_under_a_pinned_pool(void **state) {
   (void)state;
   static const char policy[] = "num_threads=2,affinity_policy=physical_then_smt";
   cpuexec_resolved *before = resolve_text(policy, 0);
-  uint32_t n;
+  int32_t n;
   const int32_t *workers = cpuexec_resolved_worker_processors(before, &n);
   assert_int_equal(n, 1);
   int32_t gone = workers[0];
@@ -81,7 +81,7 @@ static void shrinking_the_process_set_under_a_pinned_pool(void **state) {
   if (CPU_COUNT(&smaller) >= 2) {
     cpuexec_resolved *after = resolve_text(policy, 0);
     const int32_t *now = cpuexec_resolved_worker_processors(after, &n);
-    for (uint32_t i = 0; i < n; i++) assert_int_not_equal(now[i], gone);
+    for (int32_t i = 0; i < n; i++) assert_int_not_equal(now[i], gone);
     assert_int_not_equal(cpuexec_resolved_caller_processor(after), gone);
     cpuexec_resolved_destroy(after);
   } else {

@@ -563,7 +563,7 @@ void errors_and_values() {
     cpuexec_registry *reg = cpuexec_registry_default();
     // A policy no other case uses, so its pool is this case's alone.
     cpuexec::policy p = cpuexec::policy().num_threads(2).affinity_policy(cpuexec::affinity::none).spin_iterations(77);
-    uint32_t before = cpuexec_registry_live_pools(reg);
+    int32_t before = cpuexec_registry_live_pools(reg);
     cpuexec::executor a(p);
     CHECK(a.get() != nullptr && a.effective_threads() == 2 && a.id() != 0);
     CHECK(cpuexec_registry_live_pools(reg) == before + 1);

@@ -120,7 +120,7 @@ static void the_observer_sees_each_region_with_the_executor_id(void **state) {
   (void)state;
   cpuexec_executor *exec = test_executor(3);
   seen_events s = {0};
-  cpuexec_set_dispatch_observer(observe, &s);
+  cpuexec_set_dispatch_observer(&s, observe);
   cpuexec_parallel_for(exec, 100, 7, NULL, busy, 2);
   assert_int_equal(s.calls, 1);
   assert_int_equal(s.last.executor_id, cpuexec_executor_id(exec));

@@ -10,7 +10,7 @@
 #include "test_util.h"
 
 static void check_plan_shape(const cpuexec_plan *p, int64_t total, uint32_t limit) {
-  assert_true(p->participants >= 1 && p->participants <= limit);
+  assert_true(p->participants >= 1 && (uint32_t)p->participants <= limit);
   assert_true(p->grain >= 1);
   if (total > 0) {
     assert_true(p->grain <= total);
@@ -61,7 +61,7 @@ static void more_work_or_compute_never_plans_fewer_participants(void **state) {
           cpuexec_plan p;
           assert_int_equal(cpuexec_plan_parallel_for(exec, total, &cost, NULL, &p), 0);
           check_plan_shape(&p, total, threads[t]);
-          assert_true(p.participants >= last_by_compute);
+          assert_true((uint32_t)p.participants >= last_by_compute);
           last_by_compute = p.participants;
         }
         cpuexec_cost fixed = {.bytes_read = bytes, .bytes_written = bytes / 2, .compute_cycles = 10};
@@ -72,9 +72,9 @@ static void more_work_or_compute_never_plans_fewer_participants(void **state) {
          * memory can feed, never below 4 participants (or the limit). */
         double footprint = (double)total * bytes * 1.5, before = footprint / (1.5 + (double)1 / total);
         if (footprint > 1 << 20 && before <= 1 << 20)
-          assert_true(p.participants >= (last_by_total < 4 ? last_by_total : 4));
+          assert_true((uint32_t)p.participants >= (last_by_total < 4 ? last_by_total : 4));
         else
-          assert_true(p.participants >= last_by_total);
+          assert_true((uint32_t)p.participants >= last_by_total);
         last_by_total = p.participants;
       }
     }

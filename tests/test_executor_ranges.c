@@ -174,7 +174,9 @@ static void a_failing_callback_stops_new_ranges_and_its_error_is_returned(void *
     for (int round = 0; round < 50; round++) {
       failing f = {0};
       int rc = cpuexec_parallel_for(exec, 100000, 1, &f, always_fail, 0);
-      assert_true(rc <= -1000 && rc > -1007);
+      assert_int_equal(rc, CPUEXEC_ECALLBACK);
+      int value = cpuexec_last_callback_error();
+      assert_true(value <= -1000 && value > -1007);
       /* Every started callback finished before the call returned. */
       assert_int_equal(f.active, 0);
       assert_int_equal(f.finished, f.calls);
@@ -195,11 +197,13 @@ static int fail_at_zero(void *ctx, int64_t begin, int64_t end) {
   (void)end;
 }
 
-static void a_positive_callback_result_is_returned_as_is(void **state) {
+static void a_positive_callback_result_is_available_as_is(void **state) {
   (void)state;
   cpuexec_executor *exec = test_executor(4);
   failing f = {0};
-  assert_int_equal(cpuexec_parallel_for(exec, 1000, 10, &f, fail_at_zero, 0), 77);
+  assert_int_equal(cpuexec_parallel_for(exec, 1000, 10, &f, fail_at_zero, 0), CPUEXEC_ECALLBACK);
+  assert_int_equal(cpuexec_last_callback_error(), 77);
+  assert_non_null(strstr(cpuexec_last_error(), "callback failed with 77"));
   cpuexec_executor_destroy(exec);
 }
 
@@ -235,7 +239,7 @@ static int outer(void *ctx, int64_t begin, int64_t end) {
     if (cpuexec__tls.installed != n->outer) atomic_fetch_add(&n->wrong_shape, 1);
   }
   /* The region's participant identity is restored after nested calls. */
-  if (cpuexec_participant_index() != index || cpuexec_participant_count() != count)
+  if ((uint32_t)cpuexec_participant_index() != index || (uint32_t)cpuexec_participant_count() != count)
     atomic_fetch_add(&n->wrong_shape, 1);
   return 0;
 }
@@ -264,7 +268,7 @@ int main(void) {
       cmocka_unit_test(invalid_arguments_are_rejected_with_the_field_named),
       cmocka_unit_test(uneven_work_completes_with_every_index_once),
       cmocka_unit_test(a_failing_callback_stops_new_ranges_and_its_error_is_returned),
-      cmocka_unit_test(a_positive_callback_result_is_returned_as_is),
+      cmocka_unit_test(a_positive_callback_result_is_available_as_is),
       cmocka_unit_test(nested_calls_run_inline_on_the_calling_thread),
   };
   return cmocka_run_group_tests_name("executor ranges", tests, NULL, NULL);

@@ -66,7 +66,7 @@ static void probe_legacy(void *ctx, int64_t begin, int64_t end) { probe_observe(
 
 static void probe_item(void *ctx, size_t i) { probe_observe(ctx, (int64_t)i, (int64_t)i + 1); }
 
-static int probe_job(void *ctx, uint32_t id, uint32_t workers) {
+static int probe_job(void *ctx, int32_t id, int32_t workers) {
   int64_t begin = (int64_t)id * N / workers, end = (int64_t)(id + 1) * N / workers;
   probe_observe(ctx, begin, end);
   return 0;
@@ -194,8 +194,8 @@ typedef struct shape {
 
 static int shape_range(void *ctx, int64_t begin, int64_t end) {
   shape *s = ctx;
-  uint32_t index = cpuexec_participant_index();
-  if (cpuexec_participant_count() != s->expected_count || foreign_pool_index_of_self(s->pool) != (int)index ||
+  uint32_t index = (uint32_t)cpuexec_participant_index();
+  if ((uint32_t)cpuexec_participant_count() != s->expected_count || foreign_pool_index_of_self(s->pool) != (int)index ||
       begin < 0 || end > s->total || begin >= end)
     atomic_fetch_add(&s->wrong, 1);
   atomic_fetch_or(&s->seen_mask, 1u << index);
@@ -271,7 +271,7 @@ static int outer(void *ctx, int64_t begin, int64_t end) {
     s.max_participants = 0;
     if (cpuexec_execute_ranges(10, &s, &ip, inner) != 0) atomic_fetch_add(&n->wrong, 1);
   }
-  if (cpuexec_participant_index() != index || cpuexec_participant_count() != count ||
+  if ((uint32_t)cpuexec_participant_index() != index || (uint32_t)cpuexec_participant_count() != count ||
       cpuexec_current() != n->foreign)
     atomic_fetch_add(&n->wrong, 1);
   return 0;
@@ -328,7 +328,7 @@ static void scopes_and_sessions_install_a_foreign_executor(void **state) {
   /* The nested session runs its work on the foreign pool. */
   probe *p = malloc(sizeof *p);
   probe_init(p, pool, exec, 2);
-  assert_int_equal(cpuexec_session_run(sp.nested, run_parallel_for, p), 0);
+  assert_int_equal(cpuexec_session_run(sp.nested, p, run_parallel_for), 0);
   assert_probe(p, "session run", 2, true);
   free(p);
   cpuexec_session_destroy(sp.nested);
@@ -357,7 +357,7 @@ static void observe(void *user, const cpuexec_dispatch_event *ev) {
   if (ev->executor_id != o->id) return;
   atomic_fetch_add(&o->events, 1);
   uint32_t expected = ev->total < (int64_t)o->threads ? (uint32_t)ev->total : o->threads;
-  if (ev->effective_threads != o->threads || ev->admitted_participants != expected ||
+  if ((uint32_t)ev->effective_threads != o->threads || (uint32_t)ev->admitted_participants != expected ||
       ev->ran_inline != (expected == 1))
     atomic_fetch_add(&o->wrong, 1);
 }
@@ -374,7 +374,7 @@ static void counters_observer_and_descriptor_describe_a_foreign_executor(void **
   observed o = {.id = cpuexec_executor_id(exec), .threads = 4};
   assert_true(o.id != 0);
   assert_int_equal(cpuexec_executor_enable_counters(exec), 0);
-  cpuexec_set_dispatch_observer(observe, &o);
+  cpuexec_set_dispatch_observer(&o, observe);
   for (int64_t total = 1; total <= 6; total++) assert_int_equal(cpuexec_parallel_for(exec, total, 1, NULL, nothing, 0), 0);
   cpuexec_set_dispatch_observer(NULL, NULL);
   assert_int_equal(atomic_load(&o.events), 6);
@@ -406,7 +406,7 @@ typedef struct failing {
 static int fail_on_participant(void *ctx, int64_t begin, int64_t end) {
   failing *f = ctx;
   atomic_fetch_add(&f->started, (unsigned)(end - begin));
-  int rc = cpuexec_participant_index() == f->fail_on ? f->code : 0;
+  int rc = (uint32_t)cpuexec_participant_index() == f->fail_on ? f->code : 0;
   atomic_fetch_add(&f->finished, (unsigned)(end - begin));
   return rc;
 }
@@ -420,7 +420,8 @@ static void a_failing_callback_on_any_participant_is_returned_after_every_callba
   cpuexec_executor *exec = foreign_pool_executor(pool);
   for (uint32_t on = 0; on < 3; on++) {
     failing f = {.fail_on = on, .code = 17};
-    assert_int_equal(cpuexec_parallel_for(exec, 300, 1, &f, fail_on_participant, 0), 17);
+    assert_int_equal(cpuexec_parallel_for(exec, 300, 1, &f, fail_on_participant, 0), CPUEXEC_ECALLBACK);
+    assert_int_equal(cpuexec_last_callback_error(), 17);
     assert_int_equal(atomic_load(&f.started), atomic_load(&f.finished));
   }
   /* The failure stops ranges that have not started: on a pool that runs its
@@ -428,7 +429,8 @@ static void a_failing_callback_on_any_participant_is_returned_after_every_callba
    * starts another. */
   cpuexec_executor *in_turn = executor_on(pool_counts_calls, 3);
   failing first = {.fail_on = 0, .code = -5};
-  assert_int_equal(cpuexec_parallel_for(in_turn, 300, 1, &first, fail_on_participant, 0), -5);
+  assert_int_equal(cpuexec_parallel_for(in_turn, 300, 1, &first, fail_on_participant, 0), CPUEXEC_ECALLBACK);
+  assert_int_equal(cpuexec_last_callback_error(), -5);
   assert_int_equal(atomic_load(&first.started), 1);
   cpuexec_executor_destroy(in_turn);
   /* The executor runs normally after a failure. */
@@ -585,14 +587,14 @@ static void costed_calls_use_the_pools_planner_and_check_its_plan(void **state) 
   assert_int_equal(cpuexec_plan_parallel_for(exec, 100, &heavy, NULL, &plan), -77);
   pp.rc = 0;
   /* A plan beyond the limit, or a grain below 1, is the planner's bug. */
-  const cpuexec_plan bad[] = {{10, 5}, {10, 0}, {0, 2}};
+  const cpuexec_plan bad[] = {{.grain = 10, .participants = 5}, {.grain = 10}, {.participants = 2}};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     pp.answer = bad[i];
     assert_int_equal(cpuexec_plan_parallel_for(exec, 100, &heavy, NULL, &plan), CPUEXEC_ERANGE);
     assert_non_null(strstr(cpuexec_last_error(), "planner"));
   }
   /* Constraints lower the limit the plan is checked against. */
-  pp.answer = (cpuexec_plan){10, 3};
+  pp.answer = (cpuexec_plan){.grain = 10, .participants = 3};
   cpuexec_plan_constraints two = {.max_participants = 2};
   assert_int_equal(cpuexec_plan_parallel_for(exec, 100, &heavy, &two, &plan), CPUEXEC_ERANGE);
   cpuexec_executor_destroy(exec);

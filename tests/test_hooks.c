@@ -91,8 +91,8 @@ static void a_end(void *user, void *state) {
   (void)user;
   if (!atomic_load(&enabled)) return;
   const hook_state *s = state;
-  if (phase != 3 || s->magic != MAGIC_A || s->index != cpuexec_participant_index() ||
-      s->count != cpuexec_participant_count())
+  if (phase != 3 || s->magic != MAGIC_A || s->index != (uint32_t)cpuexec_participant_index() ||
+      s->count != (uint32_t)cpuexec_participant_count())
     violation();
   /* Each callback was seen by both hooks. */
   if (thread_callbacks_a != thread_callbacks_b) violation();
@@ -247,7 +247,7 @@ static atomic_uint wrong_identity;
 
 static int job_pool_range(void *ctx, int64_t begin, int64_t end) {
   (void)ctx, (void)end;
-  if (cpuexec_participant_index() != (uint32_t)(begin / 4) || cpuexec_participant_count() != 3)
+  if (cpuexec_participant_index() != (int32_t)(begin / 4) || cpuexec_participant_count() != 3)
     atomic_fetch_add(&wrong_identity, 1);
   return 0;
 }

@@ -98,7 +98,7 @@ static void a_session_run_gives_top_level_openmp_its_threads_then_restores(void 
   set_blocktime(150);
   cpuexec_openmp_reset();
   session_seen seen = {0, 0, 0, 0};
-  assert_int_equal(cpuexec_session_run(session, top_level_openmp, &seen), 0);
+  assert_int_equal(cpuexec_session_run(session, &seen, top_level_openmp), 0);
   assert_int_equal(seen.max_threads, (int)threads);
   assert_int_equal(seen.blocktime, 2);
   assert_int_equal(seen.team, (int)threads);

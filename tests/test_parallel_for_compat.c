@@ -130,7 +130,7 @@ static void inside_a_session_the_session_executor_and_count_are_used(void **stat
     cpuexec_session *s = NULL;
     assert_int_equal(cpuexec_session_create(&policy, &s), 0);
     session_probe p = {0, new_coverage(), -1};
-    assert_int_equal(cpuexec_session_run(s, legacy_kernel, &p), 0);
+    assert_int_equal(cpuexec_session_run(s, &p, legacy_kernel), 0);
     assert_int_equal(p.rc, 0);
     assert_int_equal(p.thread_count, threads);
     assert_int_equal(coverage_errors(p.c), 0);
@@ -194,7 +194,7 @@ static int child_checks_without_threads(void) {
   if (cpuexec_session_create(&serial, &s) != 0) return 31;
   coverage *c = calloc(1, sizeof *c);
   if (!c) return 32;
-  if (cpuexec_session_run(s, serial_session_body, c) != 0 || coverage_errors(c) != 0) return 33;
+  if (cpuexec_session_run(s, c, serial_session_body) != 0 || coverage_errors(c) != 0) return 33;
   free(c);
   cpuexec_session_destroy(s);
   return 0;

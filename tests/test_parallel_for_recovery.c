@@ -129,7 +129,7 @@ static void unplaceable_default_still_gets_a_legacy_pool(void **state) {
   assert_int_equal(WEXITSTATUS(status), 0);
 }
 
-static int unplaceable_child(unsigned want) {
+static int unplaceable_child(int32_t want) {
   cpuexec_session *s;
   if (cpuexec_session_create(NULL, &s) == 0) {
     /* Placement of implicit defaults may be unpinned in this build. */
@@ -145,7 +145,7 @@ static int unplaceable_child(unsigned want) {
 }
 
 int main(int argc, char **argv) {
-  if (argc == 3 && strcmp(argv[1], "--child") == 0) return unplaceable_child((unsigned)atoi(argv[2]));
+  if (argc == 3 && strcmp(argv[1], "--child") == 0) return unplaceable_child((int32_t)atoi(argv[2]));
   setenv("CPUEXEC_POLICY", "num_threads=2,affinity_policy=none", 1);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(transient_thread_failure_is_retried_with_backoff),

@@ -43,7 +43,8 @@ static cpuexec_policy make(const expected *e) {
 #define ITERS CPUEXEC_SPIN_FIXED_ITERATIONS
 #define DURATION CPUEXEC_SPIN_FIXED_DURATION
 #define PARK CPUEXEC_SPIN_PARK_IMMEDIATELY
-#define PHYS CPUEXEC_AFFINITY_PHYSICAL_CORES
+/* The default affinity: unpinned (cpuexec/policy.h). */
+#define PHYS CPUEXEC_AFFINITY_NONE
 #define EXPLICIT CPUEXEC_AFFINITY_EXPLICIT
 
 static const struct {
@@ -67,6 +68,7 @@ static const struct {
     {"spin_budget=50us,spin_policy=fixed_duration", {0, DURATION, 50000, PHYS, false, 0, {0}}},
     {"spin_budget=12,spin_policy=fixed_iterations", {0, ITERS, 12, PHYS, false, 0, {0}}},
     {"affinity_policy=none", {0, ADAPTIVE, 0, CPUEXEC_AFFINITY_NONE, false, 0, {0}}},
+    {"affinity_policy=physical_cores", {0, ADAPTIVE, 0, CPUEXEC_AFFINITY_PHYSICAL_CORES, false, 0, {0}}},
     {"affinity_policy=performance_cores", {0, ADAPTIVE, 0, CPUEXEC_AFFINITY_PERFORMANCE_CORES, false, 0, {0}}},
     {"affinity_policy=physical_then_smt", {0, ADAPTIVE, 0, CPUEXEC_AFFINITY_PHYSICAL_THEN_SMT, false, 0, {0}}},
     {"allow_nested_parallelism=true", {0, ADAPTIVE, 0, PHYS, true, 0, {0}}},
@@ -168,7 +170,7 @@ static const struct {
     {"affinity_policy=cores", "affinity_policy:", "'cores' is not an affinity policy"},
     {"affinity_policy=explicit", "affinity_policy:", "explicit without a cpu_set"},
     {"affinity_policy=explicit,cpu_set=", "affinity_policy:", "explicit without a cpu_set"},
-    {"cpu_set=0,1", "cpu_set:", "affinity_policy=physical_cores"},
+    {"cpu_set=0,1", "cpu_set:", "affinity_policy=none"},
     {"affinity_policy=none,cpu_set=0", "cpu_set:", "affinity_policy=none"},
     {"affinity_policy=explicit,cpu_set=7-4", "cpu_set:", "'7-4' is a descending range"},
     {"affinity_policy=explicit,cpu_set=0,7-4", "cpu_set:", "'7-4' is a descending range"},
@@ -232,22 +234,22 @@ static const struct {
   expected policy;
   const char *text;
 } canonical[] = {
-    {{0, ADAPTIVE, 0, PHYS, false, 0, {0}},
+    {{0, ADAPTIVE, 0, CPUEXEC_AFFINITY_PHYSICAL_CORES, false, 0, {0}},
      "num_threads=0,spin_policy=adaptive,spin_budget=0,affinity_policy=physical_cores,"
      "allow_nested_parallelism=false,inherit_fp_environment=false,cpu_set="},
     {{8, DURATION, 50000, CPUEXEC_AFFINITY_PERFORMANCE_CORES, true, 0, {0}},
      "num_threads=8,spin_policy=fixed_duration,spin_budget=50us,affinity_policy=performance_cores,"
      "allow_nested_parallelism=true,inherit_fp_environment=false,cpu_set="},
-    {{2, DURATION, 3000000000u, PHYS, false, 0, {0}},
+    {{2, DURATION, 3000000000u, CPUEXEC_AFFINITY_PHYSICAL_CORES, false, 0, {0}},
      "num_threads=2,spin_policy=fixed_duration,spin_budget=3s,affinity_policy=physical_cores,"
      "allow_nested_parallelism=false,inherit_fp_environment=false,cpu_set="},
-    {{2, DURATION, 1500000, PHYS, false, 0, {0}},
+    {{2, DURATION, 1500000, CPUEXEC_AFFINITY_PHYSICAL_CORES, false, 0, {0}},
      "num_threads=2,spin_policy=fixed_duration,spin_budget=1500us,affinity_policy=physical_cores,"
      "allow_nested_parallelism=false,inherit_fp_environment=false,cpu_set="},
-    {{2, DURATION, 2000000, PHYS, false, 0, {0}},
+    {{2, DURATION, 2000000, CPUEXEC_AFFINITY_PHYSICAL_CORES, false, 0, {0}},
      "num_threads=2,spin_policy=fixed_duration,spin_budget=2ms,affinity_policy=physical_cores,"
      "allow_nested_parallelism=false,inherit_fp_environment=false,cpu_set="},
-    {{2, DURATION, 1001, PHYS, false, 0, {0}},
+    {{2, DURATION, 1001, CPUEXEC_AFFINITY_PHYSICAL_CORES, false, 0, {0}},
      "num_threads=2,spin_policy=fixed_duration,spin_budget=1001ns,affinity_policy=physical_cores,"
      "allow_nested_parallelism=false,inherit_fp_environment=false,cpu_set="},
     {{1, ITERS, 1000000, CPUEXEC_AFFINITY_NONE, false, 0, {0}},
@@ -311,7 +313,7 @@ static void format_rejects_what_it_cannot_write(void **state) {
   cpuexec_policy_init(&p);
   p.cpu_set_count = CPUEXEC_CPU_SET_MAX + 1;
   assert_int_equal(cpuexec_policy_format(&p, buf, sizeof buf), CPUEXEC_EINVAL);
-  assert_non_null(strstr(cpuexec_last_error(), "cpu_set: 1025"));
+  assert_non_null(strstr(cpuexec_last_error(), "cpu_set_count: 1025"));
 }
 
 /* A small deterministic generator, so a failing sweep replays exactly. */
@@ -346,13 +348,13 @@ static cpuexec_policy random_valid_policy(uint64_t *s) {
   if (p.affinity_policy == CPUEXEC_AFFINITY_EXPLICIT) {
     /* Distinct ids in runs and jumps, in no particular order. */
     uint32_t want = 1 + (uint32_t)(next(s) % (next(s) % 8 == 0 ? CPUEXEC_CPU_SET_MAX : 12));
-    while (p.cpu_set_count < want) {
+    while ((uint32_t)p.cpu_set_count < want) {
       int32_t id = (int32_t)(next(s) % (next(s) % 16 == 0 ? (uint64_t)INT32_MAX + 1 : 4096));
       uint32_t run = 1 + (uint32_t)(next(s) % 6);
-      for (uint32_t k = 0; k < run && p.cpu_set_count < want && id <= INT32_MAX - (int32_t)k; k++) {
+      for (uint32_t k = 0; k < run && (uint32_t)p.cpu_set_count < want && id <= INT32_MAX - (int32_t)k; k++) {
         int32_t candidate = id + (int32_t)k;
         bool dup = false;
-        for (uint32_t j = 0; j < p.cpu_set_count && !dup; j++)
+        for (uint32_t j = 0; j < (uint32_t)p.cpu_set_count && !dup; j++)
           dup = p.cpu_set[j] == candidate;
         if (!dup)
           p.cpu_set[p.cpu_set_count++] = candidate;
@@ -396,7 +398,7 @@ static void validate_applies_the_request_rules_to_built_policies(void **state) {
       {2, "affinity_policy: 7 is not an affinity policy"},
       {3, "spin_budget: 0 with spin_policy=fixed_duration"},
       {4, "spin_budget: 5 with spin_policy=adaptive"},
-      {5, "cpu_set: given with affinity_policy=physical_cores"},
+      {5, "cpu_set: given with affinity_policy=none"},
       {6, "affinity_policy: explicit without a cpu_set"},
       {7, "cpu_set: processor 3 is listed twice"},
       {8, "cpu_set: entry 1 is -4"},
@@ -454,9 +456,33 @@ static void init_sets_the_documented_defaults(void **state) {
   assert_int_equal(p.num_threads, 0);
   assert_int_equal(p.spin_policy, CPUEXEC_SPIN_ADAPTIVE);
   assert_int_equal(p.spin_budget, 0);
-  assert_int_equal(p.affinity_policy, CPUEXEC_AFFINITY_PHYSICAL_CORES);
+  assert_int_equal(p.affinity_policy, CPUEXEC_AFFINITY_NONE);
   assert_int_equal(p.cpu_set_count, 0);
   assert_false(p.allow_nested_parallelism);
+  assert_int_equal(p.struct_size, sizeof p);
+  for (size_t i = 0; i < sizeof p.reserved_ / sizeof p.reserved_[0]; i++) assert_int_equal(p.reserved_[i], 0);
+}
+
+/* {0} is the defaults too, and any struct_size other than 0 or this
+ * layout's is refused rather than read with the wrong layout. */
+static void zero_initialised_policy_is_the_default_and_struct_size_is_checked(void **state) {
+  (void)state;
+  cpuexec_policy zero = {0}, init;
+  cpuexec_policy_init(&init);
+  assert_true(cpuexec_policy_equal(&zero, &init));
+  char a[256], b[256];
+  assert_true(cpuexec_policy_format(&zero, a, sizeof a) > 0);
+  assert_true(cpuexec_policy_format(&init, b, sizeof b) > 0);
+  assert_string_equal(a, b);
+  cpuexec_resolved *r = NULL;
+  assert_int_equal(cpuexec_resolve(&zero, NULL, &r), 0);
+  assert_int_equal(cpuexec_resolved_request(r)->affinity_policy, CPUEXEC_AFFINITY_NONE);
+  cpuexec_resolved_destroy(r);
+  cpuexec_policy odd = init;
+  odd.struct_size = 12;
+  assert_int_equal(cpuexec_resolve(&odd, NULL, &r), CPUEXEC_EINVAL);
+  assert_null(r);
+  assert_non_null(strstr(cpuexec_last_error(), "struct_size: 12"));
 }
 
 static void environment_variable_uses_the_same_grammar(void **state) {
@@ -544,6 +570,7 @@ static void enum_names_match_the_text_form(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(init_sets_the_documented_defaults),
+      cmocka_unit_test(zero_initialised_policy_is_the_default_and_struct_size_is_checked),
       cmocka_unit_test(accepted_texts_give_their_fields),
       cmocka_unit_test(rejected_texts_name_the_key_and_leave_the_policy_untouched),
       cmocka_unit_test(parse_rejects_null_arguments),

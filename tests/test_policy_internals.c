@@ -141,7 +141,7 @@ static void request_rules_hold_for_hand_built_policies(void **state) {
                                           "affinity_policy: -2 is not an affinity policy",
                                           "num_threads: -1 is negative",
                                           "cpu_set: entry 1 is -4; processor ids are 0 or above",
-                                          "cpu_set: 1025 entries; at most 1024",
+                                          "cpu_set_count: 1025; use 0 to 1024 entries",
                                           NULL};
   for (int i = 0; i < 7; i++) {
     cpuexec_policy_init(&p);

@@ -594,7 +594,7 @@ static void a_pool_created_in_a_session_follows_its_thread_count(void **state) {
     policy.affinity_policy = CPUEXEC_AFFINITY_NONE;
     cpuexec_session *session;
     assert_int_equal(cpuexec_session_create(&policy, &session), 0);
-    assert_int_equal(cpuexec_session_run(session, session_body, (void *)&cases[i]), 0);
+    assert_int_equal(cpuexec_session_run(session, (void *)&cases[i], session_body), 0);
     cpuexec_session_destroy(session);
   }
 }
@@ -618,7 +618,7 @@ static void a_call_inside_a_session_runs_on_the_session_executor(void **state) {
   policy.num_threads = 1;
   cpuexec_session *session;
   assert_int_equal(cpuexec_session_create(&policy, &session), 0);
-  assert_int_equal(cpuexec_session_run(session, run_on_outer_pool, pool), 0);
+  assert_int_equal(cpuexec_session_run(session, pool, run_on_outer_pool), 0);
   cpuexec_session_destroy(session);
   pthreadpool_destroy(pool);
 }

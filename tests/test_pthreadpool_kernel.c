@@ -28,7 +28,7 @@ static void record_dispatch(void *user, const cpuexec_dispatch_event *event) {
   d->count++;
   if (event->executor_id != d->executor_id)
     d->foreign++;
-  if (event->admitted_participants > d->max_admitted)
+  if ((uint32_t)event->admitted_participants > d->max_admitted)
     d->max_admitted = event->admitted_participants;
 }
 
@@ -55,7 +55,7 @@ static int run_kernel(void *p) {
   }
 
   dispatches d = {.executor_id = cpuexec_executor_id(cpuexec_session_executor(c->session))};
-  cpuexec_set_dispatch_observer(record_dispatch, &d);
+  cpuexec_set_dispatch_observer(&d, record_dispatch);
   size_t threads_used = ppk_axpby(kernel, ROWS, COLS, 2.0f, a, b, out);
   cpuexec_set_dispatch_observer(NULL, NULL);
 
@@ -88,7 +88,7 @@ static void the_kernel_library_follows_the_session_thread_count(void **state) {
     policy.affinity_policy = CPUEXEC_AFFINITY_NONE;
     kernel_case c = {.session_threads = session_threads[i]};
     assert_int_equal(cpuexec_session_create(&policy, &c.session), 0);
-    assert_int_equal(cpuexec_session_run(c.session, run_kernel, &c), 0);
+    assert_int_equal(cpuexec_session_run(c.session, &c, run_kernel), 0);
     cpuexec_session_destroy(c.session);
   }
 }

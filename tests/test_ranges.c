@@ -14,15 +14,16 @@
 static uint64_t expected_blocks(int64_t total, const cpuexec_range_schedule *s, uint32_t threads) {
   if (total < s->min_parallel_size)
     return 1;
-  uint64_t m = (uint64_t)s->block_multiple;
+  uint64_t m = s->block_multiple != 0 ? (uint64_t)s->block_multiple : 1; /* 0 means 1 */
+  uint64_t min_block = s->min_block_size != 0 ? (uint64_t)s->min_block_size : 1;
   uint64_t units = ((uint64_t)total + m - 1) / m;
-  uint64_t min_units = ((uint64_t)s->min_block_size + m - 1) / m;
+  uint64_t min_units = (min_block + m - 1) / m;
   uint64_t blocks = units / min_units;
   uint64_t limit = threads;
-  if (s->max_participants != 0 && s->max_participants < limit)
-    limit = s->max_participants;
-  if (s->preferred_participants != 0 && s->preferred_participants < limit)
-    limit = s->preferred_participants;
+  if (s->max_participants != 0 && (uint64_t)s->max_participants < limit)
+    limit = (uint64_t)s->max_participants;
+  if (s->preferred_participants != 0 && (uint64_t)s->preferred_participants < limit)
+    limit = (uint64_t)s->preferred_participants;
   if (blocks > limit)
     blocks = limit;
   return blocks < 1 ? 1 : blocks;
@@ -60,7 +61,7 @@ static void empty_total_calls_nothing(void **state) {
   test_coverage_init(&c, 0);
   assert_int_equal(cpuexec_execute_ranges(0, NULL, &c, test_coverage_record), 0);
   assert_int_equal(cpuexec_execute_ranges(-5, NULL, &c, test_coverage_record), 0);
-  cpuexec_cost cost = {8, 8, 100};
+  cpuexec_cost cost = {.bytes_read = 8, .bytes_written = 8, .compute_cycles = 100};
   assert_int_equal(cpuexec_execute_costed_ranges(0, &cost, NULL, 1, &c, test_coverage_record), 0);
   assert_int_equal(atomic_load(&c.callbacks), 0);
 }
@@ -83,9 +84,9 @@ static void invalid_schedules_are_rejected_naming_the_field(void **state) {
   cases[0].field = "min_parallel_size";
   cases[0].s.min_parallel_size = -1;
   cases[1].field = "min_block_size";
-  cases[1].s.min_block_size = 0;
-  cases[2].field = "block_multiple";
-  cases[2].s.block_multiple = 0;
+  cases[1].s.min_block_size = -1;
+  cases[2].field = "max_participants";
+  cases[2].s.max_participants = -2;
   cases[3].field = "block_multiple";
   cases[3].s.block_multiple = -8;
   for (size_t i = 0; i < 4; i++) {
@@ -96,9 +97,9 @@ static void invalid_schedules_are_rejected_naming_the_field(void **state) {
   }
   assert_int_equal(cpuexec_execute_ranges(10, NULL, NULL, NULL), CPUEXEC_EINVAL);
   assert_non_null(strstr(cpuexec_last_error(), "fn"));
-  cpuexec_cost cost = {1, 1, 1};
+  cpuexec_cost cost = {.bytes_read = 1, .bytes_written = 1, .compute_cycles = 1};
   int calls = 0;
-  assert_int_equal(cpuexec_execute_costed_ranges(10, &cost, NULL, 0, &calls, count_calls), CPUEXEC_EINVAL);
+  assert_int_equal(cpuexec_execute_costed_ranges(10, &cost, NULL, -1, &calls, count_calls), CPUEXEC_EINVAL);
   assert_non_null(strstr(cpuexec_last_error(), "block_multiple"));
   assert_int_equal(cpuexec_execute_costed_ranges(10, NULL, NULL, 1, &calls, count_calls), CPUEXEC_EINVAL);
   assert_non_null(strstr(cpuexec_last_error(), "cost"));
@@ -172,15 +173,33 @@ static void installed_executor_owns_dispatch(void **state) {
   }
 }
 
-static void defaults_stay_serial_until_the_kernel_opts_in(void **state) {
+/* {0}, cpuexec_range_schedule_init() and NULL are one schedule: a block per
+ * thread of the installed executor; max_participants = 1 keeps a kernel
+ * serial. */
+static void defaults_use_every_thread_and_zero_is_the_default(void **state) {
   (void)state;
   test_owned_executor ex;
   assert_int_equal(test_executor_create(4, &ex), 0);
   cpuexec_scope scope;
   assert_int_equal(cpuexec_scope_enter(ex.exec, &scope), 0);
+  cpuexec_range_schedule zero = {0}, init, serial;
+  memset(&init, 0xA5, sizeof init);
+  cpuexec_range_schedule_init(&init);
+  assert_memory_equal(&zero, &init, sizeof zero);
+  cpuexec_range_schedule_init(&serial);
+  serial.max_participants = 1;
+  const cpuexec_range_schedule *schedules[] = {NULL, &zero, &init};
+  for (size_t i = 0; i < 3; i++) {
+    test_coverage c;
+    test_coverage_init(&c, 100000);
+    assert_int_equal(cpuexec_execute_ranges(100000, schedules[i], &c, test_coverage_record), 0);
+    assert_int_equal(atomic_load(&c.callbacks), 4);
+    assert_true(test_coverage_exact(&c));
+    test_coverage_free(&c);
+  }
   test_coverage c;
   test_coverage_init(&c, 100000);
-  assert_int_equal(cpuexec_execute_ranges(100000, NULL, &c, test_coverage_record), 0);
+  assert_int_equal(cpuexec_execute_ranges(100000, &serial, &c, test_coverage_record), 0);
   assert_one_block_on_caller(&c, 100000);
   test_coverage_free(&c);
   assert_int_equal(cpuexec_scope_leave(&scope), 0);
@@ -299,7 +318,7 @@ static int outer_block(void *arg, int64_t begin, int64_t end) {
   int rc = cpuexec_execute_ranges(1000, &n->schedule, &inner, inner_block);
   if (rc != 0)
     return rc;
-  cpuexec_cost cost = {64, 64, 1e6};
+  cpuexec_cost cost = {.bytes_read = 64, .bytes_written = 64, .compute_cycles = 1e6};
   return cpuexec_execute_costed_ranges(1000, &cost, NULL, 1, &inner, inner_block);
 }
 
@@ -334,6 +353,7 @@ static void nested_ranges_do_not_dispatch_again(void **state) {
   atomic_store(&n.inner_calls, 0);
   cpuexec_range_schedule serial_outer;
   cpuexec_range_schedule_init(&serial_outer);
+  serial_outer.max_participants = 1;
   assert_int_equal(cpuexec_execute_ranges(10, &serial_outer, &n, outer_block), 0);
   assert_int_equal(atomic_load(&n.inner_calls), 2);
   assert_int_equal(atomic_load(&n.inner_elsewhere), 0);
@@ -379,7 +399,8 @@ static void callback_failure_propagates_and_restores_the_scope(void **state) {
     failing_ctx f = {.fail_at = fail_points[i], .code = 17};
     atomic_init(&f.started, 0);
     atomic_init(&f.finished, 0);
-    assert_int_equal(cpuexec_execute_ranges(1000, &s, &f, failing_block), 17);
+    assert_int_equal(cpuexec_execute_ranges(1000, &s, &f, failing_block), CPUEXEC_ECALLBACK);
+    assert_int_equal(cpuexec_last_callback_error(), 17);
     /* Every started callback finished before the call returned. */
     assert_int_equal(atomic_load(&f.started), atomic_load(&f.finished));
     assert_ptr_equal(cpuexec_current(), ex.exec);
@@ -395,7 +416,8 @@ static void callback_failure_propagates_and_restores_the_scope(void **state) {
   failing_ctx f = {.fail_at = 3, .code = -1000};
   atomic_init(&f.started, 0);
   atomic_init(&f.finished, 0);
-  assert_int_equal(cpuexec_execute_ranges(10, NULL, &f, failing_block), -1000);
+  assert_int_equal(cpuexec_execute_ranges(10, NULL, &f, failing_block), CPUEXEC_ECALLBACK);
+  assert_int_equal(cpuexec_last_callback_error(), -1000);
   test_coverage c;
   test_coverage_init(&c, 1000);
   assert_int_equal(cpuexec_execute_ranges(1000, &s, &c, test_coverage_record), 0);
@@ -413,10 +435,12 @@ static void costed_ranges_follow_the_plan(void **state) {
   assert_int_equal(test_executor_create(4, &ex), 0);
   cpuexec_scope scope;
   assert_int_equal(cpuexec_scope_enter(ex.exec, &scope), 0);
-  const cpuexec_cost costs[] = {{4, 4, 1}, {64, 64, 1000}, {0, 0, 1e6}};
+  const cpuexec_cost costs[] = {{.bytes_read = 4, .bytes_written = 4, .compute_cycles = 1},
+                                {.bytes_read = 64, .bytes_written = 64, .compute_cycles = 1000},
+                                {.compute_cycles = 1e6}};
   const int64_t totals[] = {3, 100, 10000, 1000000};
   const int64_t multiples[] = {1, 8};
-  const cpuexec_plan_constraints constraints[] = {{0, 0}, {2, 0}, {0, 3}};
+  const cpuexec_plan_constraints constraints[] = {{0}, {.max_participants = 2}, {.preferred_participants = 3}};
   unsigned parallel_plans = 0;
   for (size_t ci = 0; ci < 3; ci++)
     for (size_t ti = 0; ti < 4; ti++)
@@ -440,7 +464,7 @@ static void costed_ranges_follow_the_plan(void **state) {
             continue;
           }
           parallel_plans++;
-          assert_true(test_coverage_threads(&c) <= plan.participants);
+          assert_true(test_coverage_threads(&c) <= (unsigned)plan.participants);
           assert_true(calls <= (uint64_t)((total + grain - 1) / grain));
           for (unsigned r = 0; r < calls && r < TEST_MAX_RANGES; r++) {
             int64_t b = c.range_begin[r], e = c.range_end[r];
@@ -461,7 +485,7 @@ static void costed_ranges_follow_the_plan(void **state) {
 
 static void costed_ranges_without_an_executor_run_one_block(void **state) {
   (void)state;
-  cpuexec_cost cost = {0, 0, 1e6};
+  cpuexec_cost cost = {.bytes_read = 0, .bytes_written = 0, .compute_cycles = 1e6};
   test_coverage c;
   test_coverage_init(&c, 100000);
   assert_int_equal(cpuexec_execute_costed_ranges(100000, &cost, NULL, 4, &c, test_coverage_record), 0);
@@ -503,7 +527,7 @@ int main(void) {
   };
   const struct CMUnitTest installed[] = {
       cmocka_unit_test(installed_executor_owns_dispatch),
-      cmocka_unit_test(defaults_stay_serial_until_the_kernel_opts_in),
+      cmocka_unit_test(defaults_use_every_thread_and_zero_is_the_default),
       cmocka_unit_test(small_work_stays_inline),
       cmocka_unit_test(explicit_scope_supplies_an_executor_for_direct_calls),
       cmocka_unit_test(nested_ranges_do_not_dispatch_again),

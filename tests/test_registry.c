@@ -129,7 +129,7 @@ static void each_behaviour_difference_gives_a_distinct_pool(void **state) {
     if (e == eb || cpuexec_executor_id(e) == cpuexec_executor_id(eb))
       fail_msg("%s shares the pool of %s", rows[i].name, base.name);
     uint32_t expected_live = rows[i].threads > 1 ? 2 : 1;
-    if (cpuexec_registry_live_pools(reg) != expected_live)
+    if ((uint32_t)cpuexec_registry_live_pools(reg) != expected_live)
       fail_msg("%s: %u live pools, expected %u", rows[i].name, cpuexec_registry_live_pools(reg), expected_live);
     cpuexec_executor_release(e);
     cpuexec_resolved_destroy(r);
@@ -306,9 +306,9 @@ static void bad_arguments_and_busy_destroy_are_reported(void **state) {
   (void)state;
   cpuexec_registry_options o;
   cpuexec_registry_options_init(&o);
-  assert_int_equal(o.capacity, 8);
+  assert_int_equal(o.capacity, 0); /* the default, 8 */
   assert_int_equal(o.idle_retention_ns, 0);
-  o.capacity = 0;
+  o.capacity = -1;
   cpuexec_registry *reg = (cpuexec_registry *)&o;
   assert_int_equal(cpuexec_registry_create(&o, &reg), CPUEXEC_EINVAL);
   assert_null(reg);
@@ -404,7 +404,7 @@ static void run_stress(uint32_t capacity, uint64_t retention_ns) {
   for (int i = 0; i < STRESS_THREADS; i++) pthread_join(threads[i], NULL);
   assert_int_equal(atomic_load(&s.failures), 0);
   assert_true(atomic_load(&s.acquisitions) > 0);
-  assert_true(cpuexec_registry_live_pools(s.reg) <= capacity);
+  assert_true((uint32_t)cpuexec_registry_live_pools(s.reg) <= capacity);
   assert_int_equal(cpuexec_registry_destroy(s.reg), 0);
   assert_int_equal(wait_task_count(baseline), baseline);
   for (int i = 0; i < STRESS_POLICIES; i++) cpuexec_resolved_destroy(s.policies[i]);
@@ -438,7 +438,7 @@ static int registry_child(void) {
   if (cpuexec_registry_acquire(cpuexec_registry_default(), wanted, &fresh) != 0) return 13;
   if (fresh == fork_inherited || cpuexec_executor_id(fresh) == cpuexec_executor_id(fork_inherited)) return 14;
   if (cpuexec_parallel_for(fresh, 1000, 1, &sum, count_range, 0) != 0 || sum != 1000) return 15;
-  if (cpuexec_registry_live_pools(cpuexec_registry_default()) != (serial ? 0u : 1u)) return 16;
+  if (cpuexec_registry_live_pools(cpuexec_registry_default()) != (serial ? 0 : 1)) return 16;
   cpuexec_executor_release(fork_inherited); /* frees memory only */
   cpuexec_executor_release(fresh);
   if (cpuexec_registry_live_pools(cpuexec_registry_default()) != 0) return 17;

@@ -18,8 +18,10 @@ static const cpuexec__processor *first_of_order(const cpuexec_topology *t, cpuex
 /* What every resolution with a pinning policy must satisfy. */
 static void check_pinned(const cpuexec_topology *t, const cpuexec_resolved *r, cpuexec_affinity_policy a,
                          const char *where) {
-  uint32_t n, threads = cpuexec_resolved_effective_threads(r);
-  const int32_t *w = cpuexec_resolved_worker_processors(r, &n);
+  uint32_t threads = (uint32_t)cpuexec_resolved_effective_threads(r);
+  int32_t worker_count;
+  const int32_t *w = cpuexec_resolved_worker_processors(r, &worker_count);
+  uint32_t n = (uint32_t)worker_count;
   if (n != threads - 1)
     fail_msg("%s: %u workers for %u threads", where, n, threads);
   assert_int_equal(cpuexec_resolved_caller_processor(r), -1);
@@ -116,14 +118,14 @@ static void every_affinity_policy_on_every_machine(void **state) {
         if (rc != 0)
           fail_msg("%s: %s", where, cpuexec_last_error());
         uint32_t want = counts[c] == 0 ? machines[m].default_threads : (uint32_t)counts[c];
-        if (cpuexec_resolved_effective_threads(r) != want)
+        if ((uint32_t)cpuexec_resolved_effective_threads(r) != want)
           fail_msg("%s: %u threads, want %u", where, cpuexec_resolved_effective_threads(r), want);
         assert_int_equal(r->effective_threads, want);
         assert_int_equal(r->visible_processors, t->processor_count);
         assert_non_null(cpuexec_resolved_sharing_key(r));
         assert_true(cpuexec_resolved_diagnostic_count(r) >= 1);
         if (a == NONE) {
-          uint32_t n = 99;
+          int32_t n = 99;
           assert_null(cpuexec_resolved_worker_processors(r, &n));
           assert_int_equal(n, 0);
           assert_false(cpuexec_resolved_uses_smt(r));
@@ -163,10 +165,10 @@ static void explicit_sets_place_caller_first_on_every_machine(void **state) {
       assert_int_equal(cpuexec_resolved_effective_threads(r), k);
       assert_int_equal(cpuexec_resolved_caller_processor(r), p.cpu_set[0]);
       assert_true(r->pin_caller);
-      uint32_t n;
+      int32_t n;
       const int32_t *w = cpuexec_resolved_worker_processors(r, &n);
       assert_int_equal(n, k - 1);
-      for (uint32_t i = 0; i < n; i++)
+      for (int32_t i = 0; i < n; i++)
         assert_int_equal(w[i], p.cpu_set[i + 1]);
       /* uses_smt: two participants of the set on one core. */
       bool shared = false;
@@ -336,11 +338,11 @@ static void hybrid_performance_cores_use_only_p_cores(void **state) {
   cpuexec_policy p = request(0, PERF);
   cpuexec_resolved *r;
   assert_int_equal(cpuexec_resolve(&p, t, &r), 0);
-  uint32_t n;
+  int32_t n;
   const int32_t *w = cpuexec_resolved_worker_processors(r, &n);
   assert_int_equal(n, 7);
   bool core_used[8] = {true}; /* core 0 (P#0-1) is the caller's */
-  for (uint32_t i = 0; i < n; i++) {
+  for (int32_t i = 0; i < n; i++) {
     assert_true(w[i] >= 0 && w[i] < 16); /* P#0-15 are the P-cores */
     assert_false(core_used[w[i] / 2]);
     core_used[w[i] / 2] = true;
@@ -398,10 +400,10 @@ static void a_caller_pinned_by_someone_else_keeps_its_place(void **state) {
     assert_int_equal(cpuexec_resolve(&p, t, &r), 0);
     assert_int_equal(cpuexec_resolved_caller_processor(r), cases[i].want_caller);
     assert_int_equal(r->pin_caller, cases[i].want_pin);
-    uint32_t n;
+    int32_t n;
     const int32_t *w = cpuexec_resolved_worker_processors(r, &n);
     assert_int_equal(n, cases[i].want_count);
-    for (uint32_t k = 0; k < n; k++)
+    for (int32_t k = 0; k < n; k++)
       assert_int_equal(w[k], cases[i].want_workers[k]);
     bool bound = strcmp(cases[i].caller, "0-15") != 0;
     assert_false(cpuexec_resolved_uses_smt(r) && cases[i].affinity == PHYS);
@@ -417,7 +419,7 @@ static void a_caller_pinned_by_someone_else_keeps_its_place(void **state) {
 typedef struct live_result {
   int rc;
   int32_t cpu, caller;
-  uint32_t workers;
+  int32_t workers;
   int32_t worker0;
 } live_result;
 

@@ -86,7 +86,7 @@ static void quota_rounds_up_and_never_below_one(void **state) {
     cpuexec_policy p = request(0, PHYS);
     cpuexec_resolved *r;
     assert_int_equal(cpuexec_resolve(&p, t, &r), 0);
-    if (cpuexec_resolved_effective_threads(r) != cases[i].want)
+    if ((uint32_t)cpuexec_resolved_effective_threads(r) != cases[i].want)
       fail_msg("quota %g: %u threads, want %u", cases[i].quota, cpuexec_resolved_effective_threads(r),
                cases[i].want);
     assert_true(has_diagnostic(r, "cgroup quota"));

@@ -48,7 +48,8 @@ static void run_installs_the_executor_then_restores_the_previous_one(void **stat
   cpuexec_session *s = session_with(3);
   assert_null(cpuexec_current());
   run_probe probe = {NULL, 42};
-  assert_int_equal(cpuexec_session_run(s, record_current, &probe), 42); /* fn's result */
+  assert_int_equal(cpuexec_session_run(s, &probe, record_current), CPUEXEC_ECALLBACK); /* fn failed ... */
+  assert_int_equal(cpuexec_last_callback_error(), 42);                                  /* ... with 42 */
   assert_ptr_equal(probe.seen, cpuexec_session_executor(s));
   assert_null(cpuexec_current());
   cpuexec_session_destroy(s);
@@ -67,7 +68,7 @@ static int record_participant(void *ctx, int64_t begin, int64_t end) {
   participants_probe *p = ctx;
   test_rendezvous(&p->arrived);
   if (cpuexec_current() != p->expected) atomic_fetch_add(&p->wrong_executor, 1);
-  if (cpuexec_participant_count() != p->expected_count) atomic_fetch_add(&p->wrong_count, 1);
+  if ((uint32_t)cpuexec_participant_count() != p->expected_count) atomic_fetch_add(&p->wrong_count, 1);
   atomic_fetch_or(&p->seen_mask, 1u << cpuexec_participant_index());
   return 0;
 }
@@ -90,7 +91,7 @@ static void observed_participants_equal_the_requested_thread_count(void **state)
     participants_probe p;
     memset(&p, 0, sizeof p);
     p.expected_count = (uint32_t)threads;
-    assert_int_equal(cpuexec_session_run(s, parallel_in_session, &p), 0);
+    assert_int_equal(cpuexec_session_run(s, &p, parallel_in_session), 0);
     assert_ptr_equal(p.expected, cpuexec_session_executor(s));
     assert_int_equal(atomic_load(&p.wrong_executor), 0);
     assert_int_equal(atomic_load(&p.wrong_count), 0);
@@ -126,7 +127,7 @@ static void a_serial_session_runs_every_range_inline(void **state) {
   serial_probe p;
   memset(&p, 0, sizeof p);
   p.caller = pthread_self();
-  assert_int_equal(cpuexec_session_run(s, serial_body, &p), 0);
+  assert_int_equal(cpuexec_session_run(s, &p, serial_body), 0);
   assert_int_equal(p.on_other_thread, 0);
   for (int i = 0; i < 100; i++) assert_int_equal(p.hits[i], 1);
   cpuexec_session_destroy(s);
@@ -150,7 +151,7 @@ static int create_nested(void *arg) {
   nested_probe *p = arg;
   p->rc = cpuexec_session_create(NULL, &p->inner);
   if (p->rc != 0) return p->rc;
-  return cpuexec_session_run(p->inner, inner_body, p);
+  return cpuexec_session_run(p->inner, p, inner_body);
 }
 
 /* A nested session without a policy keeps the enclosing executor and holds
@@ -161,7 +162,7 @@ static void a_nested_session_keeps_the_enclosing_executor(void **state) {
   cpuexec_session *outer = session_with(3);
   cpuexec_executor *exec = cpuexec_session_executor(outer);
   nested_probe p = {NULL, NULL, -1};
-  assert_int_equal(cpuexec_session_run(outer, create_nested, &p), 0);
+  assert_int_equal(cpuexec_session_run(outer, &p, create_nested), 0);
   assert_int_equal(p.rc, 0);
   assert_ptr_equal(cpuexec_session_executor(p.inner), exec);
   assert_ptr_equal(p.inner_current, exec);
@@ -171,7 +172,7 @@ static void a_nested_session_keeps_the_enclosing_executor(void **state) {
   participants_probe pp;
   memset(&pp, 0, sizeof pp);
   pp.expected_count = 3;
-  assert_int_equal(cpuexec_session_run(p.inner, parallel_in_session, &pp), 0);
+  assert_int_equal(cpuexec_session_run(p.inner, &pp, parallel_in_session), 0);
   assert_int_equal(atomic_load(&pp.seen_mask), 7u);
   cpuexec_session_destroy(p.inner);
   assert_int_equal(wait_task_count(baseline), baseline);
@@ -208,7 +209,7 @@ static void a_session_created_on_a_participant_keeps_the_region_executor(void **
   cpuexec_session *s = session_with(3);
   worker_nested w;
   memset(&w, 0, sizeof w);
-  assert_int_equal(cpuexec_session_run(s, region_with_nested_sessions, &w), 0);
+  assert_int_equal(cpuexec_session_run(s, &w, region_with_nested_sessions), 0);
   assert_int_equal(atomic_load(&w.failures), 0);
   assert_int_equal(atomic_load(&w.mismatches), 0);
   cpuexec_session_destroy(s);
@@ -311,7 +312,7 @@ static void bad_arguments_are_reported_and_start_nothing(void **state) {
   assert_non_null(strstr(cpuexec_last_error(), "num_threads"));
   assert_int_equal(task_count(), baseline);
   assert_int_equal(cpuexec_session_create(NULL, NULL), CPUEXEC_EINVAL);
-  assert_int_equal(cpuexec_session_run(NULL, record_current, NULL), CPUEXEC_EINVAL);
+  assert_int_equal(cpuexec_session_run(NULL, NULL, record_current), CPUEXEC_EINVAL);
   s = session_with(2);
   assert_int_equal(cpuexec_session_run(s, NULL, NULL), CPUEXEC_EINVAL);
   assert_null(cpuexec_session_executor(NULL));
@@ -344,7 +345,7 @@ static int checked_sum_body(void *arg) {
 
 static void *run_session_thread(void *arg) {
   concurrent_run *c = arg;
-  if (cpuexec_session_run(c->s, checked_sum_body, c) != 0) atomic_fetch_add(&c->failures, 1);
+  if (cpuexec_session_run(c->s, c, checked_sum_body) != 0) atomic_fetch_add(&c->failures, 1);
   if (cpuexec_current() != NULL) atomic_fetch_add(&c->failures, 1);
   return NULL;
 }

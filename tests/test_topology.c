@@ -300,7 +300,7 @@ static void this_process_sees_its_affinity_mask(void **state) {
   cpuexec_topology *t;
   assert_int_equal(cpuexec_topology_load(NULL, &t), 0);
   assert_int_equal(cpuexec_topology_processor_count(t), (uint32_t)CPU_COUNT(&set));
-  for (uint32_t i = 0; i < cpuexec_topology_processor_count(t); i++)
+  for (uint32_t i = 0; i < (uint32_t)cpuexec_topology_processor_count(t); i++)
     assert_true(CPU_ISSET(cpuexec_topology_processor_id(t, i), &set));
   assert_true(cpuexec_topology_core_count(t) >= 1);
   assert_true(cpuexec_topology_core_count(t) <= cpuexec_topology_processor_count(t));

@@ -66,7 +66,8 @@ static void run_case(uint32_t threads, cpuexec_spin_policy spin, uint64_t budget
   /* An error in the last worker's range still reaches the caller, and the
    * next region runs cleanly. */
   m.fail_at = total - 1;
-  assert_int_equal(cpuexec_parallel_for(exec, total, 1, &m, mark, 0), -77);
+  assert_int_equal(cpuexec_parallel_for(exec, total, 1, &m, mark, 0), CPUEXEC_ECALLBACK);
+  assert_int_equal(cpuexec_last_callback_error(), -77);
   m.fail_at = -1;
   for (int64_t i = 0; i < total; i++) atomic_store(&m.hits[i], 0);
   assert_int_equal(cpuexec_parallel_for(exec, total, 1, &m, mark, 0), 0);

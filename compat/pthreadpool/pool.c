@@ -6,6 +6,8 @@
  * task's items into one slot per participant and runs the slots with
  * cpuexec_parallel_for(); see engine.h for how slots are claimed. */
 #include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -39,6 +41,18 @@ static __thread unsigned pp_task_depth __attribute__((tls_model("initial-exec"))
 /* Slots live on the dispatching thread's stack up to this many participants. */
 #define PP_STACK_SLOTS 16
 
+/* The diagnostic of a fallback, once per process on stderr: the request
+ * came from the environment, so the person who set it should see that it
+ * was not applied. */
+static void pp_fallback(size_t threads_count) {
+  static atomic_flag said = ATOMIC_FLAG_INIT;
+  if (!atomic_flag_test_and_set(&said))
+    fprintf(stderr,
+            "libcpuexec-pthreadpool: pthreadpool_create(%zu): CPUEXEC_POLICY could not be applied (%s); using the "
+            "default policy (unpinned) with this thread count, as pthreadpool would\n",
+            threads_count, cpuexec_last_error());
+}
+
 CPUEXEC__PP_EXPORT pthreadpool_t pthreadpool_create(size_t threads_count) {
   struct pthreadpool *pool = calloc(1, sizeof *pool);
   if (pool == NULL)
@@ -58,23 +72,29 @@ CPUEXEC__PP_EXPORT pthreadpool_t pthreadpool_create(size_t threads_count) {
   if (current != NULL && cpuexec_executor_policy(current) != NULL) {
     resolved = cpuexec_executor_policy(current);
   } else {
+    /* pthreadpool_create(n) never fails for placement (real pthreadpool
+     * starts n - 1 unpinned threads whatever the machine): the default
+     * policy is unpinned, and when CPUEXEC_POLICY asks for something this
+     * count cannot have (pinning more threads than cores, an explicit
+     * cpu_set of another size) or is malformed, the pool falls back to the
+     * default policy with n threads and says why once (pp_fallback). */
     cpuexec_policy policy;
-    if (cpuexec_policy_from_environment(&policy) != 0)
-      goto fail;
+    int env_rc = cpuexec_policy_from_environment(&policy);
+    if (env_rc != 0)
+      cpuexec_policy_init(&policy);
     if (threads_count > 0)
       policy.num_threads = threads_count > INT32_MAX ? INT32_MAX : (int32_t)threads_count;
-    int resolved_rc = cpuexec_resolve(&policy, NULL, &own);
-    /* pthreadpool starts the threads it is asked for, unpinned. When only
-     * the default placement refuses the count (more threads than physical
-     * cores), do the same rather than fail; a placement the user chose in
-     * CPUEXEC_POLICY is kept, and its failure is reported. */
-    if (resolved_rc != 0 && threads_count > 0 && getenv("CPUEXEC_POLICY") == NULL &&
-        policy.affinity_policy != CPUEXEC_AFFINITY_NONE) {
-      policy.affinity_policy = CPUEXEC_AFFINITY_NONE;
+    int resolved_rc = env_rc;
+    if (env_rc == 0)
       resolved_rc = cpuexec_resolve(&policy, NULL, &own);
+    if (resolved_rc != 0) {
+      pp_fallback(threads_count);
+      int32_t threads = policy.num_threads;
+      cpuexec_policy_init(&policy);
+      policy.num_threads = threads;
+      if (cpuexec_resolve(&policy, NULL, &own) != 0)
+        goto fail;
     }
-    if (resolved_rc != 0)
-      goto fail;
     resolved = own;
   }
   int rc = cpuexec_registry_acquire(cpuexec_registry_default(), resolved, &pool->exec);

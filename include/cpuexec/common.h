@@ -2,7 +2,11 @@
  * libcpuexec: common definitions shared by every topic header.
  *
  * One export macro, the compile-time API version, and the run-time version
- * query. This header stands alone; every other public header includes it. */
+ * query. This header stands alone; every other public header includes it.
+ * The conventions every header follows (names, argument order, integer
+ * types, {0} and _init, growth room, thread-safety and NULL rules) are in
+ * doc/api-conventions.md. Both functions here are thread-safe and never
+ * fail. */
 #ifndef CPUEXEC_COMMON_H
 #define CPUEXEC_COMMON_H
 

@@ -3,7 +3,11 @@
  *
  * Counters belong to an executor (shared by every lease of it). They are off
  * by default: the hot path then does no allocation, lock or clock read.
- * Every function here may be called from any thread. */
+ *
+ * Thread safety: every function here may be called from any thread at any
+ * time, also while regions run (a snapshot is then approximate). The
+ * structs below are written by the library (reserved_ zeroed): allocate
+ * them anywhere; later versions only use the reserved room. */
 #ifndef CPUEXEC_COUNTERS_H
 #define CPUEXEC_COUNTERS_H
 
@@ -20,11 +24,12 @@ typedef struct cpuexec_counters {
   uint64_t wakeups;           /**< wake system calls made by dispatches */
   uint64_t caller_waits;      /**< times the caller waited for workers to finish */
   uint64_t worker_active_ns;  /**< time workers spent running callbacks */
-  /* Since issue 9 (doc/spinning.md): */
+  /** Since issue 9 (doc/spinning.md): */
   uint64_t takeovers;         /**< reserved chunks run by another participant: their owner had not checked in */
   uint64_t late_arrivals;     /**< times a worker woke to a region whose share was already taken */
   uint64_t cadence_hits;      /**< regions that found a worker spinning in its cadence window */
   uint64_t cadence_misses;    /**< cadence windows that ended without a region, or regions that came before theirs */
+  uint64_t reserved_[8];
 } cpuexec_counters;
 /* A foreign executor (include/cpuexec/foreign.h) counts dispatches (calls
  * handed to its pool), nested_inline and limited_inline; its pool does the
@@ -46,23 +51,24 @@ typedef struct cpuexec_spin_state {
   uint32_t steady_regions;   /**< regions in a row that kept the cadence */
   bool following;            /**< after the latest region, workers wait for the next one in a window */
   uint64_t window_ns;        /**< that window's half-width */
+  uint64_t reserved_[4];     /**< zeroed: room for fields of later versions */
 } cpuexec_spin_state;
 
-/** One parallel region, as the dispatch observer sees it. */
+/** Passed by the library to the observer, valid during the call only. */
 typedef struct cpuexec_dispatch_event {
-  uint64_t executor_id;            /**< cpuexec_executor_id() of the executor */
-  uint32_t effective_threads;      /**< its effective threads */
-  uint32_t requested_participants; /**< max_participants as passed (0: the executor's limit) */
-  uint32_t admitted_participants;  /**< participants the call ran with */
-  int64_t total;                   /**< total as passed */
-  int64_t grain;                   /**< grain as passed (or planned) */
-  bool ran_inline;                 /**< nested or limited: ran on the caller only */
+  uint64_t executor_id;           /**< cpuexec_executor_id() of the executor */
+  int32_t effective_threads;      /**< its effective threads */
+  int32_t requested_participants; /**< max_participants as passed (0: the executor's limit) */
+  int32_t admitted_participants;  /**< participants the call ran with */
+  int64_t total;                  /**< total as passed */
+  int64_t grain;                  /**< grain as passed (or planned) */
+  bool ran_inline;                /**< nested or limited: ran on the caller only */
+  uint64_t reserved_[4];
 } cpuexec_dispatch_event;
 
-/** The observer: called with the user pointer given when it was set and an
- * event valid only during the call. It runs on the dispatching thread, on
- * the hot path, so it should be short; it must not unwind. */
-typedef void (*cpuexec_dispatch_observer)(void *user, const cpuexec_dispatch_event *event);
+/** Called on the dispatching thread; it must return quickly, must not call
+ * cpuexec_set_dispatch_observer(), and must not let a C++ exception escape. */
+typedef void (*cpuexec_dispatch_observer)(void *ctx, const cpuexec_dispatch_event *event);
 
 /** Stable properties a tuning profile depends on (seed 000 "Tuning and cache
  * identity"). Every field describes what the executor does, never how its
@@ -72,19 +78,20 @@ typedef void (*cpuexec_dispatch_observer)(void *user, const cpuexec_dispatch_eve
  * PHYSICAL_THEN_SMT when pinned participants share a core,
  * PERFORMANCE_CORES when pinned one per core on a hybrid machine without
  * touching an efficiency core, and PHYSICAL_CORES for any other pinned
- * placement (performance_cores on a machine without CPU kinds included). */
+ * placement (performance_cores on a machine without CPU kinds included).
+ * {0} is no executor's descriptor; fill one with cpuexec_executor_descriptor(). */
 typedef struct cpuexec_descriptor {
-  uint32_t effective_threads;             /**< participants of a region */
+  int32_t effective_threads;              /**< participants of a region */
   cpuexec_affinity_policy affinity_class; /**< what was placed (see above), not the request */
   bool uses_smt;                          /**< two participants share a physical core */
   cpuexec_spin_policy spin_class;         /**< the resolved spin policy */
+  uint64_t reserved_[4]; /**< ignored by cpuexec_executor_check_descriptor() */
 } cpuexec_descriptor;
 
 CPUEXEC_BEGIN_DECLS
 
-/** Turns counting on for every lease of exec, until it is destroyed.
- * exec NULL is CPUEXEC_EINVAL; CPUEXEC_ENOMEM when the counter block cannot
- * be allocated. Calling it again is harmless. */
+/** Turns counting on for every lease of exec, until it is stopped. exec
+ * NULL is CPUEXEC_EINVAL. */
 CPUEXEC_EXPORT int cpuexec_executor_enable_counters(cpuexec_executor *exec);
 /** Writes a snapshot of exec's counters to *out; all zero while counters
  * are off. CPUEXEC_EINVAL naming exec or out when either is NULL (as for
@@ -96,16 +103,17 @@ CPUEXEC_EXPORT int cpuexec_executor_counters(const cpuexec_executor *exec, cpuex
  * region to end. CPUEXEC_EINVAL naming exec or out when either is NULL. */
 CPUEXEC_EXPORT int cpuexec_executor_spin_state(const cpuexec_executor *exec, cpuexec_spin_state *out);
 
-/** Sets the one process-wide observer, called on the dispatching thread once
- * per parallel region (NULL removes it). user is passed back unchanged and
- * must stay valid while the observer may still be called: a dispatch that
- * loaded the previous observer just before the change may still call it. */
-CPUEXEC_EXPORT void cpuexec_set_dispatch_observer(cpuexec_dispatch_observer observer, void *user);
+/** One process-wide observer, called on the dispatching thread once per
+ * parallel region with ctx (observer NULL removes it). Safe to call from
+ * any thread; an observer replaced while a dispatch runs may still be
+ * called once by that dispatch. */
+CPUEXEC_EXPORT void cpuexec_set_dispatch_observer(void *ctx, cpuexec_dispatch_observer observer);
 
 /** Writes exec's stable properties to *out, for keying a tuning cache. A
  * foreign executor (include/cpuexec/foreign.h) describes itself as its
  * effective threads, CPUEXEC_AFFINITY_NONE, no SMT, CPUEXEC_SPIN_PARK_IMMEDIATELY:
- * libcpuexec neither places nor spins its threads. */
+ * libcpuexec neither places nor spins its threads. exec or out NULL is
+ * CPUEXEC_EINVAL. */
 CPUEXEC_EXPORT int cpuexec_executor_descriptor(const cpuexec_executor *exec, cpuexec_descriptor *out);
 /** 0 when expected matches exec; CPUEXEC_EMISMATCH naming the first field that differs. */
 CPUEXEC_EXPORT int cpuexec_executor_check_descriptor(const cpuexec_executor *exec,

@@ -7,7 +7,27 @@
  * the value given and what is allowed (for example
  * "num_threads: -3 is negative; use 0 for the topology default, 1 for serial
  * or a participant count"). cpuexec_last_error() returns that message until
- * the thread's next failing call. Successful calls leave it untouched.
+ * the thread's next failing call. Successful calls leave it untouched (like
+ * errno): read it right after a call returned a negative code, never to find
+ * out whether a call failed.
+ *
+ * Callback failures (one rule for every call that runs a user callback:
+ * cpuexec_parallel_for and _costed, cpuexec_session_run, and every compat
+ * adapter: ranges, range executors, worker jobs). A callback returns 0 or
+ * any other int, which is its own value, never a library code. When a
+ * callback returns non-zero, the call stops starting new work, waits for
+ * every started callback, and returns CPUEXEC_ECALLBACK; the first non-zero
+ * value observed is then available from cpuexec_last_callback_error() on the
+ * calling thread, and cpuexec_last_error() reads "callback failed with N
+ * ...". So a return of CPUEXEC_ECALLBACK always means "your callback failed"
+ * and every other negative code always means "the library failed", whatever
+ * value the callback chose (-1, 1, INT_MIN, or a CPUEXEC_E* code it got
+ * from a nested call, which then comes back as the callback's value).
+ * Legacy adapters whose callbacks return void (ParallelFor, pthreadpool)
+ * have no callback failures.
+ *
+ * Thread safety: every function here may be called from any thread; the
+ * last-error state is per thread.
  *
  * The codes, their names and their strings come from one table,
  * CPUEXEC_ERRNO_MAP, so they never drift apart. */
@@ -31,7 +51,7 @@
   X(ENOTSUP, -10, "not supported on this platform or build")                           \
   X(EBUSY, -11, "resource still in use")                                               \
   X(ESTATE, -12, "call made in the wrong state")                                       \
-  X(ECALLBACK, -13, "a callback failed")
+  X(ECALLBACK, -13, "a callback failed (its value: cpuexec_last_callback_error())")
 
 /** The error codes: 0 for success, one negative value per failure kind
  * (CPUEXEC_EINVAL ... CPUEXEC_ECALLBACK, from CPUEXEC_ERRNO_MAP). */
@@ -51,9 +71,12 @@ CPUEXEC_EXPORT const char *cpuexec_strerror(int code);
  * "CPUEXEC_UNKNOWN" otherwise. Static storage; thread-safe. */
 CPUEXEC_EXPORT const char *cpuexec_err_name(int code);
 /** The detail message of the calling thread's last failed call, or "" if
- * none. Thread-local: each thread sees its own; the pointer stays valid
- * until the thread's next failing call. Never NULL. */
+ * none. Never NULL; valid until the thread's next libcpuexec call. */
 CPUEXEC_EXPORT const char *cpuexec_last_error(void);
+/** The value the callback returned, for the calling thread's last call that
+ * returned CPUEXEC_ECALLBACK (0 before any). Successful calls leave it
+ * untouched, as they leave cpuexec_last_error(). */
+CPUEXEC_EXPORT int cpuexec_last_callback_error(void);
 
 CPUEXEC_END_DECLS
 

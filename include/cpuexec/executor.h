@@ -1,6 +1,25 @@
 /** @file
  * libcpuexec: the executor, a persistent pool that runs parallel loops.
  *
+ * Handles: a cpuexec_executor * is one reference-counted handle, whoever
+ * handed it out. Who releases what:
+ *   - cpuexec_executor_create() and cpuexec_registry_acquire() return a
+ *     handle holding one reference: the caller releases it once with
+ *     cpuexec_executor_release();
+ *   - cpuexec_executor_retain() adds one reference: release it once too;
+ *   - cpuexec_session_executor(), cpuexec_current() and the executor a
+ *     scope was entered with are borrowed: valid while the session lives or
+ *     the scope is installed; never release them (retain one to keep it);
+ *   - sessions and scopes hold their own references, so a pool stays alive
+ *     while any session, scope or holder still uses it, and the last
+ *     release (of any holder) stops it.
+ * Releasing a reference that is not held returns CPUEXEC_ESTATE when the
+ * library can see it (a registry pool with no lease left); releasing the
+ * last reference from inside one of the executor's own callbacks returns
+ * CPUEXEC_EBUSY and changes nothing. Both abort with a message in
+ * --enable-debug builds. Releasing a handle after its last reference is a
+ * use after free, like free().
+ *
  * cpuexec_parallel_for(exec, total, grain, ctx, fn, max_participants) is the
  * serial loop
  *
@@ -27,8 +46,10 @@
  *     every admitted participant run its range, waiting for it);
  *   - a callback returning non-zero stops ranges that have not started;
  *     every started callback finishes before the call returns, which returns
- *     that non-zero value (the first one observed); after the call returns no
- *     worker touches ctx or anything reachable from it;
+ *     CPUEXEC_ECALLBACK; the first non-zero value observed is then
+ *     cpuexec_last_callback_error() on the calling thread (the rule of
+ *     cpuexec/errors.h); after the call returns no worker touches ctx or
+ *     anything reachable from it;
  *   - a call made from inside a callback (on any participant, into any
  *     executor) runs inline on that thread, serially, always;
  *   - exec == NULL runs the serial loop on the caller.
@@ -40,6 +61,10 @@
  * callers of 100 us regions: waiting 44 us per region, running the second
  * one inline on its caller 62 us; for regions of a few hundred ns the two are
  * within noise (1.0 vs 0.9-1.2 us), so waiting it is.
+ *
+ * Thread safety: every function here may be called from any thread, on the
+ * same executor at once (see above for concurrent parallel calls);
+ * retain/release may race each other and parallel calls of other holders.
  *
  * Placement: workers run where the resolved policy pins them. A caller the
  * policy does not place, found at dispatch on the processor of a pinned
@@ -61,63 +86,76 @@
  * destroyed or released while a call is in progress. */
 typedef struct cpuexec_executor cpuexec_executor;
 
-/** A range callback: 0 on success, any non-zero value stops the loop and is
- * returned by the parallel call. It runs on any participant's thread,
- * concurrently with the other participants' callbacks, and must not
- * unwind (C++ exceptions: use cpuexec.hpp, which carries them). */
+/** A range callback: 0 on success; any other value stops the loop, and the
+ * parallel call returns CPUEXEC_ECALLBACK with the value available from
+ * cpuexec_last_callback_error(). C++: a callback must not let an exception
+ * escape (catch it and return non-zero); an exception unwinding through
+ * libcpuexec's C frames is undefined behaviour. */
 typedef int (*cpuexec_range_fn)(void *ctx, int64_t begin, int64_t end);
 
-/** Per-iteration cost of a loop body, for cpuexec_plan_parallel_for(). */
+/** Per-iteration cost of a loop body, for cpuexec_plan_parallel_for().
+ * {0} and cpuexec_cost_init() are the same: no cost. */
 typedef struct cpuexec_cost {
   double bytes_read;     /**< bytes read per index (finite, >= 0) */
   double bytes_written;  /**< bytes written per index (finite, >= 0) */
   double compute_cycles; /**< compute cycles per index (finite, >= 0) */
+  uint64_t reserved_[4]; /**< zero: room for fields of later versions */
 } cpuexec_cost;
 
-/** Limits for cpuexec_plan_parallel_for(); all zero: none. */
+/** {0} and cpuexec_plan_constraints_init() are the same: no constraint. */
 typedef struct cpuexec_plan_constraints {
-  uint32_t max_participants;       /**< 0: the executor's limit */
-  uint32_t preferred_participants; /**< 0: no preference; otherwise used when the model allows it */
+  int32_t max_participants;       /**< 0: the executor's limit; negative is CPUEXEC_EINVAL */
+  int32_t preferred_participants; /**< 0: no preference; otherwise used when the model allows it */
+  uint64_t reserved_[4];          /**< zero: room for fields of later versions */
 } cpuexec_plan_constraints;
 
-/** What cpuexec_plan_parallel_for() chose. */
+/** Written by cpuexec_plan_parallel_for() (reserved_ zeroed). */
 typedef struct cpuexec_plan {
   int64_t grain;         /**< indices per range, at least 1 */
-  uint32_t participants; /**< participants to run, at least 1 */
+  int32_t participants;  /**< participants to run with, at least 1 */
+  uint64_t reserved_[4];
 } cpuexec_plan;
 
 CPUEXEC_BEGIN_DECLS
 
-/** Creates an unshared executor for resolved (use the registry to share)
- * into *out; the caller destroys it with cpuexec_executor_destroy(). It
- * keeps its own copy of resolved. Starts, names ("cpuexec-wK") and pins
- * effective_threads - 1 workers before returning; a failure
- * (CPUEXEC_ETHREAD, CPUEXEC_EAFFINITY) names the processor or thread, and
- * joins everything it started. A serial policy starts no thread. resolved
- * or out NULL is CPUEXEC_EINVAL. */
+/** Zero every field (the defaults above); NULL is ignored. */
+CPUEXEC_EXPORT void cpuexec_cost_init(cpuexec_cost *cost);
+/** The same for constraints. */
+CPUEXEC_EXPORT void cpuexec_plan_constraints_init(cpuexec_plan_constraints *constraints);
+
+/** Creates an unshared executor for resolved (use the registry to share),
+ * holding one reference for the caller (release it with
+ * cpuexec_executor_release()). Starts, names ("cpuexec-w<k>") and pins
+ * effective_threads - 1 workers before returning; a failure names the
+ * processor or thread, and joins everything it started. A serial policy
+ * starts no thread. resolved or out NULL is CPUEXEC_EINVAL; *out is NULL on
+ * failure. */
 CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpuexec_executor **out);
-/** Stops and joins the workers of an executor from cpuexec_executor_create().
- * In a forked child it frees memory only. NULL is ignored (like free). No
- * call may be in progress on it, and no thread may use it afterwards. */
-CPUEXEC_EXPORT void cpuexec_executor_destroy(cpuexec_executor *exec);
+/** Adds one reference to a handle the caller holds (from create, acquire,
+ * retain, or borrowed from a session or scope while it is valid). NULL is
+ * CPUEXEC_EINVAL. */
+CPUEXEC_EXPORT int cpuexec_executor_retain(cpuexec_executor *exec);
+/** Drops one reference. The last one stops and joins the workers of an
+ * executor from cpuexec_executor_create(), or gives a registry pool back to
+ * its registry (which stops it or keeps it idle). In a forked child it
+ * frees memory only. NULL is ignored and returns 0 (like free). Misuse
+ * (see "Handles" above): CPUEXEC_ESTATE or CPUEXEC_EBUSY. */
+CPUEXEC_EXPORT int cpuexec_executor_release(cpuexec_executor *exec);
+/** cpuexec-1.0-alias-begin: the 1.0 rename (doc/api-conventions.md) replaces
+ * every use of this deprecated 0.x name of cpuexec_executor_release() (same
+ * behaviour) and deletes it. */
+CPUEXEC_EXPORT int cpuexec_executor_destroy(cpuexec_executor *exec);
+/* cpuexec-1.0-alias-end */
 
-/** The serial loop
- * `for (i = 0; i < total; i += grain) if ((rc = fn(ctx, i, min(i + grain, total)))) return rc;`
- * made parallel on exec, with the rules at the top of this header: every
- * index exactly once, the caller is participant 0, at most max_participants
- * (0: the executor's limit) participants, a failing callback stops ranges
- * that have not started and its value is returned once every started
- * callback finished, nested calls run inline, exec NULL runs serially on
- * the caller. ctx is only used during the call. grain < 1 or fn NULL is
- * CPUEXEC_EINVAL; an executor inherited across fork() is CPUEXEC_EFORKED.
- * Any thread may call it, on one executor concurrently. */
+/** max_participants: 0 the executor's limit, negative CPUEXEC_EINVAL. */
 CPUEXEC_EXPORT int cpuexec_parallel_for(cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
-                                        cpuexec_range_fn fn, uint32_t max_participants);
+                                        cpuexec_range_fn fn, int32_t max_participants);
 
-/** Flag of cpuexec_parallel_for_flags(): every admitted participant runs its reserved range: the caller waits for
- * workers that have not started instead of taking their work. For
- * calibration and per-participant set-up that must run on every thread;
- * it costs a wake-up per idle worker on every call (doc/spinning.md). */
+/** Flag of cpuexec_parallel_for_flags(): every admitted participant runs its
+ * reserved range: the caller waits for workers that have not started
+ * instead of taking their work. For calibration and per-participant set-up
+ * that must run on every thread; it costs a wake-up per idle worker on
+ * every call (doc/spinning.md). */
 #define CPUEXEC_FOR_EVERY_PARTICIPANT 0x1u
 
 /** Flag of cpuexec_parallel_for_flags(): the workers run this region with
@@ -133,33 +171,33 @@ CPUEXEC_EXPORT int cpuexec_parallel_for(cpuexec_executor *exec, int64_t total, i
 /** cpuexec_parallel_for with flags (0 is cpuexec_parallel_for). A flag
  * outside the ones above is CPUEXEC_EINVAL naming it. */
 CPUEXEC_EXPORT int cpuexec_parallel_for_flags(cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
-                                              cpuexec_range_fn fn, uint32_t max_participants, uint32_t flags);
+                                              cpuexec_range_fn fn, int32_t max_participants, uint32_t flags);
 
-/** Most participants of a region on exec, the caller included. Like the
- * accessors below it never fails, and exec NULL is the serial executor of
- * cpuexec_parallel_for: 1 effective thread, policy NULL, id 0. */
-CPUEXEC_EXPORT uint32_t cpuexec_executor_effective_threads(const cpuexec_executor *exec);
-/** The resolution exec runs (owned by exec, valid while it lives). */
+/** Accessors. exec NULL is the serial executor of cpuexec_parallel_for:
+ * 1 effective thread, policy NULL, id 0. */
+CPUEXEC_EXPORT int32_t cpuexec_executor_effective_threads(const cpuexec_executor *exec);
+/** The resolution exec runs (owned by exec, valid while it lives); NULL for
+ * NULL and for a foreign executor. */
 CPUEXEC_EXPORT const cpuexec_resolved *cpuexec_executor_policy(const cpuexec_executor *exec);
 /** Process-local, non-zero, never reused within the process (0 for NULL). */
 CPUEXEC_EXPORT uint64_t cpuexec_executor_id(const cpuexec_executor *exec);
 
 /** Inside a callback: this participant's index (0 = the caller; on a
- * foreign executor, the index its pool ran on this thread), stable for the
- * whole callback, on whichever thread runs it (the executor's workers, a
- * foreign pool's threads, a job pool's workers). A call nested inside a
- * callback runs inline as participant 0 of 1. Outside any callback: 0.
- * Thread-local. */
-CPUEXEC_EXPORT uint32_t cpuexec_participant_index(void);
-/** Inside a callback: the number of participants of the region. Outside
+ * foreign executor, the index its pool ran on this thread) and the number
+ * of participants of the region, on whichever thread runs it (the
+ * executor's workers, a foreign pool's threads, a job pool's workers). A
+ * call nested inside a callback runs inline as participant 0 of 1. Outside
+ * any callback: 0 and 1. */
+CPUEXEC_EXPORT int32_t cpuexec_participant_index(void);
+/** Inside a callback: the number of participants of the region; outside
  * any callback: 1. Thread-local. */
-CPUEXEC_EXPORT uint32_t cpuexec_participant_count(void);
+CPUEXEC_EXPORT int32_t cpuexec_participant_count(void);
 
-/** Chooses grain and participants for total indices of the given cost on
- * exec, from the cost model documented in src/plan.c, into *plan. Small
- * work plans one participant; exec NULL plans for the serial caller;
- * constraints NULL: none. cost or plan NULL, or a cost field negative or
- * not finite, is CPUEXEC_EINVAL naming it. Thread-safe. */
+/** Chooses grain and participants from the cost model documented in
+ * src/plan.c. Small work plans one participant; exec NULL plans for the
+ * serial caller; constraints NULL: none. cost or plan NULL, a cost field
+ * negative or not finite, or a negative constraint is CPUEXEC_EINVAL naming
+ * it. */
 CPUEXEC_EXPORT int cpuexec_plan_parallel_for(const cpuexec_executor *exec, int64_t total,
                                              const cpuexec_cost *cost,
                                              const cpuexec_plan_constraints *constraints, cpuexec_plan *plan);

@@ -30,7 +30,9 @@
  * participants itself.
  *
  * Errors, as for the built-in executor: a callback's non-zero value stops
- * grains that have not started and is returned once run_ranges returns. A
+ * grains that have not started, and once run_ranges returns the call
+ * returns CPUEXEC_ECALLBACK with the value in cpuexec_last_callback_error()
+ * (cpuexec/errors.h); run_ranges itself may return the value as it is. A
  * contract violation by the pool is reported instead: a range outside
  * [0, count) or an index run twice is CPUEXEC_ERANGE; returning before a
  * started call finished, or returning 0 with indices never run, is
@@ -54,7 +56,7 @@ typedef struct cpuexec_foreign_executor_ops {
   /** Participants a region may have, the calling thread included: usually
    * the pool's thread count. Required, >= 1 (1: every call runs inline and
    * run_ranges is never called). */
-  uint32_t effective_threads;
+  int32_t effective_threads;
   /** Required: the range runner described above. */
   int (*run_ranges)(void *pool, int64_t count, void *arg, cpuexec_range_fn fn);
   /** Optional: the pool's own cost planner for cpuexec_plan_parallel_for()
@@ -65,6 +67,7 @@ typedef struct cpuexec_foreign_executor_ops {
    * outside [1, min(limit, total)] is CPUEXEC_ERANGE. */
   int (*plan)(void *pool, int64_t total, const cpuexec_cost *cost, const cpuexec_plan_constraints *constraints,
               cpuexec_plan *plan);
+  uint64_t reserved_[4]; /**< zero: room for fields of later versions */
 } cpuexec_foreign_executor_ops;
 
 CPUEXEC_BEGIN_DECLS
@@ -76,8 +79,9 @@ CPUEXEC_EXPORT void cpuexec_foreign_executor_ops_init(cpuexec_foreign_executor_o
 /** Wraps pool as an executor. *ops is copied; pool is passed to each
  * function and must outlive the executor. The executor owns no threads and
  * has no resolved policy (cpuexec_executor_policy() returns NULL); its id is
- * new. Free it with cpuexec_executor_destroy() once no thread uses it (the
- * pool itself is the application's to close). Errors: out or ops NULL,
+ * new. *out holds one reference, released with cpuexec_executor_release();
+ * sessions and scopes that use it hold their own, so the last holder frees
+ * it (the pool itself is the application's to close, after that). Errors: out or ops NULL,
  * effective_threads 0, or run_ranges NULL: CPUEXEC_EINVAL naming the field;
  * CPUEXEC_ENOMEM. */
 CPUEXEC_EXPORT int cpuexec_executor_create_foreign(const cpuexec_foreign_executor_ops *ops, void *pool,

@@ -60,6 +60,7 @@ typedef struct cpuexec_hook {
   void (*scope_enter)(void *user, cpuexec_executor *exec, void *state);
   /** That scope is left; state is what scope_enter saved. */
   void (*scope_leave)(void *user, void *state);
+  uint64_t reserved_[4]; /**< zero (cpuexec_hook_init): room for fields of later versions */
 } cpuexec_hook;
 
 CPUEXEC_BEGIN_DECLS

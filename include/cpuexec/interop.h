@@ -25,7 +25,12 @@
  * takes its place); OMP_TOOL=disabled turns every OMPT tool off;
  * OMP_TOOL_LIBRARIES names a tool that libcpuexec starts after its own.
  *
- * Every function here is thread-safe; the results are process-wide. */
+ * Thread safety: every function here may be called from any thread at any
+ * time; counts made concurrently with a call may or may not be included.
+ * The structs are written by the library (reserved_ zeroed): allocate them
+ * anywhere; later versions only use the reserved room. A NULL out, entries
+ * NULL with capacity > 0, count NULL, or buf NULL with size > 0 is
+ * CPUEXEC_EINVAL. */
 #ifndef CPUEXEC_INTEROP_H
 #define CPUEXEC_INTEROP_H
 
@@ -57,8 +62,9 @@ typedef struct cpuexec_openmp_state {
    * regions are kept inline but cannot be counted". */
   const char *reason;
   char chained_tool_name[256]; /**< the chained tool's file, or "" */
-  char libomp_path[256];       /**< where libomp was found, or "" */
+  char libomp_path[256];       /**< where the runtimes were found, or "" */
   char libgomp_path[256];      /**< where libgomp was found, or "" */
+  uint64_t reserved_[4];
 } cpuexec_openmp_state;
 
 /** Process-wide counts since start (or the last cpuexec_openmp_reset()).
@@ -74,6 +80,7 @@ typedef struct cpuexec_openmp_counters {
   uint64_t openmp_workers_ended;       /**< OpenMP worker threads that ended */
   uint64_t untracked_regions;          /**< nesting too deep to attribute */
   uint64_t report_overflow;            /**< regions whose calling function did not fit the report */
+  uint64_t reserved_[6];
 } cpuexec_openmp_counters;
 
 /** One calling function (or call site, when it has no dynamic symbol). */
@@ -86,8 +93,9 @@ typedef struct cpuexec_openmp_report_entry {
   uint64_t multithreaded_in_callbacks; /**< its regions inside callbacks that got more threads */
   uint64_t toplevel_in_sessions;       /**< its top-level regions while an executor was installed */
   uint64_t toplevel_outside;           /**< its top-level regions with no executor installed */
-  uint32_t max_requested_threads; /**< the largest team asked for */
-  uint32_t max_actual_threads;    /**< the largest team it got */
+  int32_t max_requested_threads; /**< the largest team asked for */
+  int32_t max_actual_threads;    /**< the largest team it got */
+  uint64_t reserved_[4];
 } cpuexec_openmp_report_entry;
 
 CPUEXEC_BEGIN_DECLS

@@ -3,13 +3,13 @@
  *
  * A cpuexec_policy says what a caller asks for; cpuexec_resolve()
  * (cpuexec/resolve.h) turns it into what will actually run on a topology.
- * Always start from cpuexec_policy_init() so fields added later get their
- * defaults.
+ * Start from cpuexec_policy_init() or {0}: both are the defaults (unpinned,
+ * adaptive spin, the topology's thread count), so fields added later get
+ * their defaults too.
  *
- * Thread safety: a policy is a plain value owned by the caller; the
- * functions below touch only the objects passed to them (and, for
- * cpuexec_policy_from_environment(), read the environment), so they may run
- * on any thread for distinct objects. Failures follow cpuexec/errors.h. */
+ * Thread safety: a policy is a plain value owned by the caller; every
+ * function here may be called from any thread, on distinct policies (or the
+ * same one, read only). Pointers are never kept after a call returns. */
 #ifndef CPUEXEC_POLICY_H
 #define CPUEXEC_POLICY_H
 
@@ -36,9 +36,16 @@ typedef enum cpuexec_affinity_policy {
 /** The most processors an explicit cpu_set can name. */
 #define CPUEXEC_CPU_SET_MAX 1024
 
-/** A request: what a caller asks for. A value: copy it freely; nothing in
- * it is owned. */
+/** The layout is versioned by struct_size so it can grow: new fields take
+ * the reserved room, and cpu_set is last so a later version can hold more
+ * processors without moving anything else; struct_size tells the library
+ * how many entries the caller's layout holds. */
 typedef struct cpuexec_policy {
+  /** sizeof(cpuexec_policy) as the caller compiled it, set by
+   * cpuexec_policy_init(); 0 ({0}) means this version's layout. Any other
+   * value is CPUEXEC_EINVAL. Not part of the request: cpuexec_policy_equal()
+   * ignores it. */
+  uint32_t struct_size;
   /** 0: topology default; 1: serial (no workers); N > 1: N participants
    * including the caller. Negative values are rejected. */
   int32_t num_threads;
@@ -47,13 +54,8 @@ typedef struct cpuexec_policy {
   /** FIXED_ITERATIONS: pause iterations. FIXED_DURATION: nanoseconds.
    * Must be 0 for ADAPTIVE and PARK_IMMEDIATELY, and > 0 for the fixed ones. */
   uint64_t spin_budget;
-  /** Where workers are placed. */
+  /** Default NONE: pinning is always an explicit choice. */
   cpuexec_affinity_policy affinity_policy;
-  /** How many entries of cpu_set are used (0 unless affinity is EXPLICIT). */
-  uint32_t cpu_set_count;
-  /** Logical processor ids (OS indices), only with CPUEXEC_AFFINITY_EXPLICIT;
-   * the first is the caller's. */
-  int32_t cpu_set[CPUEXEC_CPU_SET_MAX];
   /** Recorded in the sharing key; nested calls still run inline (see executor.h). */
   bool allow_nested_parallelism;
   /** Every region hands the dispatching thread's floating-point control
@@ -62,6 +64,10 @@ typedef struct cpuexec_policy {
    * CPUEXEC_FOR_INHERIT_FP_ENV does per call (cpuexec/executor.h).
    * Default false: workers keep the default environment. */
   bool inherit_fp_environment;
+  uint64_t reserved_[8]; /**< zero: room for fields of later versions */
+  /** Logical processor ids (OS indices), only with CPUEXEC_AFFINITY_EXPLICIT. */
+  int32_t cpu_set_count;
+  int32_t cpu_set[CPUEXEC_CPU_SET_MAX]; /**< the ids; the first is the caller's */
 } cpuexec_policy;
 
 /** The kind of text cpuexec_*_describe() writes. */
@@ -72,8 +78,10 @@ typedef enum cpuexec_format {
 
 CPUEXEC_BEGIN_DECLS
 
-/** Defaults: num_threads 0, ADAPTIVE spin with budget 0, PHYSICAL_CORES
- * affinity, empty cpu_set, nesting not allowed. NULL is ignored. */
+/** Defaults: num_threads 0, ADAPTIVE spin with budget 0, affinity NONE
+ * (unpinned, as seed 000 PR03 asks of every implicit default; pin with
+ * affinity_policy=physical_cores or another placement), empty cpu_set,
+ * nesting not allowed; every field 0 except struct_size. NULL is ignored. */
 CPUEXEC_EXPORT void cpuexec_policy_init(cpuexec_policy *policy);
 
 /** Parses "key=value,key=value" into *policy, starting from the defaults.

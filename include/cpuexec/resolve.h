@@ -6,11 +6,11 @@
  * immutable and says exactly what will run: how many participants, which
  * processors, how waiting threads spin and park, and every fallback taken.
  *
- * Ownership and threads: cpuexec_resolve() gives the caller a resolution to
- * destroy once with cpuexec_resolved_destroy(); executors and the registry
- * keep their own copy, so it may be destroyed right after acquiring. It is
- * immutable: any number of threads may read it at once. Strings and arrays
- * returned by the accessors live as long as the resolution. */
+ * Thread safety: a resolution is immutable and reference counted inside the
+ * library (executors keep their own reference), so any number of threads
+ * may read one at once, and destroying the caller's reference never affects
+ * an executor made from it. cpuexec_resolve() may be called from any thread
+ * at once. */
 #ifndef CPUEXEC_RESOLVE_H
 #define CPUEXEC_RESOLVE_H
 
@@ -37,11 +37,9 @@ typedef struct cpuexec_resolved_spin {
 CPUEXEC_BEGIN_DECLS
 
 /** Resolves request (NULL: the process default, cpuexec_policy_from_environment)
- * on topology (NULL: this process's topology, loaded once and cached) into
- * *out, which the caller destroys. out NULL or a request that breaks a rule
- * of cpuexec/policy.h (or that the topology cannot satisfy, such as an
- * explicit processor that is not visible) is CPUEXEC_EINVAL naming the
- * field; a topology that cannot be read is CPUEXEC_ETOPOLOGY. Thread-safe. */
+ * on topology (NULL: this process's topology, loaded once and cached). The
+ * caller destroys *out with cpuexec_resolved_destroy(). out NULL is
+ * CPUEXEC_EINVAL; *out is NULL on failure. */
 CPUEXEC_EXPORT int cpuexec_resolve(const cpuexec_policy *request, const cpuexec_topology *topology,
                                    cpuexec_resolved **out);
 /** Resolves the process default once and returns the shared result; when
@@ -63,7 +61,7 @@ CPUEXEC_EXPORT void cpuexec_resolved_destroy(cpuexec_resolved *resolved);
 CPUEXEC_EXPORT const cpuexec_policy *cpuexec_resolved_request(const cpuexec_resolved *resolved);
 /** Participants a region will have at most, the caller included (1:
  * serial, no worker thread); 0 for NULL. */
-CPUEXEC_EXPORT uint32_t cpuexec_resolved_effective_threads(const cpuexec_resolved *resolved);
+CPUEXEC_EXPORT int32_t cpuexec_resolved_effective_threads(const cpuexec_resolved *resolved);
 /** The caller's logical processor, or -1 when the caller is not placed:
  * EXPLICIT pins the caller to cpu_set[0] at each dispatch; otherwise a
  * caller bound to one processor by someone else is reported and kept. */
@@ -71,7 +69,7 @@ CPUEXEC_EXPORT int32_t cpuexec_resolved_caller_processor(const cpuexec_resolved 
 /** Worker k (1..threads-1) runs on processors[k-1]; *count is 0 without
  * affinity (and the result NULL). count must not be NULL. */
 CPUEXEC_EXPORT const int32_t *cpuexec_resolved_worker_processors(const cpuexec_resolved *resolved,
-                                                                 uint32_t *count);
+                                                                 int32_t *count);
 /** Over the participants that have a place (the workers, and the caller on
  * its pinned processor or on the core kept for it): uses_smt when two of
  * them share a physical core, uses_efficiency_cores when one is on a core

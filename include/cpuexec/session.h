@@ -5,61 +5,88 @@
  * installs that executor on the running thread, where cpuexec_current(),
  * the compat adapters and legacy ParallelFor find it.
  *
- * Threads: a session is immutable after create, so several threads may run
- * one session at once; destroying it while a run is in progress is the
- * caller's error. Scopes are per thread: each thread enters and leaves its
- * own. */
+ * Who releases what: a session holds its own reference on its executor
+ * (cpuexec_session_destroy() releases it), and a scope holds one while it is
+ * installed (cpuexec_scope_leave() releases it), so neither can outlive the
+ * pool it uses, and releasing the caller's own handle while a session or
+ * scope uses it is safe. The executors returned by cpuexec_session_executor()
+ * and cpuexec_current() are borrowed: never release them.
+ *
+ * Thread safety: a session is immutable after create; any number of threads
+ * may run one session at once. Destroying a session while a run of it is in
+ * progress is the caller's error. Scopes are per thread: a scope is entered
+ * and left on the same thread. */
 #ifndef CPUEXEC_SESSION_H
 #define CPUEXEC_SESSION_H
 
 #include <cpuexec/common.h>
 #include <cpuexec/executor.h>
 #include <cpuexec/policy.h>
+#include <cpuexec/registry.h>
 
 /** A session (opaque): a resolved policy and its leased executor. */
 typedef struct cpuexec_session cpuexec_session;
 
-/** Saved state of one installed scope. The fields are private to the
- * library; the struct is public only so scopes can live on the stack.
- * reserved_ holds what the runtime hooks save for the scope
- * (include/cpuexec/hooks.h: CPUEXEC_HOOKS_MAX blocks of
- * CPUEXEC_HOOK_STATE_MAX bytes) and leaves room to grow without changing
- * the struct's size. */
+/** Saved state of one installed scope: opaque storage, private to the
+ * library, public only so scopes can live on the stack. It holds what the
+ * runtime hooks save for the scope (include/cpuexec/hooks.h:
+ * CPUEXEC_HOOKS_MAX blocks of CPUEXEC_HOOK_STATE_MAX bytes) and leaves room
+ * so later versions can keep more without changing its size. */
 typedef struct cpuexec_scope {
-  cpuexec_executor *previous_;
-  cpuexec_executor *installed_;
-  uint32_t depth_;
-  uint32_t hooks_entered_;
-  uint64_t reserved_[32];
+  uint64_t opaque_[48];
 } cpuexec_scope;
+
+/** How a session is made. {0} and cpuexec_session_options_init() are the
+ * same: no policy, the process registry. */
+typedef struct cpuexec_session_options {
+  /** NULL: the executor installed on this thread if any (a nested session
+   * keeps the enclosing executor), else the process default
+   * (CPUEXEC_POLICY, or cpuexec_policy_init() unpinned). Read during create
+   * only. */
+  const cpuexec_policy *policy;
+  /** A resolution to lease instead of resolving policy (policy is then
+   * ignored): an engine that makes a session per request resolves once and
+   * saves the resolution's cost (tens of us) on every request. Borrowed
+   * during create only; the executor keeps its own reference. */
+  const cpuexec_resolved *resolved;
+  /** Where the session leases its pool. NULL: the process registry, whose
+   * capacity and idle retention come from CPUEXEC_REGISTRY or
+   * cpuexec_registry_configure(); a registry with idle retention lets a
+   * session per request reuse its pool's threads. Must outlive the session. */
+  cpuexec_registry *registry;
+  uint64_t reserved_[5]; /**< zero: room for fields of later versions */
+} cpuexec_session_options;
+
+/** Runs under a session: its result is returned through the session (0, or
+ * CPUEXEC_ECALLBACK for non-zero, see cpuexec/errors.h). */
+typedef int (*cpuexec_session_fn)(void *ctx);
 
 CPUEXEC_BEGIN_DECLS
 
-/** policy NULL: the executor installed on this thread if any (a nested
- * session keeps the enclosing executor), else the process default. A
- * session holds its own lease, so a nested session may outlive the one that
- * installed its executor; an unshared executor (cpuexec_executor_create, or
- * a foreign one: include/cpuexec/foreign.h) is borrowed instead, and must
- * outlive the session. The caller destroys *out. out NULL, or a policy that
- * does not resolve, is CPUEXEC_EINVAL naming the field; leasing fails as
- * cpuexec_registry_acquire() does. */
+/** Zeroes every field (the defaults above); NULL is ignored. */
+CPUEXEC_EXPORT void cpuexec_session_options_init(cpuexec_session_options *options);
+/** options NULL: the defaults. Every executor a session uses, a foreign
+ * one (include/cpuexec/foreign.h) included, is held by the session's own
+ * reference. out NULL is CPUEXEC_EINVAL; *out is NULL on failure. A
+ * malformed CPUEXEC_POLICY (policy NULL) or CPUEXEC_REGISTRY (registry
+ * NULL) is an error naming the variable. */
+CPUEXEC_EXPORT int cpuexec_session_create_with_options(const cpuexec_session_options *options,
+                                                       cpuexec_session **out);
+/** cpuexec_session_create_with_options() with only the policy set. */
 CPUEXEC_EXPORT int cpuexec_session_create(const cpuexec_policy *policy, cpuexec_session **out);
-/** Releases the session's lease and frees it; NULL is ignored (like free).
- * No run may be in progress. */
+/** Releases the session's reference. NULL is ignored (like free). */
 CPUEXEC_EXPORT void cpuexec_session_destroy(cpuexec_session *session);
-/** The session's executor (owned by the session, valid while it lives);
- * NULL for NULL. */
+/** The session's executor, borrowed (valid while the session lives); NULL for NULL. */
 CPUEXEC_EXPORT cpuexec_executor *cpuexec_session_executor(const cpuexec_session *session);
-/** Installs the session's executor on the calling thread for the whole
- * call of fn(arg), leaves it again, and returns fn's result. session or fn
- * NULL is CPUEXEC_EINVAL; if fn left a scope of its own entered, the run
- * returns CPUEXEC_ESTATE. fn must not unwind (C++: cpuexec::session::run). */
-CPUEXEC_EXPORT int cpuexec_session_run(cpuexec_session *session, int (*fn)(void *arg), void *arg);
+/** Installs the session's executor for the whole call of fn(ctx). Returns 0
+ * when fn returned 0, CPUEXEC_ECALLBACK when it returned anything else (its
+ * value: cpuexec_last_callback_error()), or a library error. session or fn
+ * NULL is CPUEXEC_EINVAL. */
+CPUEXEC_EXPORT int cpuexec_session_run(cpuexec_session *session, void *ctx, cpuexec_session_fn fn);
 
-/** Installs exec on the calling thread until the matching leave. Scopes nest
- * and must be left in reverse order (CPUEXEC_ESTATE otherwise). *scope is
- * the caller's (typically on the stack) and must live until the leave; exec
- * must outlive the scope. exec or scope NULL is CPUEXEC_EINVAL. */
+/** Installs exec on the calling thread until the matching leave, holding a
+ * reference on it meanwhile. Scopes nest and must be left in reverse order
+ * (CPUEXEC_ESTATE otherwise). exec or scope NULL is CPUEXEC_EINVAL. */
 CPUEXEC_EXPORT int cpuexec_scope_enter(cpuexec_executor *exec, cpuexec_scope *scope);
 /** Leaves a scope entered on this thread, restoring what it replaced.
  * scope NULL is CPUEXEC_EINVAL; a scope not entered on this thread,
@@ -67,7 +94,7 @@ CPUEXEC_EXPORT int cpuexec_scope_enter(cpuexec_executor *exec, cpuexec_scope *sc
  * changes). */
 CPUEXEC_EXPORT int cpuexec_scope_leave(cpuexec_scope *scope);
 /** The executor installed on this thread (or of the region this thread is a
- * participant of), or NULL. */
+ * participant of), borrowed, or NULL. */
 CPUEXEC_EXPORT cpuexec_executor *cpuexec_current(void);
 
 CPUEXEC_END_DECLS

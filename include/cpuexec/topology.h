@@ -7,11 +7,10 @@
  * can be loaded with an explicit allowed set and binding, so every machine
  * shape can be resolved on any machine.
  *
- * Ownership and threads: a cpuexec_topology is created by a load function
- * and destroyed once by cpuexec_topology_destroy(). It is immutable once
- * loaded, so any number of threads may read and resolve against it at once;
- * a resolution keeps nothing of it, so it may be destroyed after resolving.
- * The strings of cpuexec_topology_options are read during the load only. */
+ * Thread safety: a topology is immutable once loaded; any number of threads
+ * may read and resolve against one at once. Destroying it while another
+ * thread uses it, or while a resolution made against it is being made, is
+ * the caller's error (resolutions keep no pointer to it). */
 #ifndef CPUEXEC_TOPOLOGY_H
 #define CPUEXEC_TOPOLOGY_H
 
@@ -35,11 +34,13 @@ typedef struct cpuexec_topology_options {
    * caller is not pinned. Ignored by cpuexec_topology_load(), which reads
    * the calling thread's binding at each cpuexec_resolve(). */
   const char *caller_cpulist;
+  uint64_t reserved_[4]; /**< zero: room for fields of later versions */
 } cpuexec_topology_options;
 
 CPUEXEC_BEGIN_DECLS
 
-/** Zeroes every field (all "from the process"); NULL is ignored. */
+/** Zeroes every field (all "from the process"), the same as {0}; NULL is
+ * ignored. The strings are read during the load only. */
 CPUEXEC_EXPORT void cpuexec_topology_options_init(cpuexec_topology_options *options);
 
 /** Loads this process's topology into *out (the caller destroys it).
@@ -98,23 +99,23 @@ CPUEXEC_EXPORT int cpuexec_topology_refresh(void);
 /** Visible logical processors. Like every accessor below, it counts over
  * the process-visible part of the topology, returns 0 for a NULL topology
  * (processor_id -1), never fails and may run on any thread. */
-CPUEXEC_EXPORT uint32_t cpuexec_topology_processor_count(const cpuexec_topology *topology);
+CPUEXEC_EXPORT int32_t cpuexec_topology_processor_count(const cpuexec_topology *topology);
 /** Visible physical cores (a core with at least one visible processor). */
-CPUEXEC_EXPORT uint32_t cpuexec_topology_core_count(const cpuexec_topology *topology);
+CPUEXEC_EXPORT int32_t cpuexec_topology_core_count(const cpuexec_topology *topology);
 /** Packages (sockets) holding a visible processor. */
-CPUEXEC_EXPORT uint32_t cpuexec_topology_package_count(const cpuexec_topology *topology);
+CPUEXEC_EXPORT int32_t cpuexec_topology_package_count(const cpuexec_topology *topology);
 /** Number of CPU kinds hwloc reports (0 or 1: kinds unknown or homogeneous). */
-CPUEXEC_EXPORT uint32_t cpuexec_topology_kind_count(const cpuexec_topology *topology);
+CPUEXEC_EXPORT int32_t cpuexec_topology_kind_count(const cpuexec_topology *topology);
 /** The cgroup CPU quota in CPUs (cpu.max quota / period), or 0 when unlimited. */
 CPUEXEC_EXPORT double cpuexec_topology_cpu_quota(const cpuexec_topology *topology);
 /** Most visible logical processors on one physical core (1: no SMT in use). */
-CPUEXEC_EXPORT uint32_t cpuexec_topology_smt_width(const cpuexec_topology *topology);
+CPUEXEC_EXPORT int32_t cpuexec_topology_smt_width(const cpuexec_topology *topology);
 /** Visible physical cores of the most performant kind (every visible core
  * when kinds are unknown or homogeneous). */
-CPUEXEC_EXPORT uint32_t cpuexec_topology_performance_core_count(const cpuexec_topology *topology);
+CPUEXEC_EXPORT int32_t cpuexec_topology_performance_core_count(const cpuexec_topology *topology);
 /** The OS index of visible processor i (0 <= i < processor_count), in
  * hwloc's logical order, or -1 when i is out of range. */
-CPUEXEC_EXPORT int32_t cpuexec_topology_processor_id(const cpuexec_topology *topology, uint32_t i);
+CPUEXEC_EXPORT int32_t cpuexec_topology_processor_id(const cpuexec_topology *topology, int32_t i);
 
 /** Human-readable summary (packages, cores, SMT, kinds, visible processors,
  * quota) in text or JSON. snprintf-like: returns the full length.

@@ -7,7 +7,7 @@ import pytest
 
 import cpuexec
 
-DEFAULT_TEXT = ("num_threads=0,spin_policy=adaptive,spin_budget=0,affinity_policy=physical_cores,"
+DEFAULT_TEXT = ("num_threads=0,spin_policy=adaptive,spin_budget=0,affinity_policy=none,"
                 "allow_nested_parallelism=false,inherit_fp_environment=false,cpu_set=")
 
 
@@ -27,12 +27,12 @@ def test_defaults_and_field_types():
     assert p.num_threads == 0
     assert p.spin_policy is cpuexec.SpinPolicy.ADAPTIVE
     assert p.spin_budget == 0
-    assert p.affinity_policy is cpuexec.AffinityPolicy.PHYSICAL_CORES
+    assert p.affinity_policy is cpuexec.AffinityPolicy.NONE
     assert p.cpu_set == ()
     assert p.allow_nested_parallelism is False
     assert str(p) == DEFAULT_TEXT
     assert p.to_dict() == {"num_threads": 0, "spin_policy": "adaptive", "spin_budget": 0,
-                           "affinity_policy": "physical_cores", "cpu_set": (),
+                           "affinity_policy": "none", "cpu_set": (),
                            "allow_nested_parallelism": False}
 
 
@@ -157,7 +157,7 @@ REJECTED = [
     ({"spin_policy": "fixed_duration", "spin_budget": "5 us"}, ValueError, "spin_budget"),
     ({"spin_policy": "fixed_iterations", "spin_budget": 2.5}, TypeError, "spin_budget: got float"),
     ({"cpu_set": [0]}, ValueError,
-     "cpu_set: given with affinity_policy=physical_cores; a cpu_set needs affinity_policy=explicit"),
+     "cpu_set: given with affinity_policy=none; a cpu_set needs affinity_policy=explicit"),
     ({"affinity_policy": "explicit"}, ValueError,
      "affinity_policy: explicit without a cpu_set; list the caller's processor first"),
     ({"affinity_policy": "explicit", "cpu_set": [2, 5, 2]}, ValueError,

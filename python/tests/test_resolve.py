@@ -118,7 +118,8 @@ def test_resolution_values_on_known_machines():
     assert r.uses_smt
     r = cpuexec.resolve("num_threads=2,affinity_policy=explicit,cpu_set=3,1", hybrid)
     assert (r.caller_processor, r.worker_processors) == (3, (1,))
-    assert cpuexec.resolve({"num_threads": 1}, hybrid).diagnostics[-1].startswith("serial")
+    assert cpuexec.resolve({"num_threads": 1, "affinity_policy": "physical_cores"},
+                           hybrid).diagnostics[-1].startswith("serial")
 
 
 def test_forms_resolve_alike_and_none_is_the_process_default():
@@ -201,7 +202,7 @@ def test_resolution_errors_name_the_field():
 
 def test_resolution_outlives_its_topology():
     topo = cpuexec.Topology.from_synthetic("core:4 pu:1")
-    r = cpuexec.resolve({"num_threads": 4}, topo)
+    r = cpuexec.resolve({"num_threads": 4, "affinity_policy": "physical_cores"}, topo)
     del topo
     import gc
     gc.collect()

@@ -113,7 +113,7 @@ template <class F> struct job_call {
   const F &f;
   call_state state;
   explicit job_call(const F &fn) : f(fn) {}
-  static int invoke(void *ctx, uint32_t id, uint32_t count) noexcept {
+  static int invoke(void *ctx, int32_t id, int32_t count) noexcept {
     auto *self = static_cast<job_call *>(ctx);
     return guarded(self->state, [&] { std::invoke(self->f, capi::threads(id), capi::threads(count)); });
   }

@@ -22,7 +22,7 @@ namespace detail {
 namespace capi {
 
 /** A thread count from the C API, as the C++ interface gives it (int32_t). */
-inline int32_t threads(uint32_t n) noexcept { return static_cast<int32_t>(n); }
+inline int32_t threads(int32_t n) noexcept { return n; }
 /** A participant count for the C API; false when it is negative. */
 inline bool count(int32_t n, uint32_t *out) noexcept {
   *out = static_cast<uint32_t>(n);
@@ -30,7 +30,7 @@ inline bool count(int32_t n, uint32_t *out) noexcept {
 }
 inline int parallel_for(cpuexec_executor *exec, int64_t total, int64_t grain, uint32_t max_participants, void *ctx,
                         cpuexec_range_fn fn) noexcept {
-  return cpuexec_parallel_for(exec, total, grain, ctx, fn, max_participants);
+  return cpuexec_parallel_for(exec, total, grain, ctx, fn, static_cast<int32_t>(max_participants));
 }
 inline int parallel_for_costed(cpuexec_executor *exec, int64_t total, const cpuexec_cost *cost,
                                const cpuexec_plan_constraints *constraints, void *ctx, cpuexec_range_fn fn) noexcept {
@@ -58,10 +58,10 @@ inline cpuexec_range_executor make_range_executor(range_executor_run_fn run, voi
 }
 inline int run_worker_jobs(cpuexec_executor *exec, uint32_t worker_count, void *ctx,
                            cpuexec_worker_job_fn job) noexcept {
-  return cpuexec_run_worker_jobs(exec, worker_count, ctx, job);
+  return cpuexec_run_worker_jobs(exec, static_cast<int32_t>(worker_count), ctx, job);
 }
 inline int session_run(cpuexec_session *session, void *ctx, int (*fn)(void *)) noexcept {
-  return cpuexec_session_run(session, fn, ctx);
+  return cpuexec_session_run(session, ctx, fn);
 }
 /** The value a C++ trampoline returns to stop a loop; the C++ side never
  * reads it back (the exception travels in the call's state), so a change of
