@@ -20,11 +20,11 @@ int bench_backend_init(unsigned participants, char *err, size_t err_size) {
   int rc = cpuexec_policy_from_environment(&policy);
   if (rc == 0) {
     policy.num_threads = (int32_t)participants;
-    rc = cpuexec_resolve(&policy, NULL, &resolved);
+    rc = cpuexec_policy_resolve(&policy, NULL, &resolved);
   }
   if (rc == 0) rc = cpuexec_executor_create(resolved, &executor);
   if (rc != 0) {
-    snprintf(err, err_size, "%s: %s", cpuexec_err_name(rc), cpuexec_last_error());
+    snprintf(err, err_size, "%s: %s", cpuexec_error_name(rc), cpuexec_error_message());
     return 1;
   }
   char text[512];
@@ -40,7 +40,7 @@ int bench_backend_init(unsigned participants, char *err, size_t err_size) {
 void bench_backend_for(int64_t n, int64_t chunk, bench_range_fn body, void *ctx) {
   int rc = cpuexec_parallel_for(executor, n, chunk, ctx, body, 0);
   if (rc != 0) {
-    printf("FAIL libcpuexec: cpuexec_parallel_for returned %s: %s\n", cpuexec_err_name(rc), cpuexec_last_error());
+    printf("FAIL libcpuexec: cpuexec_parallel_for returned %s: %s\n", cpuexec_error_name(rc), cpuexec_error_message());
     fflush(stdout);
     exit(1);
   }
@@ -56,7 +56,7 @@ void bench_backend_describe(char *buf, size_t size) {
 void *bench_backend_pool_open(unsigned participants) {
   cpuexec_executor *e = NULL;
   if (cpuexec_executor_create(resolved, &e) != 0 || cpuexec_executor_effective_threads(e) != participants) {
-    cpuexec_executor_destroy(e);
+    cpuexec_executor_release(e);
     return NULL;
   }
   return e;
@@ -65,15 +65,15 @@ void *bench_backend_pool_open(unsigned participants) {
 void bench_backend_pool_for(void *pool, int64_t n, int64_t chunk, bench_range_fn body, void *ctx) {
   int rc = cpuexec_parallel_for(pool, n, chunk, ctx, body, 0);
   if (rc != 0) {
-    printf("FAIL libcpuexec: cpuexec_parallel_for returned %s: %s\n", cpuexec_err_name(rc), cpuexec_last_error());
+    printf("FAIL libcpuexec: cpuexec_parallel_for returned %s: %s\n", cpuexec_error_name(rc), cpuexec_error_message());
     fflush(stdout);
     exit(1);
   }
 }
 
-void bench_backend_pool_close(void *pool) { cpuexec_executor_destroy(pool); }
+void bench_backend_pool_close(void *pool) { cpuexec_executor_release(pool); }
 
 void bench_backend_fini(void) {
-  cpuexec_executor_destroy(executor);
+  cpuexec_executor_release(executor);
   cpuexec_resolved_destroy(resolved);
 }

@@ -40,7 +40,7 @@ typedef struct request {
 
 static int request_body(void *ctx) {
   (void)ctx;
-  return cpuexec_current() != NULL ? 0 : 1;
+  return cpuexec_executor_current() != NULL ? 0 : 1;
 }
 
 static void one_request(request *r) {
@@ -69,7 +69,7 @@ static int executor_for(cpuexec_affinity_policy affinity, cpuexec_executor **out
   p.num_threads = 2;
   p.affinity_policy = affinity;
   cpuexec_resolved *r = NULL;
-  int rc = cpuexec_resolve(&p, NULL, &r);
+  int rc = cpuexec_policy_resolve(&p, NULL, &r);
   if (rc == 0) rc = cpuexec_executor_create(r, out);
   cpuexec_resolved_destroy(r);
   return rc;
@@ -94,9 +94,9 @@ int main(int argc, char **argv) {
   ro.idle_retention_ns = 60ull * 1000000000u; /* longer than the run */
   cpuexec_registry *retained = NULL, *cold = NULL;
   cpuexec_resolved *resolved = NULL;
-  if (cpuexec_resolve(&policy, NULL, &resolved) != 0 || cpuexec_registry_create(&ro, &retained) != 0 ||
+  if (cpuexec_policy_resolve(&policy, NULL, &resolved) != 0 || cpuexec_registry_create(&ro, &retained) != 0 ||
       cpuexec_registry_create(NULL, &cold) != 0) {
-    fprintf(stderr, "bench_api_defaults: %s\n", cpuexec_last_error());
+    fprintf(stderr, "bench_api_defaults: %s\n", cpuexec_error_message());
     return 1;
   }
   request warm = {.failures = 0}, unretained = {.failures = 0};
@@ -111,7 +111,7 @@ int main(int argc, char **argv) {
   int rc_unpinned = executor_for(CPUEXEC_AFFINITY_NONE, &unpinned);
   int rc_pinned = executor_for(CPUEXEC_AFFINITY_PHYSICAL_CORES, &pinned);
   if (rc_unpinned != 0) {
-    fprintf(stderr, "bench_api_defaults: default policy: %s\n", cpuexec_last_error());
+    fprintf(stderr, "bench_api_defaults: default policy: %s\n", cpuexec_error_message());
     return 1;
   }
   int failures = 0;
@@ -130,7 +130,7 @@ int main(int argc, char **argv) {
   cpuexec_resolved_destroy(resolved);
   if (warm.failures || unretained.failures || failures) {
     fprintf(stderr, "bench_api_defaults: %d failed requests or regions: %s\n",
-            warm.failures + unretained.failures + failures, cpuexec_last_error());
+            warm.failures + unretained.failures + failures, cpuexec_error_message());
     return 1;
   }
   return 0;

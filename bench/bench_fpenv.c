@@ -46,7 +46,7 @@ int main(int argc, char **argv) {
   p.affinity_policy = CPUEXEC_AFFINITY_NONE;
   cpuexec_session *s;
   if (regions < 1 || cpuexec_session_create(&p, &s) != 0) {
-    fprintf(stderr, "bench_fpenv: %s\n", regions < 1 ? "regions must be at least 1" : cpuexec_last_error());
+    fprintf(stderr, "bench_fpenv: %s\n", regions < 1 ? "regions must be at least 1" : cpuexec_error_message());
     return 1;
   }
   cpuexec_executor *exec = cpuexec_session_executor(s);

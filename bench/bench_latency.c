@@ -77,7 +77,7 @@ static const config configs[] = {
 };
 
 static int fail(const char *what, const char *backend) {
-  printf("FAIL %s: %s: %s\n", backend, what, cpuexec_last_error());
+  printf("FAIL %s: %s: %s\n", backend, what, cpuexec_error_message());
   return 1;
 }
 
@@ -90,7 +90,7 @@ static double run_config(const config *c, const int samples[4], double serial_us
   cpuexec_policy policy;
   cpuexec_resolved *resolved = NULL;
   cpuexec_executor *exec = NULL;
-  if (cpuexec_policy_parse(text, &policy) != 0 || cpuexec_resolve(&policy, NULL, &resolved) != 0 ||
+  if (cpuexec_policy_parse(text, &policy) != 0 || cpuexec_policy_resolve(&policy, NULL, &resolved) != 0 ||
       cpuexec_executor_create(resolved, &exec) != 0) {
     cpuexec_resolved_destroy(resolved);
     return fail(text, c->backend), -1;
@@ -127,7 +127,7 @@ static double run_config(const config *c, const int samples[4], double serial_us
     if (p99 > worst) worst = p99;
   }
   free(v);
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
   cpuexec_resolved_destroy(resolved);
   return worst;
 }

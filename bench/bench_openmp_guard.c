@@ -141,8 +141,8 @@ int main(int argc, char **argv) {
   policy.affinity_policy = CPUEXEC_AFFINITY_NONE;
   cpuexec_resolved *resolved = NULL;
   cpuexec_executor *exec = NULL;
-  if (cpuexec_resolve(&policy, NULL, &resolved) != 0 || cpuexec_executor_create(resolved, &exec) != 0) {
-    fprintf(stderr, "bench_openmp_guard: %s\n", cpuexec_last_error());
+  if (cpuexec_policy_resolve(&policy, NULL, &resolved) != 0 || cpuexec_executor_create(resolved, &exec) != 0) {
+    fprintf(stderr, "bench_openmp_guard: %s\n", cpuexec_error_message());
     return 1;
   }
   cpuexec_resolved_destroy(resolved);
@@ -151,11 +151,11 @@ int main(int argc, char **argv) {
   if (region_only) {
     int rc = cpuexec_parallel_for(exec, 1, 1, NULL, regions_in_callback, 1);
     printf("%.1f\n", region_ns);
-    cpuexec_executor_destroy(exec);
+    cpuexec_executor_release(exec);
     return rc == 0 ? 0 : 1;
   }
   cpuexec_openmp_state s;
-  cpuexec_openmp_status(&s);
+  cpuexec_openmp_status_get(&s);
   printf("OpenMP: %s\n", s.reason);
   double guard = bench_inline_call(exec);
   double raw = bench_raw_setters();
@@ -173,6 +173,6 @@ int main(int argc, char **argv) {
   if (no_tool > 0)
     printf("%-34s %8.1f ns   ratio with-tool/without %.2f\n", "region in a callback, no tool", no_tool,
            region_ns / no_tool);
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
   return 0;
 }

@@ -88,8 +88,8 @@ int main(int argc, char **argv) {
   policy.num_threads = threads;
   policy.affinity_policy = CPUEXEC_AFFINITY_NONE;
   cpuexec_resolved *resolved = NULL;
-  if (cpuexec_resolve(&policy, NULL, &resolved) != 0) {
-    fprintf(stderr, "bench_sessions: %s\n", cpuexec_last_error());
+  if (cpuexec_policy_resolve(&policy, NULL, &resolved) != 0) {
+    fprintf(stderr, "bench_sessions: %s\n", cpuexec_error_message());
     return 1;
   }
   bench_ctx b = {resolved, &policy, NULL, 0};
@@ -98,7 +98,7 @@ int main(int argc, char **argv) {
   double cold = median_ns_per_op(acquire_release, &b, 200);
 
   if (cpuexec_session_create(&policy, &b.session) != 0) {
-    fprintf(stderr, "bench_sessions: %s\n", cpuexec_last_error());
+    fprintf(stderr, "bench_sessions: %s\n", cpuexec_error_message());
     return 1;
   }
   double warm = median_ns_per_op(acquire_release, &b, 200000);

@@ -1,4 +1,4 @@
-/* Calibrates the cost model of cpuexec_plan_parallel_for (src/plan.c) on
+/* Calibrates the cost model of cpuexec_parallel_for_plan (src/plan.c) on
  * this machine and shows what counters cost.
  *
  * Prints the measured constants next to the ones compiled in:
@@ -45,8 +45,8 @@ static cpuexec_executor *make(int threads, bool unpinned) {
   if (unpinned) policy.affinity_policy = CPUEXEC_AFFINITY_NONE;
   cpuexec_resolved *r = NULL;
   cpuexec_executor *e = NULL;
-  if (cpuexec_resolve(&policy, NULL, &r) != 0 || cpuexec_executor_create(r, &e) != 0) {
-    fprintf(stderr, "executor-calibrate: %s\n", cpuexec_last_error());
+  if (cpuexec_policy_resolve(&policy, NULL, &r) != 0 || cpuexec_executor_create(r, &e) != 0) {
+    fprintf(stderr, "executor-calibrate: %s\n", cpuexec_error_message());
     exit(1);
   }
   cpuexec_resolved_destroy(r);
@@ -124,15 +124,15 @@ int main(void) {
   printf("ns_per_cycle        %8.3f   (dependent adds)\n", median(t, REPS));
 
   double off = region_ns(two, 2, 2);
-  cpuexec_executor_enable_counters(two);
+  cpuexec_executor_counters_enable(two);
   double on = region_ns(two, 2, 2);
   uint64_t seen = 0;
-  cpuexec_set_dispatch_observer(&seen, observe);
+  cpuexec_dispatch_observer_set(&seen, observe);
   double observed = region_ns(two, 2, 2);
-  cpuexec_set_dispatch_observer(NULL, NULL);
+  cpuexec_dispatch_observer_set(NULL, NULL);
   printf("region, counters off %7.1f ns; counters on %7.1f ns; counters on + observer %7.1f ns (%llu events)\n",
          off, on, observed, (unsigned long long)seen);
-  cpuexec_executor_destroy(two);
-  cpuexec_executor_destroy(eight);
+  cpuexec_executor_release(two);
+  cpuexec_executor_release(eight);
   return 0;
 }

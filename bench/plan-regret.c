@@ -1,4 +1,4 @@
-/* Planner quality: what cpuexec_plan_parallel_for picks against the best
+/* Planner quality: what cpuexec_parallel_for_plan picks against the best
  * choice measured (the oracle).
  *
  * For each kernel x size x executor thread count, every (participants,
@@ -140,7 +140,7 @@ typedef struct config {
 static void call(cpuexec_executor *e, const kernel *k, data *d, int64_t items, const config *c) {
   int rc = cpuexec_parallel_for(e, items, c->grain, d, k->fn, c->participants);
   if (rc != 0) {
-    printf("FAIL: cpuexec_parallel_for: %s\n", cpuexec_last_error());
+    printf("FAIL: cpuexec_parallel_for: %s\n", cpuexec_error_message());
     exit(1);
   }
 }
@@ -178,8 +178,8 @@ static cpuexec_executor *make(uint32_t threads, long online) {
   if ((long)threads > online) policy.affinity_policy = CPUEXEC_AFFINITY_NONE;
   cpuexec_resolved *r = NULL;
   cpuexec_executor *e = NULL;
-  if (cpuexec_resolve(&policy, NULL, &r) != 0 || cpuexec_executor_create(r, &e) != 0) {
-    printf("FAIL: %u threads: %s\n", threads, cpuexec_last_error());
+  if (cpuexec_policy_resolve(&policy, NULL, &r) != 0 || cpuexec_executor_create(r, &e) != 0) {
+    printf("FAIL: %u threads: %s\n", threads, cpuexec_error_message());
     exit(1);
   }
   char text[512];
@@ -244,8 +244,8 @@ int main(int argc, char **argv) {
         int64_t items = sizes[s] / kn->floats_per_item;
         if (items < 1) continue;
         cpuexec_plan plan;
-        if (cpuexec_plan_parallel_for(e, items, &kn->cost, NULL, &plan) != 0) {
-          printf("FAIL: plan: %s\n", cpuexec_last_error());
+        if (cpuexec_parallel_for_plan(e, items, &kn->cost, NULL, &plan) != 0) {
+          printf("FAIL: plan: %s\n", cpuexec_error_message());
           return 1;
         }
         /* cs[0] is the plan; a grid entry equal to it (or to serial,
@@ -288,7 +288,7 @@ int main(int argc, char **argv) {
                cs[0].ns, bs, cs[best].ns, regret, vs_serial);
         fflush(stdout);
       }
-    cpuexec_executor_destroy(e);
+    cpuexec_executor_release(e);
   }
   double med = percentile(regrets, nr, 0.5), p90 = percentile(regrets, nr, 0.9);
   double worst_tiny = nt ? percentile(tiny, nt, 1.0) : 1.0;

@@ -125,12 +125,12 @@ static double region_ns(uint32_t participants, cpuexec_spin_policy spin, bool tr
   cpuexec_resolved *r = NULL;
   cpuexec_executor *e = NULL;
   atomic_store(&cpuexec__test_wake_tree_min, tree ? 2 : UINT32_MAX);
-  int rc = cpuexec_resolve(&policy, NULL, &r);
+  int rc = cpuexec_policy_resolve(&policy, NULL, &r);
   if (rc == 0) rc = cpuexec_executor_create(r, &e);
   atomic_store(&cpuexec__test_wake_tree_min, 0);
   cpuexec_resolved_destroy(r);
   if (rc != 0) {
-    fprintf(stderr, "region-scaling: %u participants: %s\n", participants, cpuexec_last_error());
+    fprintf(stderr, "region-scaling: %u participants: %s\n", participants, cpuexec_error_message());
     exit(1);
   }
   /* Blocks of up to 2000 calls or 20 ms, whichever comes first, so an
@@ -147,7 +147,7 @@ static double region_ns(uint32_t participants, cpuexec_spin_policy spin, bool tr
     }
     t[b] = (now_ns() - t0) / calls;
   }
-  cpuexec_executor_destroy(e);
+  cpuexec_executor_release(e);
   return median(t, BLOCKS);
 }
 

@@ -18,7 +18,7 @@ typedef struct pool_call {
   int64_t count;
   cpuexec_executor *installed; /* the caller's, current on the pool's threads during the call */
   void *ctx;
-  cpuexec_range_callback callback;
+  cpuexec_range_fn callback;
   atomic_uint_least64_t bad_id_plus_one;
   atomic_int bad_workers;
 } pool_call;
@@ -47,14 +47,14 @@ static int pool_job(void *arg, int32_t worker_id, int32_t worker_count) {
   return cpuexec__participant_call(call->installed, (uint32_t)worker_id, (uint32_t)worker_count, call->ctx, call->callback, start, end);
 }
 
-static int run_job_pool(void *self, int64_t count, void *ctx, cpuexec_range_callback callback) {
+static int run_job_pool(void *self, int64_t count, void *ctx, cpuexec_range_fn callback) {
   const cpuexec_job_pool *pool = self;
   if (pool == NULL || pool->run_pool == NULL)
     return cpuexec__fail(CPUEXEC_EINVAL, "job pool: %s is NULL; pass a cpuexec_job_pool with its run_pool",
                          pool == NULL ? "pool" : "run_pool");
   if (count <= 0)
     return 0;
-  pool_call call = {.count = count, .installed = cpuexec_current(), .ctx = ctx, .callback = callback};
+  pool_call call = {.count = count, .installed = cpuexec_executor_current(), .ctx = ctx, .callback = callback};
   atomic_init(&call.bad_id_plus_one, 0);
   atomic_init(&call.bad_workers, 0);
   int rc = pool->run_pool(pool->pool, &call, pool_job);
@@ -93,7 +93,7 @@ static int jobs_run_ids_in_region(void *arg, int64_t first, int64_t end) {
   return cpuexec__compat_call_in_region(arg, jobs_run_ids, first, end);
 }
 
-CPUEXEC_EXPORT int cpuexec_run_worker_jobs(cpuexec_executor *exec, int32_t worker_count, void *ctx,
+CPUEXEC_EXPORT int cpuexec_worker_jobs_run(cpuexec_executor *exec, int32_t worker_count, void *ctx,
                                            cpuexec_worker_job_fn job) {
   if (job == NULL)
     return cpuexec__fail(CPUEXEC_EINVAL, "job: NULL; pass the worker job");
@@ -110,7 +110,7 @@ CPUEXEC_EXPORT int cpuexec_run_worker_jobs(cpuexec_executor *exec, int32_t worke
 
 static int run_pool_installed(void *pool, void *ctx, cpuexec_worker_job_fn job) {
   (void)pool;
-  return cpuexec_run_worker_jobs(cpuexec_current(), 0, ctx, job);
+  return cpuexec_worker_jobs_run(cpuexec_executor_current(), 0, ctx, job);
 }
 
 CPUEXEC_EXPORT cpuexec_job_pool cpuexec_job_pool_installed(void) {

@@ -53,18 +53,18 @@ CPUEXEC_EXPORT cpuexec_range_executor cpuexec_range_executor_from_job_pool(const
  * cpuexec_parallel_for's rules: each id exactly once, at most exec's
  * effective threads participants, a failing job stops ids that have not
  * started and, once every started job has finished, the call returns
- * CPUEXEC_ECALLBACK with the job's value in cpuexec_last_callback_error();
+ * CPUEXEC_ECALLBACK with the job's value in cpuexec_error_callback_value();
  * called from inside a callback it runs inline. worker_count 0 means exec's
  * effective threads (1 when exec is NULL or the call is nested); negative,
  * or job NULL, is CPUEXEC_EINVAL. Jobs must not wait for each other
  * (no barrier between workers): with fewer participants than worker ids, or
  * inline, one thread runs several ids in turn. */
-CPUEXEC_EXPORT int cpuexec_run_worker_jobs(cpuexec_executor *exec, int32_t worker_count, void *ctx,
+CPUEXEC_EXPORT int cpuexec_worker_jobs_run(cpuexec_executor *exec, int32_t worker_count, void *ctx,
                                            cpuexec_worker_job_fn job);
 
 /* A job pool backed by the executor installed on the calling thread at the
- * time of each run (cpuexec_current()): run_pool runs
- * cpuexec_run_worker_jobs(current, 0, ctx, job), so the worker count is the
+ * time of each run (cpuexec_executor_current()): run_pool runs
+ * cpuexec_worker_jobs_run(current, 0, ctx, job), so the worker count is the
  * session's thread count; with no executor installed, or from inside a
  * callback, it runs job(ctx, 0, 1) on the caller. For code that takes a
  * run_pool-style pool. */

@@ -58,7 +58,7 @@ CPUEXEC_EXPORT int ParallelFor(int64_t total, int64_t grain, void *ctx, Parallel
   }
   if (total <= 0) return 0;
   legacy_call call = {fn, ctx};
-  cpuexec_executor *exec = cpuexec_current();
+  cpuexec_executor *exec = cpuexec_executor_current();
   int rc = 0;
   if (!exec) rc = cpuexec_registry_default_executor(&exec);
   if (!exec) {
@@ -79,7 +79,7 @@ CPUEXEC_EXPORT int ParallelFor(int64_t total, int64_t grain, void *ctx, Parallel
 }
 
 CPUEXEC_EXPORT int32_t ParallelForThreadCount(void) {
-  cpuexec_executor *exec = cpuexec_current();
+  cpuexec_executor *exec = cpuexec_executor_current();
   if (!exec) (void)cpuexec_registry_default_executor(&exec);
   return exec ? cpuexec_executor_effective_threads(exec) : 1;
 }

@@ -11,7 +11,7 @@
  *
  * made parallel, with the rules of cpuexec_parallel_for() (every index
  * exactly once, contiguous half-open ranges, the caller is participant 0):
- *   - inside a session run or scope (cpuexec_current() != NULL) it runs on
+ *   - inside a session run or scope (cpuexec_executor_current() != NULL) it runs on
  *     the installed executor with that executor's participant count, so a
  *     session's requested threads are the threads its kernels see;
  *   - outside any session it runs on one process-wide pool, created on the
@@ -30,7 +30,7 @@
  *   - inside a scope whose executor was inherited across fork() the loop
  *     runs serially on the caller and CPUEXEC_EFORKED is returned;
  *   - when the process-wide pool cannot be created the loop runs serially
- *     on the caller and the creation error is returned (cpuexec_last_error()
+ *     on the caller and the creation error is returned (cpuexec_error_message()
  *     names the cause). Creation is retried with a backoff counted in calls:
  *     after the k-th failed attempt, 2^(k-1) calls (at most 1024) run serially
  *     before the next attempt, so a transient pthread_create failure

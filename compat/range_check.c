@@ -24,7 +24,7 @@ enum { CHECK_OUT_OF_BOUNDS = CPUEXEC__VIOLATION_RECORDING + 1, CHECK_OVERLAP };
 typedef struct check_call {
   int64_t count;
   void *ctx;
-  cpuexec_range_callback callback;
+  cpuexec_range_fn callback;
   atomic_uchar *seen; /* NULL unless verify_coverage */
   atomic_uint in_flight;
   cpuexec__violation violation;
@@ -70,7 +70,7 @@ static int report(const check_call *call, int kind, int64_t start, int64_t end) 
                        start, end);
 }
 
-static int check_run(void *self, int64_t count, void *ctx, cpuexec_range_callback callback) {
+static int check_run(void *self, int64_t count, void *ctx, cpuexec_range_fn callback) {
   const cpuexec_range_checker *checker = self;
   if (checker == NULL)
     return cpuexec__fail(CPUEXEC_EINVAL, "checker: NULL; pass a cpuexec_range_checker to cpuexec_range_executor_checking()");

@@ -11,7 +11,7 @@
 #include "compat/violation.h"
 #include "src/error.h"
 
-static int run_serial(void *self, int64_t count, void *ctx, cpuexec_range_callback callback) {
+static int run_serial(void *self, int64_t count, void *ctx, cpuexec_range_fn callback) {
   (void)self;
   return count > 0 ? callback(ctx, 0, count) : 0;
 }
@@ -19,7 +19,7 @@ static int run_serial(void *self, int64_t count, void *ctx, cpuexec_range_callba
 /* About one range per participant: the groups of these kernels are coarse
  * (an output row, a retained coordinate) and each callback sets up its own
  * scratch, so fewer, larger ranges win; the executor still balances them. */
-static int run_on(cpuexec_executor *exec, int64_t count, void *ctx, cpuexec_range_callback callback) {
+static int run_on(cpuexec_executor *exec, int64_t count, void *ctx, cpuexec_range_fn callback) {
   if (count <= 0)
     return 0;
   int32_t threads = exec != NULL ? cpuexec_executor_effective_threads(exec) : 1;
@@ -29,12 +29,12 @@ static int run_on(cpuexec_executor *exec, int64_t count, void *ctx, cpuexec_rang
   return cpuexec_parallel_for(exec, count, grain, ctx, callback, 0);
 }
 
-static int run_installed(void *self, int64_t count, void *ctx, cpuexec_range_callback callback) {
+static int run_installed(void *self, int64_t count, void *ctx, cpuexec_range_fn callback) {
   (void)self;
-  return run_on(cpuexec_current(), count, ctx, callback);
+  return run_on(cpuexec_executor_current(), count, ctx, callback);
 }
 
-static int run_executor(void *self, int64_t count, void *ctx, cpuexec_range_callback callback) {
+static int run_executor(void *self, int64_t count, void *ctx, cpuexec_range_fn callback) {
   return run_on(self, count, ctx, callback);
 }
 
@@ -57,7 +57,7 @@ enum { OUT_OF_BOUNDS = CPUEXEC__VIOLATION_RECORDING + 1 };
 typedef struct core_call {
   int64_t count;
   void *ctx;
-  cpuexec_range_callback callback;
+  cpuexec_range_fn callback;
   cpuexec__violation violation;
   /* The first callback failure: 0 none, 1 being recorded, 2 recorded. The
    * executor may be a foreign pool that returns the callback's value as it
@@ -87,7 +87,7 @@ static int core_run_range(void *arg, int64_t start, int64_t end) {
 }
 
 CPUEXEC_EXPORT int cpuexec_range_executor_run(const cpuexec_range_executor *executor, int64_t count, void *ctx,
-                                              cpuexec_range_callback callback) {
+                                              cpuexec_range_fn callback) {
   if (callback == NULL)
     return cpuexec__fail(CPUEXEC_EINVAL, "callback: NULL; pass the range callback");
   if (count < 0)

@@ -38,10 +38,6 @@
 #include <cpuexec/common.h>
 #include <cpuexec/executor.h>
 
-/* cpuexec-1.0-alias-begin: the callback a range executor calls is a
- * cpuexec_range_fn; the 1.0 rename replaces this second name for it. */
-typedef cpuexec_range_fn cpuexec_range_callback;
-/* cpuexec-1.0-alias-end */
 
 /* A range executor: run(self, count, ctx, callback) under the contract
  * above. run NULL means serial. The struct is a value: copy it freely; what
@@ -50,7 +46,7 @@ typedef cpuexec_range_fn cpuexec_range_callback;
  * rather than a field. Thread safety: the executors below may be run from
  * any number of threads at once. */
 typedef struct cpuexec_range_executor {
-  int (*run)(void *self, int64_t count, void *ctx, cpuexec_range_callback callback);
+  int (*run)(void *self, int64_t count, void *ctx, cpuexec_range_fn callback);
   void *self;
 } cpuexec_range_executor;
 
@@ -60,7 +56,7 @@ CPUEXEC_BEGIN_DECLS
 CPUEXEC_EXPORT cpuexec_range_executor cpuexec_range_executor_serial(void);
 
 /* The executor installed on the calling thread at the time of each call
- * (cpuexec_current(): a session's, or an explicit scope's), serial when none
+ * (cpuexec_executor_current(): a session's, or an explicit scope's), serial when none
  * is installed. It hands each participant about one range:
  * cpuexec_parallel_for(exec, count, ceil(count / effective threads), ...). */
 CPUEXEC_EXPORT cpuexec_range_executor cpuexec_range_executor_installed(void);
@@ -77,12 +73,12 @@ CPUEXEC_EXPORT cpuexec_range_executor cpuexec_range_executor_of(cpuexec_executor
  *     once the executor has returned (the callback it was given returned
  *     CPUEXEC_ERANGE for it, so a conforming executor stops early);
  *   - a callback returning non-zero makes the call return CPUEXEC_ECALLBACK
- *     (its value: cpuexec_last_callback_error(), see cpuexec/errors.h),
+ *     (its value: cpuexec_error_callback_value(), see cpuexec/errors.h),
  *     whatever the executor returned for it (its value unchanged, or
  *     CPUEXEC_ECALLBACK); an executor's own error, such as a checking
  *     wrapper's violation, is returned as it is. */
 CPUEXEC_EXPORT int cpuexec_range_executor_run(const cpuexec_range_executor *executor, int64_t count, void *ctx,
-                                              cpuexec_range_callback callback);
+                                              cpuexec_range_fn callback);
 
 /* The checking wrapper: an executor that runs `inner` and, after it
  * returns, also reports contract violations the core cannot see:

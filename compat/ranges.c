@@ -72,7 +72,7 @@ static int check_schedule(const cpuexec_range_schedule *s, cpuexec_range_schedul
   return 0;
 }
 
-CPUEXEC_EXPORT int cpuexec_execute_ranges(int64_t total, const cpuexec_range_schedule *schedule, void *ctx,
+CPUEXEC_EXPORT int cpuexec_ranges_execute(int64_t total, const cpuexec_range_schedule *schedule, void *ctx,
                                           cpuexec_range_fn fn) {
   cpuexec_range_schedule defaults;
   if (schedule == NULL) {
@@ -89,7 +89,7 @@ CPUEXEC_EXPORT int cpuexec_execute_ranges(int64_t total, const cpuexec_range_sch
   if (total <= 0)
     return 0;
 
-  cpuexec_executor *exec = cpuexec_current();
+  cpuexec_executor *exec = cpuexec_executor_current();
   if (exec == NULL || cpuexec__compat_nested() || total < schedule->min_parallel_size)
     return cpuexec__callback_rc(cpuexec__compat_run_serial(ctx, fn, 0, total));
 
@@ -123,7 +123,7 @@ static int costed_run_range(void *arg, int64_t begin, int64_t end) {
   return cpuexec__compat_call_in_region(call->ctx, call->fn, begin, end);
 }
 
-CPUEXEC_EXPORT int cpuexec_execute_costed_ranges(int64_t total, const cpuexec_cost *cost,
+CPUEXEC_EXPORT int cpuexec_ranges_execute_costed(int64_t total, const cpuexec_cost *cost,
                                                  const cpuexec_plan_constraints *constraints,
                                                  int64_t block_multiple, void *ctx, cpuexec_range_fn fn) {
   if (fn == NULL)
@@ -138,13 +138,13 @@ CPUEXEC_EXPORT int cpuexec_execute_costed_ranges(int64_t total, const cpuexec_co
   if (total <= 0)
     return 0;
 
-  cpuexec_executor *exec = cpuexec_current();
+  cpuexec_executor *exec = cpuexec_executor_current();
   if (exec == NULL || cpuexec__compat_nested())
     return cpuexec__callback_rc(cpuexec__compat_run_serial(ctx, fn, 0, total));
 
   cpuexec_plan_constraints none = {0};
   cpuexec_plan plan;
-  int rc = cpuexec_plan_parallel_for(exec, total, cost, constraints != NULL ? constraints : &none, &plan);
+  int rc = cpuexec_parallel_for_plan(exec, total, cost, constraints != NULL ? constraints : &none, &plan);
   if (rc != 0)
     return rc;
   if (plan.participants <= 1 || plan.grain >= total)

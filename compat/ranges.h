@@ -1,13 +1,13 @@
 /* libcpuexec compat: range schedules for existing kernel code.
  *
  * A kernel turns its independent work into a one-dimensional total (elements,
- * output tiles, rows) and hands it to cpuexec_execute_ranges(). That call is
+ * output tiles, rows) and hands it to cpuexec_ranges_execute(). That call is
  * the serial loop
  *
  *     fn(ctx, 0, total);
  *
  * split, when it is worth it, into contiguous blocks that the executor
- * installed on the calling thread (cpuexec_current()) runs in parallel:
+ * installed on the calling thread (cpuexec_executor_current()) runs in parallel:
  *   - total <= 0 calls nothing and returns 0;
  *   - every index in [0, total) is passed exactly once, in half-open ranges
  *     [begin, end); every boundary between two ranges is a multiple of
@@ -27,10 +27,10 @@
  *   - every callback runs inside a region scope: the thread's callback depth
  *     (the same depth the executor keeps, src/thread_state.h) is raised for
  *     the call, so anything it calls through libcpuexec runs as one block on
- *     that thread, and cpuexec_current() still names the region's executor;
+ *     that thread, and cpuexec_executor_current() still names the region's executor;
  *   - a callback returning non-zero stops blocks that have not started; the
  *     call returns CPUEXEC_ECALLBACK after every started callback has
- *     finished (the value: cpuexec_last_callback_error(), cpuexec/errors.h),
+ *     finished (the value: cpuexec_error_callback_value(), cpuexec/errors.h),
  *     and the thread's scope and depth are as they were before the call; an
  *     executor failure (CPUEXEC_EFORKED in a forked child) is returned with
  *     its message.
@@ -78,11 +78,11 @@ CPUEXEC_EXPORT void cpuexec_range_schedule_init(cpuexec_range_schedule *schedule
  * schedule NULL: the defaults. fn NULL or a schedule field out of range is
  * CPUEXEC_EINVAL with a message naming the field. Thread safety: callable
  * from any thread; the schedule is read during the call only. */
-CPUEXEC_EXPORT int cpuexec_execute_ranges(int64_t total, const cpuexec_range_schedule *schedule, void *ctx,
+CPUEXEC_EXPORT int cpuexec_ranges_execute(int64_t total, const cpuexec_range_schedule *schedule, void *ctx,
                                           cpuexec_range_fn fn);
 
 /* The same with the block size chosen by the installed executor's planner:
- * cpuexec_plan_parallel_for(cpuexec_current(), total, cost, constraints)
+ * cpuexec_parallel_for_plan(cpuexec_executor_current(), total, cost, constraints)
  * gives a grain and a participant count; the grain is rounded up to
  * block_multiple (at least 1), and the loop runs on at most the planned
  * participants, each range holding whole grains (the executor's rule, see
@@ -90,7 +90,7 @@ CPUEXEC_EXPORT int cpuexec_execute_ranges(int64_t total, const cpuexec_range_sch
  * calls run one block on the caller, as above. constraints NULL: no limits;
  * block_multiple 0 means 1, negative is CPUEXEC_EINVAL; cost NULL is
  * CPUEXEC_EINVAL. */
-CPUEXEC_EXPORT int cpuexec_execute_costed_ranges(int64_t total, const cpuexec_cost *cost,
+CPUEXEC_EXPORT int cpuexec_ranges_execute_costed(int64_t total, const cpuexec_cost *cost,
                                                  const cpuexec_plan_constraints *constraints,
                                                  int64_t block_multiple, void *ctx, cpuexec_range_fn fn);
 

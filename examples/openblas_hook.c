@@ -107,7 +107,7 @@ int main(void) {
   static blas_hook hook; /* registered for the life of the process */
   int rc = register_blas_hook(&hook);
   if (rc != 0) {
-    fprintf(stderr, "openblas_hook: %s\n", cpuexec_last_error());
+    fprintf(stderr, "openblas_hook: %s\n", cpuexec_error_message());
     return 1;
   }
   cpuexec_policy policy;
@@ -116,7 +116,7 @@ int main(void) {
   policy.affinity_policy = CPUEXEC_AFFINITY_NONE;
   cpuexec_session *session = NULL;
   if ((rc = cpuexec_session_create(&policy, &session)) != 0) {
-    fprintf(stderr, "openblas_hook: %s\n", cpuexec_last_error());
+    fprintf(stderr, "openblas_hook: %s\n", cpuexec_error_message());
     return 1;
   }
   int before = hook.blas.get();

@@ -41,8 +41,8 @@ int main(void) {
   policy.num_threads = 2;
   cpuexec_resolved *resolved = NULL;
   cpuexec_executor *exec = NULL;
-  if (cpuexec_resolve(&policy, NULL, &resolved) != 0 || cpuexec_executor_create(resolved, &exec) != 0) {
-    fprintf(stderr, "openmp_migration: %s\n", cpuexec_last_error());
+  if (cpuexec_policy_resolve(&policy, NULL, &resolved) != 0 || cpuexec_executor_create(resolved, &exec) != 0) {
+    fprintf(stderr, "openmp_migration: %s\n", cpuexec_error_message());
     return 1;
   }
   double top = blur_rows_openmp(in, out, ROWS, COLS);
@@ -55,7 +55,7 @@ int main(void) {
   if (rc == 0)
     rc = blur_rows_cpuexec(exec, in, out, ROWS, COLS, &migrated);
   printf("OpenMP top level: %.0f\nOpenMP in callbacks: %.0f\nmigrated: %.0f\n", top, in_callbacks, migrated);
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
   cpuexec_resolved_destroy(resolved);
   free(in);
   free(out);

@@ -44,7 +44,7 @@ static int relu(const float *x, float *y, int64_t n, unsigned *participants) {
   s.min_block_size = 4096;
   s.block_multiple = 16;
   relu_args a = {x, y, 0};
-  int rc = cpuexec_execute_ranges(n, &s, &a, relu_range);
+  int rc = cpuexec_ranges_execute(n, &s, &a, relu_range);
   *participants = atomic_load(&a.participants);
   return rc;
 }
@@ -109,7 +109,7 @@ static int check_outputs(void) {
 }
 
 static int fail(const char *what) {
-  fprintf(stderr, "range_kernels: %s (%s)\n", what, cpuexec_last_error());
+  fprintf(stderr, "range_kernels: %s (%s)\n", what, cpuexec_error_message());
   return 1;
 }
 

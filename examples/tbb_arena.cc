@@ -99,7 +99,7 @@ int main() {
   ops.run_ranges = arena_run_ranges;
   cpuexec_executor *exec = nullptr;
   if (cpuexec_executor_create_foreign(&ops, &arena, &exec) != 0) {
-    std::fprintf(stderr, "tbb_arena: %s\n", cpuexec_last_error());
+    std::fprintf(stderr, "tbb_arena: %s\n", cpuexec_error_message());
     return 1;
   }
   uint32_t n = cpuexec_executor_effective_threads(exec);
@@ -129,8 +129,8 @@ int main() {
     cpuexec_range_schedule_init(&s);
     s.max_participants = 0;
     s.block_multiple = 16;
-    ok = cpuexec_execute_ranges(kItems, &s, &k, saxpy_range) == 0 && ok;
-    ok = check("cpuexec_execute_ranges", k, expected, n) && ok;
+    ok = cpuexec_ranges_execute(kItems, &s, &k, saxpy_range) == 0 && ok;
+    ok = check("cpuexec_ranges_execute", k, expected, n) && ok;
   }
   {  // and one written against the range-executor contract
     std::vector<float> y = y0;
@@ -141,6 +141,6 @@ int main() {
     ok = check("cpuexec_range_executor_run", k, expected, n) && ok;
   }
   ok = cpuexec_scope_leave(&scope) == 0 && ok;
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
   return ok ? 0 : 1;
 }

@@ -41,7 +41,7 @@ static int run_legacy_kernel(void *arg) {
 }
 
 static int fail(const char *what) {
-  fprintf(stderr, "two_sessions: %s (%s)\n", what, cpuexec_last_error());
+  fprintf(stderr, "two_sessions: %s (%s)\n", what, cpuexec_error_message());
   return 1;
 }
 

@@ -22,7 +22,7 @@
  * std::exception_ptr in a state that belongs to the one call). Exceptions
  * thrown by other participants meanwhile are dropped. A failure of the
  * library itself throws cpuexec::error: the CPUEXEC_E* code (a
- * std::error_code of cpuexec::error_category()) and cpuexec_last_error()'s
+ * std::error_code of cpuexec::error_category()) and cpuexec_error_message()'s
  * message.
  *
  * Without exceptions (-fno-exceptions) the same calls compile; a library

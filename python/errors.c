@@ -11,7 +11,7 @@ static PyObject *raise_with(PyObject *type, int code, PyObject *message) {
   PyObject *exc = PyObject_CallOneArg(type, message);
   if (exc != NULL) {
     PyObject *code_obj = PyLong_FromLong(code);
-    PyObject *name = PyUnicode_FromString(cpuexec_err_name(code));
+    PyObject *name = PyUnicode_FromString(cpuexec_error_name(code));
     if (code_obj == NULL || name == NULL || PyObject_SetAttrString(exc, "code", code_obj) < 0 ||
         PyObject_SetAttrString(exc, "name", name) < 0 || PyObject_SetAttrString(exc, "message", message) < 0)
       Py_CLEAR(exc);
@@ -27,11 +27,11 @@ static PyObject *raise_with(PyObject *type, int code, PyObject *message) {
 }
 
 PyObject *cpx_raise(cpx_state *st, int code) {
-  const char *detail = cpuexec_last_error();
+  const char *detail = cpuexec_error_message();
   PyObject *message = PyUnicode_DecodeUTF8(detail, (Py_ssize_t)strlen(detail), "replace");
   if (message != NULL && PyUnicode_GetLength(message) == 0) {
     Py_DECREF(message);
-    message = PyUnicode_FromString(cpuexec_strerror(code));
+    message = PyUnicode_FromString(cpuexec_error_string(code));
   }
   return raise_with(code == CPUEXEC_EINVAL ? st->invalid_argument : st->error, code, message);
 }

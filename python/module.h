@@ -38,7 +38,7 @@ cpx_state *cpx_state_of_module(PyObject *module);
 
 /* errors.c: raise for a failed libcpuexec call. code CPUEXEC_EINVAL raises
  * cpuexec.InvalidArgument, others cpuexec.Error; both carry code, name
- * ("CPUEXEC_E...") and message (cpuexec_last_error() of this thread, or the
+ * ("CPUEXEC_E...") and message (cpuexec_error_message() of this thread, or the
  * code's string when the call left none). Returns NULL. */
 PyObject *cpx_raise(cpx_state *st, int code);
 /* cpuexec.InvalidArgument with a message of our own (printf-like, as

@@ -58,7 +58,7 @@ PyObject *cpx_resolve(PyObject *module, PyObject *args, PyObject *kwargs) {
   int rc;
   /* The topology object stays alive: args holds it for the whole call. */
   Py_BEGIN_ALLOW_THREADS
-  rc = cpuexec_resolve(is_default ? NULL : &policy, topology, &resolved);
+  rc = cpuexec_policy_resolve(is_default ? NULL : &policy, topology, &resolved);
   Py_END_ALLOW_THREADS
   if (rc != 0)
     return cpx_raise(st, rc);

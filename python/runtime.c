@@ -48,7 +48,7 @@ PyObject *cpx_parallel_for(PyObject *module, PyObject *args, PyObject *kwargs) {
     return NULL;
   range_ctx c = {.fn = fn};
   int rc;
-  cpuexec_executor *exec = cpuexec_current();
+  cpuexec_executor *exec = cpuexec_executor_current();
   Py_BEGIN_ALLOW_THREADS
   rc = cpuexec_parallel_for(exec, total, grain, &c, run_range, (int32_t)max);
   Py_END_ALLOW_THREADS
@@ -62,7 +62,7 @@ PyObject *cpx_parallel_for(PyObject *module, PyObject *args, PyObject *kwargs) {
 }
 
 PyObject *cpx_current_executor_id(PyObject *module, PyObject *unused) {
-  uint64_t id = cpuexec_executor_id(cpuexec_current());
+  uint64_t id = cpuexec_executor_id(cpuexec_executor_current());
   if (id == 0)
     Py_RETURN_NONE;
   return PyLong_FromUnsignedLongLong(id);
@@ -80,7 +80,7 @@ PyObject *cpx_openmp_status(PyObject *module, PyObject *unused) {
   int rc;
   /* It walks the loaded objects under the loader's lock. */
   Py_BEGIN_ALLOW_THREADS
-  rc = cpuexec_openmp_status(&s);
+  rc = cpuexec_openmp_status_get(&s);
   Py_END_ALLOW_THREADS
   if (rc != 0)
     return cpx_raise(st, rc);
@@ -116,7 +116,7 @@ PyObject *cpx_openmp_counters(PyObject *module, PyObject *unused) {
 PyObject *cpx_openmp_report(PyObject *module, PyObject *unused) {
   cpx_state *st = cpx_state_of_module(module);
   size_t count = 0;
-  int rc = cpuexec_openmp_report(NULL, 0, &count);
+  int rc = cpuexec_openmp_report_get(NULL, 0, &count);
   if (rc != 0)
     return cpx_raise(st, rc);
   /* A few spare entries for functions seen between the two calls. */
@@ -124,7 +124,7 @@ PyObject *cpx_openmp_report(PyObject *module, PyObject *unused) {
   cpuexec_openmp_report_entry *entries = PyMem_Calloc(capacity, sizeof *entries);
   if (entries == NULL)
     return PyErr_NoMemory();
-  rc = cpuexec_openmp_report(entries, capacity, &count);
+  rc = cpuexec_openmp_report_get(entries, capacity, &count);
   if (rc != 0) {
     PyMem_Free(entries);
     return cpx_raise(st, rc);
@@ -151,6 +151,6 @@ PyObject *cpx_openmp_report(PyObject *module, PyObject *unused) {
 }
 
 PyObject *cpx_openmp_reset(PyObject *module, PyObject *unused) {
-  cpuexec_openmp_reset();
+  cpuexec_openmp_counters_reset();
   Py_RETURN_NONE;
 }

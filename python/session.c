@@ -116,7 +116,7 @@ static PyObject *session_enable_counters(PyObject *obj, PyObject *unused) {
   cpx_state *st = cpx_state_of_type(Py_TYPE(obj));
   if (st == NULL)
     return NULL;
-  int rc = cpuexec_executor_enable_counters(self->exec);
+  int rc = cpuexec_executor_counters_enable(self->exec);
   if (rc != 0)
     return cpx_raise(st, rc);
   Py_RETURN_NONE;
@@ -128,7 +128,7 @@ static PyObject *session_counters(PyObject *obj, PyObject *unused) {
   if (st == NULL)
     return NULL;
   cpuexec_counters c;
-  int rc = cpuexec_executor_counters(self->exec, &c);
+  int rc = cpuexec_executor_counters_get(self->exec, &c);
   if (rc != 0)
     return cpx_raise(st, rc);
   const uint64_t values[] = {c.dispatches, c.nested_inline, c.limited_inline, c.spins_found_work,
@@ -152,7 +152,7 @@ static PyObject *get_resolution(PyObject *obj, void *c) {
   cpx_state *st = cpx_state_of_type(Py_TYPE(obj));
   if (st == NULL)
     return NULL;
-  const cpuexec_resolved *r = cpuexec_executor_policy(self->exec);
+  const cpuexec_resolved *r = cpuexec_executor_resolved(self->exec);
   if (r == NULL)
     Py_RETURN_NONE;
   /* Borrowed from the executor, which this session's lease keeps alive. */
@@ -160,7 +160,7 @@ static PyObject *get_resolution(PyObject *obj, void *c) {
 }
 
 static PyObject *get_identity(PyObject *obj, void *c) {
-  const char *key = cpuexec_resolved_sharing_key(cpuexec_executor_policy(((SessionObject *)obj)->exec));
+  const char *key = cpuexec_resolved_sharing_key(cpuexec_executor_resolved(((SessionObject *)obj)->exec));
   if (key == NULL)
     Py_RETURN_NONE;
   return PyUnicode_FromString(key);

@@ -1,4 +1,4 @@
-/* The cadence model (cadence.h) and what it shows (cpuexec_executor_spin_state). */
+/* The cadence model (cadence.h) and what it shows (cpuexec_executor_spin_state_get). */
 #include <string.h>
 
 #include "error.h"
@@ -64,7 +64,7 @@ predict:;
   return h;
 }
 
-CPUEXEC_EXPORT int cpuexec_executor_spin_state(const cpuexec_executor *exec, cpuexec_spin_state *out) {
+CPUEXEC_EXPORT int cpuexec_executor_spin_state_get(const cpuexec_executor *exec, cpuexec_spin_state *out) {
   if (!exec || !out) return cpuexec__fail(CPUEXEC_EINVAL, "%s: NULL", !exec ? "exec" : "out");
   memset(out, 0, sizeof *out);
   out->spin_ns = exec->spin.mode == CPUEXEC__SPIN_DURATION ? exec->spin.ns : 0;

@@ -44,7 +44,7 @@ typedef struct cpuexec__cadence_hint {
 
 /* A worker's model of the cadence. The plain fields are the worker's own;
  * the shown_* copies are stored (relaxed) after every update for
- * cpuexec_executor_spin_state, which may read them from any thread. */
+ * cpuexec_executor_spin_state_get, which may read them from any thread. */
 typedef struct cpuexec__cadence {
   uint64_t last_ns;   /* when the previous region was seen (0: none yet) */
   uint64_t period_ns; /* smoothed time between regions */

@@ -27,10 +27,10 @@ CPUEXEC_EXPORT int cpuexec_calibration_run(cpuexec_executor *exec, const cpuexec
   if (!expected || !fn)
     return cpuexec__fail(CPUEXEC_EINVAL, "%s: NULL; pass the profile's descriptor and the calibration callback",
                          !expected ? "expected" : "fn");
-  if (!exec) exec = cpuexec_current();
+  if (!exec) exec = cpuexec_executor_current();
   cpuexec_descriptor have;
   if (exec) {
-    cpuexec_executor_descriptor(exec, &have); /* a foreign executor's too */
+    cpuexec_executor_descriptor_get(exec, &have); /* a foreign executor's too */
     int rc = cpuexec__descriptor_compare(&have, expected);
     if (rc != 0) return rc;
     /* The caller holds exec; a reference of our own keeps it for the call
@@ -41,7 +41,7 @@ CPUEXEC_EXPORT int cpuexec_calibration_run(cpuexec_executor *exec, const cpuexec
     return rc;
   }
   const cpuexec_resolved *resolved;
-  int rc = cpuexec_resolve_default(&resolved);
+  int rc = cpuexec_policy_resolve_default(&resolved);
   if (rc != 0) return rc;
   cpuexec__descriptor_of(resolved, &have);
   if ((rc = cpuexec__descriptor_compare(&have, expected)) != 0) return rc;

@@ -17,7 +17,7 @@ typedef struct observer_node {
 static observer_node *observers_set = NULL;
 static pthread_mutex_t observer_lock = PTHREAD_MUTEX_INITIALIZER;
 
-CPUEXEC_EXPORT void cpuexec_set_dispatch_observer(void *user, cpuexec_dispatch_observer observer) {
+CPUEXEC_EXPORT void cpuexec_dispatch_observer_set(void *user, cpuexec_dispatch_observer observer) {
   pthread_mutex_lock(&observer_lock);
   const cpuexec__observer *published = NULL;
   if (observer) {
@@ -36,7 +36,7 @@ CPUEXEC_EXPORT void cpuexec_set_dispatch_observer(void *user, cpuexec_dispatch_o
   pthread_mutex_unlock(&observer_lock);
 }
 
-CPUEXEC_EXPORT int cpuexec_executor_enable_counters(cpuexec_executor *exec) {
+CPUEXEC_EXPORT int cpuexec_executor_counters_enable(cpuexec_executor *exec) {
   if (!exec) return cpuexec__fail(CPUEXEC_EINVAL, "exec: NULL; counters belong to an executor");
   if (cpuexec__counters_of(exec)) return 0;
   cpuexec__counters_block *block = aligned_alloc(_Alignof(cpuexec__counters_block), sizeof *block);
@@ -53,7 +53,7 @@ CPUEXEC_EXPORT int cpuexec_executor_enable_counters(cpuexec_executor *exec) {
   return 0;
 }
 
-CPUEXEC_EXPORT int cpuexec_executor_counters(const cpuexec_executor *exec, cpuexec_counters *out) {
+CPUEXEC_EXPORT int cpuexec_executor_counters_get(const cpuexec_executor *exec, cpuexec_counters *out) {
   if (!exec || !out) return cpuexec__fail(CPUEXEC_EINVAL, "%s: NULL", !exec ? "exec" : "out");
   memset(out, 0, sizeof *out);
   cpuexec__counters_block *c = cpuexec__counters_of(exec);
@@ -104,7 +104,7 @@ void cpuexec__descriptor_of(const cpuexec_resolved *r, cpuexec_descriptor *out) 
   out->spin_class = r->spin.policy;
 }
 
-CPUEXEC_EXPORT int cpuexec_executor_descriptor(const cpuexec_executor *exec, cpuexec_descriptor *out) {
+CPUEXEC_EXPORT int cpuexec_executor_descriptor_get(const cpuexec_executor *exec, cpuexec_descriptor *out) {
   if (!exec || !out) return cpuexec__fail(CPUEXEC_EINVAL, "%s: NULL", !exec ? "exec" : "out");
   memset(out, 0, sizeof *out);
   if (!exec->resolved) {
@@ -135,10 +135,10 @@ int cpuexec__descriptor_compare(const cpuexec_descriptor *have, const cpuexec_de
   return 0;
 }
 
-CPUEXEC_EXPORT int cpuexec_executor_check_descriptor(const cpuexec_executor *exec,
+CPUEXEC_EXPORT int cpuexec_executor_descriptor_check(const cpuexec_executor *exec,
                                                      const cpuexec_descriptor *expected) {
   if (!exec || !expected) return cpuexec__fail(CPUEXEC_EINVAL, "%s: NULL", !exec ? "exec" : "expected");
   cpuexec_descriptor have;
-  cpuexec_executor_descriptor(exec, &have);
+  cpuexec_executor_descriptor_get(exec, &have);
   return cpuexec__descriptor_compare(&have, expected);
 }

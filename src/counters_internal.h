@@ -2,7 +2,7 @@
  *
  * The executor holds an _Atomic pointer to one block, NULL while counters
  * are off, so the hot path costs one load and a predicted branch. The block
- * is allocated once by cpuexec_executor_enable_counters() and freed with the
+ * is allocated once by cpuexec_executor_counters_enable() and freed with the
  * executor; every field is incremented with relaxed atomics by whichever
  * thread observed the event. */
 #ifndef CPUEXEC_SRC_COUNTERS_INTERNAL_H

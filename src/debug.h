@@ -8,7 +8,7 @@
  * that the normal build cannot afford to detect (it would cost the hot path
  * or a lock): the debug build prints what broke, where, and aborts, so the
  * fault shows at its cause. The checks (grep CPUEXEC__CHECK):
- *   - lease vs destroy: cpuexec_executor_destroy() on a pool the registry
+ *   - lease vs destroy: cpuexec_executor_release() on a pool the registry
  *     still leases (executor.c);
  *   - slot invariants: a worker admitted to a region is one of its
  *     participants (executor.c); lease counts never go below zero

@@ -56,15 +56,15 @@ _Atomic unsigned cpuexec__legacy_pool_attempts; /* attempts made (tests read it)
  * default pool are legacy call sites that must run anyway. */
 static int resolve_for_pool(cpuexec_resolved **owned, const cpuexec_resolved **resolved) {
   *owned = NULL;
-  int rc = cpuexec_resolve_default(resolved);
+  int rc = cpuexec_policy_resolve_default(resolved);
   if (rc == 0) return 0;
   char why[300];
-  snprintf(why, sizeof why, "%s", cpuexec_last_error());
+  snprintf(why, sizeof why, "%s", cpuexec_error_message());
   cpuexec_policy p;
   if (cpuexec_policy_from_environment(&p) != 0) cpuexec_policy_init(&p);
   p.affinity_policy = CPUEXEC_AFFINITY_NONE;
   p.cpu_set_count = 0;
-  if (cpuexec_resolve(&p, NULL, owned) != 0) return cpuexec__fail(rc, "%s", why);
+  if (cpuexec_policy_resolve(&p, NULL, owned) != 0) return cpuexec__fail(rc, "%s", why);
   *resolved = *owned;
   static atomic_bool said;
   if (!atomic_exchange_explicit(&said, true, memory_order_relaxed))
@@ -84,7 +84,7 @@ static void make_pool(uint64_t generation, bool retrying) {
   if (rc == 0) rc = cpuexec_registry_acquire(registry, resolved, &made);
   cpuexec_resolved_destroy(owned); /* the executor keeps its own reference */
   if (rc != 0) {
-    snprintf(pool_error_detail, sizeof pool_error_detail, "%s", cpuexec_last_error());
+    snprintf(pool_error_detail, sizeof pool_error_detail, "%s", cpuexec_error_message());
     unsigned gap = atomic_load_explicit(&retry_gap, memory_order_relaxed);
     if (retrying) gap = gap * 2 < RETRY_GAP_MAX ? gap * 2 : RETRY_GAP_MAX;
     atomic_store_explicit(&retry_gap, gap, memory_order_relaxed);

@@ -14,7 +14,7 @@ static __thread char last_error_detail[CPUEXEC__ERROR_DETAIL_MAX];
 /* The value of the callback behind the thread's last CPUEXEC_ECALLBACK. */
 static __thread int last_callback_value;
 
-CPUEXEC_EXPORT const char *cpuexec_strerror(int code) {
+CPUEXEC_EXPORT const char *cpuexec_error_string(int code) {
   switch (code) {
   case CPUEXEC_OK:
     return "success";
@@ -28,7 +28,7 @@ CPUEXEC_EXPORT const char *cpuexec_strerror(int code) {
   }
 }
 
-CPUEXEC_EXPORT const char *cpuexec_err_name(int code) {
+CPUEXEC_EXPORT const char *cpuexec_error_name(int code) {
   switch (code) {
   case CPUEXEC_OK:
     return "CPUEXEC_OK";
@@ -42,9 +42,9 @@ CPUEXEC_EXPORT const char *cpuexec_err_name(int code) {
   }
 }
 
-CPUEXEC_EXPORT const char *cpuexec_last_error(void) { return last_error_detail; }
+CPUEXEC_EXPORT const char *cpuexec_error_message(void) { return last_error_detail; }
 
-CPUEXEC_EXPORT int cpuexec_last_callback_error(void) { return last_callback_value; }
+CPUEXEC_EXPORT int cpuexec_error_callback_value(void) { return last_callback_value; }
 
 int cpuexec__misuse(int code, const char *format, ...) {
   va_list args;
@@ -52,7 +52,7 @@ int cpuexec__misuse(int code, const char *format, ...) {
   vsnprintf(last_error_detail, sizeof last_error_detail, format, args);
   va_end(args);
   if (CPUEXEC_DEBUG) {
-    fprintf(stderr, "libcpuexec: misuse (%s): %s\n", cpuexec_err_name(code), last_error_detail);
+    fprintf(stderr, "libcpuexec: misuse (%s): %s\n", cpuexec_error_name(code), last_error_detail);
     abort();
   }
   return code;
@@ -61,7 +61,7 @@ int cpuexec__misuse(int code, const char *format, ...) {
 int cpuexec__callback_failed(int value) {
   last_callback_value = value;
   snprintf(last_error_detail, sizeof last_error_detail,
-           "callback failed with %d (the callback's own value, see cpuexec_last_callback_error(); "
+           "callback failed with %d (the callback's own value, see cpuexec_error_callback_value(); "
            "the library itself did not fail)",
            value);
   return CPUEXEC_ECALLBACK;

@@ -1,4 +1,4 @@
-/* Internal: recording failures for cpuexec_last_error(). */
+/* Internal: recording failures for cpuexec_error_message(). */
 #ifndef CPUEXEC_SRC_ERROR_H
 #define CPUEXEC_SRC_ERROR_H
 
@@ -15,7 +15,7 @@ int cpuexec__fail(int code, const char *format, ...) __attribute__((format(print
 int cpuexec__misuse(int code, const char *format, ...) __attribute__((format(printf, 2, 3)));
 
 /* A user callback returned value != 0: records it for
- * cpuexec_last_callback_error(), says so in cpuexec_last_error(), and
+ * cpuexec_error_callback_value(), says so in cpuexec_error_message(), and
  * returns CPUEXEC_ECALLBACK. Every public call that runs user callbacks
  * passes their failure through here, so no callback value reaches a caller
  * as a return code (include/cpuexec/errors.h). */

@@ -187,7 +187,7 @@ struct cpuexec_executor *cpuexec__executor_shell(uint32_t threads) {
 CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpuexec_executor **out) {
   if (!out) return cpuexec__fail(CPUEXEC_EINVAL, "out: NULL; pass where to store the executor");
   *out = NULL;
-  if (!resolved) return cpuexec__fail(CPUEXEC_EINVAL, "resolved: NULL; resolve a policy first (cpuexec_resolve)");
+  if (!resolved) return cpuexec__fail(CPUEXEC_EINVAL, "resolved: NULL; resolve a policy first (cpuexec_policy_resolve)");
   int failed = cpuexec__fork_init();
   if (failed != 0) return failed;
   uint32_t threads = resolved->effective_threads ? resolved->effective_threads : 1;
@@ -301,16 +301,12 @@ int cpuexec__executor_unref(cpuexec_executor *exec) {
   return 0;
 }
 
-/* cpuexec-1.0-alias-begin: the deprecated 0.x name of
- * cpuexec_executor_release() (one release call for every handle). */
-CPUEXEC_EXPORT int cpuexec_executor_destroy(cpuexec_executor *exec) { return cpuexec_executor_release(exec); }
-/* cpuexec-1.0-alias-end */
 
 CPUEXEC_EXPORT int32_t cpuexec_executor_effective_threads(const cpuexec_executor *exec) {
   return exec ? (int32_t)exec->threads : 1;
 }
 
-CPUEXEC_EXPORT const cpuexec_resolved *cpuexec_executor_policy(const cpuexec_executor *exec) {
+CPUEXEC_EXPORT const cpuexec_resolved *cpuexec_executor_resolved(const cpuexec_executor *exec) {
   return exec ? exec->resolved : NULL;
 }
 

@@ -159,7 +159,7 @@ static int report(foreign_call *c, int pool_rc, bool returned_early) {
   if (error != 0) return cpuexec__callback_failed(error);
   if (pool_rc != 0)
     return cpuexec__fail(pool_rc, "foreign executor %" PRIu64 ": run_ranges failed with %d (%s) and no callback failed",
-                         c->exec->id, pool_rc, cpuexec_err_name(pool_rc));
+                         c->exec->id, pool_rc, cpuexec_error_name(pool_rc));
   for (uint32_t i = 0; i < c->participants; i++)
     if (atomic_load_explicit(&c->ran[i], memory_order_relaxed) == 0)
       return cpuexec__fail(CPUEXEC_ESTATE,

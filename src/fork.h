@@ -18,7 +18,7 @@ static inline uint64_t cpuexec__fork_generation_now(void) {
 /* Registers the fork handlers once per process. Every module that holds a
  * lock the handlers take, or state that must not cross fork, calls it
  * before making such state. Returns 0, or a CPUEXEC_E* (with the reason
- * in cpuexec_last_error()) when pthread_atfork failed; every later call
+ * in cpuexec_error_message()) when pthread_atfork failed; every later call
  * returns the same failure. */
 int cpuexec__fork_init(void);
 

@@ -6,7 +6,7 @@
  * weak definition chains to the next one with dlsym(RTLD_NEXT)). It is not
  * found when the program defines its own ompt_start_tool that does not chain,
  * when OMP_TOOL=disabled, or when libcpuexec is loaded after libomp started
- * (libomp asks once). libgomp has no OMPT at all. cpuexec_openmp_status()
+ * (libomp asks once). libgomp has no OMPT at all. cpuexec_openmp_status_get()
  * tells which of these happened (src/openmp_report.c).
  *
  * Events: thread_begin/end (OpenMP worker threads created), parallel_begin

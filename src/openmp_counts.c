@@ -114,7 +114,7 @@ void cpuexec__openmp_record_untracked(void) {
   cpuexec__openmp_bump(b, &b->c[CPUEXEC__C_UNTRACKED]);
 }
 
-/* What cpuexec_openmp_reset() saw; guarded by baseline_lock, which only
+/* What cpuexec_openmp_counters_reset() saw; guarded by baseline_lock, which only
  * readers take (never the tool). */
 static pthread_mutex_t baseline_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t baseline_c[C_COUNT];
@@ -173,7 +173,7 @@ CPUEXEC_EXPORT int cpuexec_openmp_counters_get(cpuexec_openmp_counters *out) {
   return 0;
 }
 
-CPUEXEC_EXPORT void cpuexec_openmp_reset(void) {
+CPUEXEC_EXPORT void cpuexec_openmp_counters_reset(void) {
   pthread_mutex_lock(&baseline_lock);
   sum_counters(baseline_c);
   for (int i = 0; i < TABLE_SIZE; i++) {

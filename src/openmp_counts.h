@@ -17,7 +17,7 @@
  *     full table could not hold (the OVERFLOW counters), summed on read;
  *   - team-size maxima are raised with a compare-and-swap, and only for
  *     teams above one: a slot that has counts reports at least one;
- *   - counts only grow: cpuexec_openmp_reset() keeps a baseline that
+ *   - counts only grow: cpuexec_openmp_counters_reset() keeps a baseline that
  *     readers subtract. */
 #ifndef CPUEXEC_SRC_OPENMP_COUNTS_H
 #define CPUEXEC_SRC_OPENMP_COUNTS_H
@@ -119,7 +119,7 @@ static inline void cpuexec__openmp_record_region(cpuexec__omp_region_kind kind, 
   atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + 1, memory_order_relaxed);
 }
 
-/* One call-site slot's counts per kind since the last cpuexec_openmp_reset()
+/* One call-site slot's counts per kind since the last cpuexec_openmp_counters_reset()
  * (openmp_counts.c). */
 void cpuexec__openmp_slot_since_reset(int slot, uint64_t out[CPUEXEC__T_COUNT]);
 

@@ -127,7 +127,7 @@ void cpuexec__openmp_scope_enter(cpuexec_executor *exec, int32_t saved[4]) {
     return;
   /* A foreign executor (no resolved policy) says nothing about spinning:
    * libomp's block time is left alone. */
-  const cpuexec_resolved *policy = cpuexec_executor_policy(exec);
+  const cpuexec_resolved *policy = cpuexec_executor_resolved(exec);
   cpuexec_resolved_spin spin = cpuexec_resolved_spin_behaviour(policy);
   cpuexec__openmp_scope_apply(cpuexec_executor_effective_threads(exec),
                               policy != NULL ? cpuexec__openmp_blocktime_for(&spin) : -1, saved);

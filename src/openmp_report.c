@@ -1,4 +1,4 @@
-/* cpuexec_openmp_report(): the counted call sites, resolved to functions
+/* cpuexec_openmp_report_get(): the counted call sites, resolved to functions
  * (dladdr) only when the report is read, and call sites in the same function
  * merged. */
 #include <cpuexec/errors.h>
@@ -78,7 +78,7 @@ static void merge_into(cpuexec_openmp_report_entry *into, const cpuexec_openmp_r
     into->max_actual_threads = from->max_actual_threads;
 }
 
-CPUEXEC_EXPORT int cpuexec_openmp_report(cpuexec_openmp_report_entry *entries, size_t capacity, size_t *count) {
+CPUEXEC_EXPORT int cpuexec_openmp_report_get(cpuexec_openmp_report_entry *entries, size_t capacity, size_t *count) {
   if (count == NULL)
     return cpuexec__fail(CPUEXEC_EINVAL, "count: NULL; pass a size_t to receive the number of entries");
   if (entries == NULL && capacity > 0)

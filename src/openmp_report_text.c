@@ -26,15 +26,15 @@ CPUEXEC_EXPORT int cpuexec_openmp_report_describe(char *buf, size_t size) {
     return cpuexec__fail(CPUEXEC_EINVAL, "buf: NULL with size %zu; pass a buffer or size 0", size);
   cpuexec_openmp_state status;
   cpuexec_openmp_counters c;
-  cpuexec_openmp_status(&status);
+  cpuexec_openmp_status_get(&status);
   cpuexec_openmp_counters_get(&c);
   size_t n = 0;
-  int rc = cpuexec_openmp_report(NULL, 0, &n);
+  int rc = cpuexec_openmp_report_get(NULL, 0, &n);
   cpuexec_openmp_report_entry *entries = n > 0 ? calloc(n, sizeof *entries) : NULL;
   if (rc == 0 && n > 0 && entries == NULL)
     return cpuexec__fail(CPUEXEC_ENOMEM, "report: %zu entries", n);
   if (rc == 0 && n > 0)
-    rc = cpuexec_openmp_report(entries, n, &n);
+    rc = cpuexec_openmp_report_get(entries, n, &n);
   if (rc != 0) {
     free(entries);
     return rc;

@@ -26,7 +26,7 @@
  *     do not all take the loader's lock together);
  *   - at every scope enter (once per session run, on the session thread);
  *   - on the next region begin after libomp asked for a tool (a libomp loaded
- *     late announces itself that way) and on every cpuexec_openmp_status().
+ *     late announces itself that way) and on every cpuexec_openmp_status_get().
  * So a runtime dlopen()ed later is guarded from the next scope enter, or
  * within 64 regions per thread: see doc/migrating-openmp.md, "Limits". */
 #include "openmp_internal.h"

@@ -1,4 +1,4 @@
-/* cpuexec_openmp_status(): what the library knows of the OpenMP runtimes in
+/* cpuexec_openmp_status_get(): what the library knows of the OpenMP runtimes in
  * the process and whether their regions are counted, with the reason. */
 #include <cpuexec/errors.h>
 #include <cpuexec/interop.h>
@@ -26,7 +26,7 @@ static const char *other_tool_owner(void) {
   Dl_info info, mine;
   if (definer == NULL || dladdr(definer, &info) == 0)
     return NULL;
-  if (dladdr((void *)cpuexec_openmp_status, &mine) != 0 && info.dli_fbase == mine.dli_fbase)
+  if (dladdr((void *)cpuexec_openmp_status_get, &mine) != 0 && info.dli_fbase == mine.dli_fbase)
     return NULL; /* ours comes first */
   if (strcmp(info.dli_fname, cpuexec__omp_runtimes[CPUEXEC__OMP_LIBOMP].path) == 0)
     return NULL; /* libomp's weak one: it chains to the next definition */
@@ -113,7 +113,7 @@ static void explain(cpuexec_openmp_state *out, uint32_t mask) {
                 "libcpuexec is not in the global symbol scope, e.g. dlopen()ed with RTLD_LOCAL)";
 }
 
-CPUEXEC_EXPORT int cpuexec_openmp_status(cpuexec_openmp_state *out) {
+CPUEXEC_EXPORT int cpuexec_openmp_status_get(cpuexec_openmp_state *out) {
   if (out == NULL)
     return cpuexec__fail(CPUEXEC_EINVAL, "out: NULL; pass a cpuexec_openmp_state to fill");
   memset(out, 0, sizeof *out);

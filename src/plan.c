@@ -76,7 +76,7 @@ static double plan_time(const plan_work *w, uint32_t p) {
 
 static bool valid_cost(double v) { return isfinite(v) && v >= 0.0; }
 
-CPUEXEC_EXPORT int cpuexec_plan_parallel_for(const cpuexec_executor *exec, int64_t total, const cpuexec_cost *cost,
+CPUEXEC_EXPORT int cpuexec_parallel_for_plan(const cpuexec_executor *exec, int64_t total, const cpuexec_cost *cost,
                                              const cpuexec_plan_constraints *constraints, cpuexec_plan *plan) {
   if (!cost || !plan) return cpuexec__fail(CPUEXEC_EINVAL, "%s: NULL", !cost ? "cost" : "plan");
   if (!valid_cost(cost->bytes_read) || !valid_cost(cost->bytes_written) || !valid_cost(cost->compute_cycles))
@@ -148,7 +148,7 @@ CPUEXEC_EXPORT int cpuexec_parallel_for_costed(cpuexec_executor *exec, int64_t t
                                                const cpuexec_plan_constraints *constraints, void *ctx,
                                                cpuexec_range_fn fn) {
   cpuexec_plan plan;
-  int rc = cpuexec_plan_parallel_for(exec, total, cost, constraints, &plan);
+  int rc = cpuexec_parallel_for_plan(exec, total, cost, constraints, &plan);
   if (rc != 0) return rc;
   return cpuexec_parallel_for(exec, total, plan.grain, ctx, fn, plan.participants);
 }

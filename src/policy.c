@@ -157,7 +157,7 @@ CPUEXEC_EXPORT int cpuexec_policy_from_environment(cpuexec_policy *policy) {
   free(copy);
   if (rc != 0) {
     char detail[400];
-    strncpy(detail, cpuexec_last_error(), sizeof detail - 1);
+    strncpy(detail, cpuexec_error_message(), sizeof detail - 1);
     detail[sizeof detail - 1] = '\0';
     return cpuexec__fail(rc, "CPUEXEC_POLICY: %s", detail);
   }

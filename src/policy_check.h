@@ -1,7 +1,7 @@
 /* Internal: the rules a policy request must meet on any machine.
  *
  * cpuexec_policy_parse() applies them to every text it accepts, and
- * cpuexec_resolve() can apply them to requests built field by field, so the
+ * cpuexec_policy_resolve() can apply them to requests built field by field, so the
  * two agree on what a valid request is and on the messages. Rules that need
  * a topology (ids outside the process-visible set, more threads than
  * processors, an explicit set whose size differs from num_threads) are
@@ -11,7 +11,7 @@
 
 #include <cpuexec/policy.h>
 
-/* 0, or CPUEXEC_EINVAL with cpuexec_last_error() naming the field, the value
+/* 0, or CPUEXEC_EINVAL with cpuexec_error_message() naming the field, the value
  * and what is allowed, for the first of these that fails:
  * - spin_policy and affinity_policy are values of their enums;
  * - num_threads is not negative;

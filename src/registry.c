@@ -347,7 +347,7 @@ static void default_init(void) {
   cpuexec_registry_options options;
   default_env_error = cpuexec_registry_options_from_environment(&options);
   if (default_env_error != 0) {
-    snprintf(default_env_detail, sizeof default_env_detail, "%s", cpuexec_last_error());
+    snprintf(default_env_detail, sizeof default_env_detail, "%s", cpuexec_error_message());
     cpuexec_registry_options_init(&options);
   }
   if (registry_new(&options, true, &default_registry) != 0) default_registry = NULL;
@@ -369,7 +369,7 @@ CPUEXEC_EXPORT int cpuexec_registry_acquire(cpuexec_registry *registry, const cp
   *lease = NULL;
   if (!registry)
     return cpuexec__fail(CPUEXEC_EINVAL, "registry: NULL; use cpuexec_registry_default() for the process registry");
-  if (!resolved) return cpuexec__fail(CPUEXEC_EINVAL, "resolved: NULL; resolve a policy with cpuexec_resolve()");
+  if (!resolved) return cpuexec__fail(CPUEXEC_EINVAL, "resolved: NULL; resolve a policy with cpuexec_policy_resolve()");
   const char *key = cpuexec_resolved_sharing_key(resolved);
   if (!key) return cpuexec__fail(CPUEXEC_EINVAL, "resolved: has no sharing key");
   bool serial = cpuexec_resolved_effective_threads(resolved) <= 1;

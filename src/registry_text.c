@@ -109,7 +109,7 @@ CPUEXEC_EXPORT int cpuexec_registry_options_from_environment(cpuexec_registry_op
   int rc = cpuexec_registry_options_parse(text, options);
   if (rc != 0) {
     char detail[400];
-    strncpy(detail, cpuexec_last_error(), sizeof detail - 1);
+    strncpy(detail, cpuexec_error_message(), sizeof detail - 1);
     detail[sizeof detail - 1] = '\0';
     return cpuexec__fail(rc, "CPUEXEC_REGISTRY: %s", detail);
   }

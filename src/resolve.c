@@ -482,7 +482,7 @@ static char *sharing_key(const cpuexec_resolved *r) {
 }
 
 
-CPUEXEC_EXPORT int cpuexec_resolve(const cpuexec_policy *request, const cpuexec_topology *topology,
+CPUEXEC_EXPORT int cpuexec_policy_resolve(const cpuexec_policy *request, const cpuexec_topology *topology,
                                    cpuexec_resolved **out) {
   if (out == NULL)
     return cpuexec__fail(CPUEXEC_EINVAL, "out: NULL; pass where to store the resolution");

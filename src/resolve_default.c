@@ -1,4 +1,4 @@
-/* The process default resolution (cpuexec_resolve_default) and the
+/* The process default resolution (cpuexec_policy_resolve_default) and the
  * CPUEXEC_DISPLAY report of it. */
 #include "resolved.h"
 
@@ -58,7 +58,7 @@ static void display_default(const cpuexec_resolved *resolved) {
   }
 }
 
-CPUEXEC_EXPORT int cpuexec_resolve_default(const cpuexec_resolved **out) {
+CPUEXEC_EXPORT int cpuexec_policy_resolve_default(const cpuexec_resolved **out) {
   if (out == NULL)
     return cpuexec__fail(CPUEXEC_EINVAL, "out: NULL; pass where to store the resolution");
   int frc = cpuexec__fork_init();
@@ -70,14 +70,14 @@ CPUEXEC_EXPORT int cpuexec_resolve_default(const cpuexec_resolved **out) {
   unsigned gen = cpuexec__topology_process_generation();
   if (!default_made || (trc == 0 && gen != default_generation)) {
     cpuexec_resolved *r = NULL;
-    default_rc = trc != 0 ? trc : cpuexec_resolve(NULL, t, &r);
+    default_rc = trc != 0 ? trc : cpuexec_policy_resolve(NULL, t, &r);
     default_version *v = r != NULL ? malloc(sizeof *v) : NULL;
     if (r != NULL && v == NULL) {
       cpuexec_resolved_destroy(r);
       default_rc = cpuexec__fail(CPUEXEC_ENOMEM, "resolve: out of memory");
     }
     if (default_rc != 0) {
-      snprintf(default_error, sizeof default_error, "%s", cpuexec_last_error());
+      snprintf(default_error, sizeof default_error, "%s", cpuexec_error_message());
     } else {
       v->resolved = r;
       v->older = default_versions;

@@ -1,6 +1,6 @@
 /* Internal: the layout of a resolved policy, shared by resolve.c (which
  * builds it) and the executor, registry and describe code (which read it).
- * Immutable after cpuexec_resolve() returns; shared by reference count so an
+ * Immutable after cpuexec_policy_resolve() returns; shared by reference count so an
  * executor can keep the resolution it runs without copying it. */
 #ifndef CPUEXEC_SRC_RESOLVED_H
 #define CPUEXEC_SRC_RESOLVED_H

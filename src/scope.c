@@ -1,4 +1,4 @@
-/* Thread-local executor scopes and cpuexec_current().
+/* Thread-local executor scopes and cpuexec_executor_current().
  *
  * A scope installs an executor on the thread through the region primitive
  * (src/participant.h), which also runs the runtime hooks' scope parts, and
@@ -69,4 +69,4 @@ CPUEXEC_EXPORT int cpuexec_scope_leave(cpuexec_scope *scope_storage) {
   return cpuexec_executor_release(scope->installed);
 }
 
-CPUEXEC_EXPORT cpuexec_executor *cpuexec_current(void) { return cpuexec__tls.installed; }
+CPUEXEC_EXPORT cpuexec_executor *cpuexec_executor_current(void) { return cpuexec__tls.installed; }

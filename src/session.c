@@ -24,7 +24,7 @@ struct cpuexec_session {
 static int lease_for(const cpuexec_session_options *options, cpuexec_executor **exec) {
   cpuexec_registry *registry = options->registry;
   if (!options->policy && !options->resolved) {
-    cpuexec_executor *current = cpuexec_current();
+    cpuexec_executor *current = cpuexec_executor_current();
     if (current) {
       int rc = cpuexec_executor_retain(current);
       if (rc == 0) *exec = current;
@@ -40,12 +40,12 @@ static int lease_for(const cpuexec_session_options *options, cpuexec_executor **
   if (options->resolved) return cpuexec_registry_acquire(registry, options->resolved, exec);
   if (!options->policy) {
     const cpuexec_resolved *resolved = NULL;
-    int rc = cpuexec_resolve_default(&resolved);
+    int rc = cpuexec_policy_resolve_default(&resolved);
     if (rc != 0) return rc;
     return cpuexec_registry_acquire(registry, resolved, exec);
   }
   cpuexec_resolved *resolved = NULL;
-  int rc = cpuexec_resolve(options->policy, NULL, &resolved);
+  int rc = cpuexec_policy_resolve(options->policy, NULL, &resolved);
   if (rc != 0) return rc;
   /* The executor keeps its own reference to the resolution it runs. */
   rc = cpuexec_registry_acquire(registry, resolved, exec);

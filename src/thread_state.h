@@ -3,7 +3,7 @@
  * Written only by the thread it describes, so no field needs atomics, and
  * only through the region primitive (src/participant.h): participants set
  * the region fields around callbacks, scopes set installed. Everything else
- * reads it: cpuexec_current(), cpuexec_participant_index/count(), the
+ * reads it: cpuexec_executor_current(), cpuexec_participant_index/count(), the
  * adapters' nesting test, and the OMPT tool, which reads callback_depth and
  * installed to attribute OpenMP regions without taking a lock. */
 #ifndef CPUEXEC_SRC_THREAD_STATE_H
@@ -12,7 +12,7 @@
 #include <cpuexec/executor.h>
 
 typedef struct cpuexec__thread_state {
-  /* The executor cpuexec_current() returns: set by scopes on the thread that
+  /* The executor cpuexec_executor_current() returns: set by scopes on the thread that
    * entered them, and by the executor on every participant for the length
    * of a region (so a nested call sees the region's executor). */
   cpuexec_executor *installed;

@@ -186,7 +186,7 @@ static int fill_options_side(const cpuexec_topology_options *o, bool tolerant, c
     int rc = cpuexec__cgroup_cpu_quota(o, &t->cpu_quota, &t->quota_source);
     if (rc != 0 && tolerant && rc != CPUEXEC_ENOMEM) {
       /* The default must not fail on a file the process does not own. */
-      t->fallback = dup_printf("cgroup quota ignored: %s; the default is not capped by a quota", cpuexec_last_error());
+      t->fallback = dup_printf("cgroup quota ignored: %s; the default is not capped by a quota", cpuexec_error_message());
       t->cpu_quota = 0;
       return t->fallback != NULL ? 0 : CPUEXEC_ENOMEM;
     }

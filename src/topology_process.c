@@ -89,7 +89,7 @@ static int reload(void) {
   if (rc == CPUEXEC_ENOMEM) return rc;
   if (rc != 0) {
     char why[300];
-    snprintf(why, sizeof why, "%s", cpuexec_last_error());
+    snprintf(why, sizeof why, "%s", cpuexec_error_message());
     t = flat(have && CPU_COUNT(&set) > 0 ? &set : NULL, why);
     if (!t) return cpuexec__fail(CPUEXEC_ENOMEM, "topology: out of memory building the fallback topology");
   }
@@ -120,7 +120,7 @@ void cpuexec__topology_process_fork_child(void) { pthread_mutex_init(&lock, NULL
 int cpuexec__topology_process(const cpuexec_topology **out) {
   cpu_set_t now;
   bool have = process_set(&now);
-  (void)cpuexec__fork_init(); /* fork safety is reported by cpuexec_resolve_default */
+  (void)cpuexec__fork_init(); /* fork safety is reported by cpuexec_policy_resolve_default */
   pthread_mutex_lock(&lock);
   int rc = 0;
   if (!current || (have && (!have_set || !CPU_EQUAL(&now, &loaded_under)))) rc = reload();
@@ -134,7 +134,7 @@ unsigned cpuexec__topology_process_generation(void) {
 }
 
 CPUEXEC_EXPORT int cpuexec_topology_refresh(void) {
-  (void)cpuexec__fork_init(); /* fork safety is reported by cpuexec_resolve_default */
+  (void)cpuexec__fork_init(); /* fork safety is reported by cpuexec_policy_resolve_default */
   pthread_mutex_lock(&lock);
   int rc = reload();
   pthread_mutex_unlock(&lock);

@@ -15,7 +15,7 @@ int test_executor_create(uint32_t threads, test_owned_executor *out) {
   policy.affinity_policy = CPUEXEC_AFFINITY_NONE; /* more threads than this machine has cores */
   out->resolved = NULL;
   out->exec = NULL;
-  int rc = cpuexec_resolve(&policy, NULL, &out->resolved);
+  int rc = cpuexec_policy_resolve(&policy, NULL, &out->resolved);
   if (rc != 0)
     return rc;
   rc = cpuexec_executor_create(out->resolved, &out->exec);
@@ -28,7 +28,7 @@ int test_executor_create(uint32_t threads, test_owned_executor *out) {
 
 void test_executor_destroy(test_owned_executor *t) {
   if (t->exec != NULL)
-    cpuexec_executor_destroy(t->exec);
+    cpuexec_executor_release(t->exec);
   if (t->resolved != NULL)
     cpuexec_resolved_destroy(t->resolved);
   t->exec = NULL;

@@ -9,7 +9,7 @@
 # Prints every violation, one a line, and exits 1 if there is any.
 
 # The private headers compat/ may include: the region primitive's header,
-# and error.h, the only way to report a failure through cpuexec_last_error()
+# and error.h, the only way to report a failure through cpuexec_error_message()
 # (the public API has no setter). Adjust here when the primitive moves.
 COMPAT_ALLOW="src/participant.h src/error.h"
 

@@ -48,7 +48,7 @@ int main(void) {
   for (int i = 0; i < ITEMS; i++)
     max_team = teams[i] > max_team ? teams[i] : max_team;
   cpuexec_openmp_state s;
-  cpuexec_openmp_status(&s);
+  cpuexec_openmp_status_get(&s);
   cpuexec_openmp_counters n;
   cpuexec_openmp_counters_get(&n);
   printf("rc=%d\nmax_team=%d\ndetection=%d\nlive=%d\nchained=%d\nin_callbacks=%llu\ninline=%llu\n", rc, max_team,
@@ -65,6 +65,6 @@ int main(void) {
 #ifdef APP_TOOL
   printf("app_tool_called=%d\n", app_tool_called);
 #endif
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
   return 0;
 }

@@ -19,7 +19,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s\n", dlerror());
     return 1;
   }
-  int (*status)(cpuexec_openmp_state *) = (int (*)(cpuexec_openmp_state *))dlsym(lib, "cpuexec_openmp_status");
+  int (*status)(cpuexec_openmp_state *) = (int (*)(cpuexec_openmp_state *))dlsym(lib, "cpuexec_openmp_status_get");
   cpuexec_openmp_state s;
   if (status == NULL || status(&s) != 0)
     return 1;

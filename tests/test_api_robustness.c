@@ -3,7 +3,7 @@
  *
  * The rules proven here (include/cpuexec/errors.h's convention, the header comments):
  *   - an int-returning call fails with its documented negative code and
- *     cpuexec_last_error() names the argument that was wrong;
+ *     cpuexec_error_message() names the argument that was wrong;
  *   - destroy/release/init of NULL is a no-op, like free(NULL), and records
  *     no error;
  *   - accessors of NULL return the neutral value their header documents;
@@ -61,7 +61,7 @@ static int setup(void **state) {
   fx.policy.num_threads = 2;
   fx.policy.affinity_policy = CPUEXEC_AFFINITY_NONE;
   if (cpuexec_topology_load_synthetic("core:2 pu:1", NULL, &fx.topology) != 0 ||
-      cpuexec_resolve(&fx.policy, fx.topology, &fx.resolved) != 0 ||
+      cpuexec_policy_resolve(&fx.policy, fx.topology, &fx.resolved) != 0 ||
       cpuexec_executor_create(fx.resolved, &fx.exec) != 0 || cpuexec_registry_create(NULL, &fx.registry) != 0 ||
       cpuexec_session_create(&fx.policy, &fx.session) != 0)
     return -1;
@@ -72,7 +72,7 @@ static int teardown(void **state) {
   (void)state;
   cpuexec_session_destroy(fx.session);
   cpuexec_registry_destroy(fx.registry);
-  cpuexec_executor_destroy(fx.exec);
+  cpuexec_executor_release(fx.exec);
   cpuexec_resolved_destroy(fx.resolved);
   cpuexec_topology_destroy(fx.topology);
   return 0;
@@ -84,7 +84,7 @@ typedef struct failing_call {
   const char *name;
   int (*call)(void);
   int code;
-  const char *names; /* a substring cpuexec_last_error() must hold */
+  const char *names; /* a substring cpuexec_error_message() must hold */
 } failing_call;
 
 #define CALL(fn_name, expr)                                                                                          \
@@ -121,18 +121,18 @@ CALL(parallel_for_null_fn, cpuexec_parallel_for(fx.exec, 10, 1, NULL, NULL, 0))
 CALL(parallel_for_zero_grain, cpuexec_parallel_for(fx.exec, 10, 0, NULL, range_ok, 0))
 CALL(parallel_for_negative_grain, cpuexec_parallel_for(fx.exec, 10, -5, NULL, range_ok, 0))
 CALL(parallel_for_serial_null_fn, cpuexec_parallel_for(NULL, 10, 1, NULL, NULL, 0))
-CALL(plan_null_cost, cpuexec_plan_parallel_for(fx.exec, 10, NULL, NULL, &plan_out))
-CALL(plan_null_plan, cpuexec_plan_parallel_for(fx.exec, 10, &cost_one, NULL, NULL))
-CALL(plan_negative_cost, cpuexec_plan_parallel_for(fx.exec, 10, &cost_negative, NULL, &plan_out))
+CALL(plan_null_cost, cpuexec_parallel_for_plan(fx.exec, 10, NULL, NULL, &plan_out))
+CALL(plan_null_plan, cpuexec_parallel_for_plan(fx.exec, 10, &cost_one, NULL, NULL))
+CALL(plan_negative_cost, cpuexec_parallel_for_plan(fx.exec, 10, &cost_negative, NULL, &plan_out))
 CALL(costed_null_cost, cpuexec_parallel_for_costed(fx.exec, 10, NULL, NULL, NULL, range_ok))
 CALL(costed_null_fn, cpuexec_parallel_for_costed(fx.exec, 10, &cost_one, NULL, NULL, NULL))
-CALL(enable_counters_null, cpuexec_executor_enable_counters(NULL))
-CALL(counters_null_exec, cpuexec_executor_counters(NULL, &counters_out))
-CALL(counters_null_out, cpuexec_executor_counters(fx.exec, NULL))
-CALL(descriptor_null_exec, cpuexec_executor_descriptor(NULL, &descriptor_out))
-CALL(descriptor_null_out, cpuexec_executor_descriptor(fx.exec, NULL))
-CALL(check_descriptor_null_exec, cpuexec_executor_check_descriptor(NULL, &descriptor_out))
-CALL(check_descriptor_null_expected, cpuexec_executor_check_descriptor(fx.exec, NULL))
+CALL(enable_counters_null, cpuexec_executor_counters_enable(NULL))
+CALL(counters_null_exec, cpuexec_executor_counters_get(NULL, &counters_out))
+CALL(counters_null_out, cpuexec_executor_counters_get(fx.exec, NULL))
+CALL(descriptor_null_exec, cpuexec_executor_descriptor_get(NULL, &descriptor_out))
+CALL(descriptor_null_out, cpuexec_executor_descriptor_get(fx.exec, NULL))
+CALL(check_descriptor_null_exec, cpuexec_executor_descriptor_check(NULL, &descriptor_out))
+CALL(check_descriptor_null_expected, cpuexec_executor_descriptor_check(fx.exec, NULL))
 static int calibrate_never(void *user, cpuexec_executor *exec) {
   (void)user;
   (void)exec;
@@ -160,11 +160,11 @@ CALL(topology_describe_null, cpuexec_topology_describe(NULL, CPUEXEC_FORMAT_TEXT
 CALL(topology_describe_bad_format, cpuexec_topology_describe(fx.topology, (cpuexec_format)9, fx.buf, sizeof fx.buf))
 CALL(topology_describe_null_buf, cpuexec_topology_describe(fx.topology, CPUEXEC_FORMAT_TEXT, NULL, 8))
 /* resolve.h */
-CALL(resolve_null_out, cpuexec_resolve(&fx.policy, fx.topology, NULL))
-CALL(resolve_negative_threads, cpuexec_resolve(&bad_threads, fx.topology, &resolved_out))
-CALL(resolve_bad_spin, cpuexec_resolve(&bad_spin, fx.topology, &resolved_out))
-CALL(resolve_bad_affinity, cpuexec_resolve(&bad_affinity, fx.topology, &resolved_out))
-CALL(resolve_default_null_out, cpuexec_resolve_default(NULL))
+CALL(resolve_null_out, cpuexec_policy_resolve(&fx.policy, fx.topology, NULL))
+CALL(resolve_negative_threads, cpuexec_policy_resolve(&bad_threads, fx.topology, &resolved_out))
+CALL(resolve_bad_spin, cpuexec_policy_resolve(&bad_spin, fx.topology, &resolved_out))
+CALL(resolve_bad_affinity, cpuexec_policy_resolve(&bad_affinity, fx.topology, &resolved_out))
+CALL(resolve_default_null_out, cpuexec_policy_resolve_default(NULL))
 CALL(describe_null_resolved, cpuexec_resolved_describe(NULL, CPUEXEC_FORMAT_TEXT, fx.buf, sizeof fx.buf))
 CALL(describe_bad_format, cpuexec_resolved_describe(fx.resolved, (cpuexec_format)7, fx.buf, sizeof fx.buf))
 CALL(describe_null_buf, cpuexec_resolved_describe(fx.resolved, CPUEXEC_FORMAT_JSON, NULL, 8))
@@ -198,34 +198,34 @@ static cpuexec_hook empty_hook;
 CALL(hook_register_null, cpuexec_hook_register(NULL))
 CALL(hook_register_empty, cpuexec_hook_register(&empty_hook))
 /* interop.h */
-CALL(openmp_status_null, cpuexec_openmp_status(NULL))
+CALL(openmp_status_null, cpuexec_openmp_status_get(NULL))
 CALL(openmp_counters_null, cpuexec_openmp_counters_get(NULL))
-CALL(openmp_report_null_entries, cpuexec_openmp_report(NULL, 5, &count_out))
-CALL(openmp_report_null_count, cpuexec_openmp_report(NULL, 0, NULL))
+CALL(openmp_report_null_entries, cpuexec_openmp_report_get(NULL, 5, &count_out))
+CALL(openmp_report_null_count, cpuexec_openmp_report_get(NULL, 0, NULL))
 CALL(openmp_describe_null_buf, cpuexec_openmp_report_describe(NULL, 8))
 /* compat */
 CALL(legacy_parallel_for_null_fn, ParallelFor(10, 1, NULL, NULL))
-CALL(ranges_null_fn, cpuexec_execute_ranges(10, NULL, NULL, NULL))
-CALL(costed_ranges_null_cost, cpuexec_execute_costed_ranges(10, NULL, NULL, 1, NULL, range_ok))
-CALL(costed_ranges_negative_multiple, cpuexec_execute_costed_ranges(10, &cost_one, NULL, -4, NULL, range_ok))
-CALL(costed_ranges_null_fn, cpuexec_execute_costed_ranges(10, &cost_one, NULL, 1, NULL, NULL))
+CALL(ranges_null_fn, cpuexec_ranges_execute(10, NULL, NULL, NULL))
+CALL(costed_ranges_null_cost, cpuexec_ranges_execute_costed(10, NULL, NULL, 1, NULL, range_ok))
+CALL(costed_ranges_negative_multiple, cpuexec_ranges_execute_costed(10, &cost_one, NULL, -4, NULL, range_ok))
+CALL(costed_ranges_null_fn, cpuexec_ranges_execute_costed(10, &cost_one, NULL, 1, NULL, NULL))
 CALL(range_run_negative_count, cpuexec_range_executor_run(NULL, -1, NULL, range_ok))
 CALL(range_run_null_callback, cpuexec_range_executor_run(NULL, 10, NULL, NULL))
-CALL(worker_jobs_null_job, cpuexec_run_worker_jobs(fx.exec, 4, NULL, NULL))
-CALL(worker_jobs_serial_null_job, cpuexec_run_worker_jobs(NULL, 4, NULL, NULL))
+CALL(worker_jobs_null_job, cpuexec_worker_jobs_run(fx.exec, 4, NULL, NULL))
+CALL(worker_jobs_serial_null_job, cpuexec_worker_jobs_run(NULL, 4, NULL, NULL))
 
 static int ranges_negative_block_size(void) {
   cpuexec_range_schedule schedule;
   cpuexec_range_schedule_init(&schedule);
   schedule.min_block_size = -1;
-  return cpuexec_execute_ranges(10, &schedule, NULL, range_ok);
+  return cpuexec_ranges_execute(10, &schedule, NULL, range_ok);
 }
 
 static int ranges_negative_parallel_size(void) {
   cpuexec_range_schedule schedule;
   cpuexec_range_schedule_init(&schedule);
   schedule.min_parallel_size = -1;
-  return cpuexec_execute_ranges(10, &schedule, NULL, range_ok);
+  return cpuexec_ranges_execute(10, &schedule, NULL, range_ok);
 }
 
 static int topology_option(double quota, const char *allowed) {
@@ -252,7 +252,7 @@ static int resolve_explicit(uint32_t count, int32_t first) {
   p.cpu_set_count = count;
   p.cpu_set[0] = first;
   p.cpu_set[1] = 1;
-  return cpuexec_resolve(&p, fx.topology, &resolved_out);
+  return cpuexec_policy_resolve(&p, fx.topology, &resolved_out);
 }
 
 static int resolve_negative_cpu_id(void) { return resolve_explicit(2, -1); }
@@ -260,10 +260,10 @@ static int resolve_cpu_set_too_long(void) { return resolve_explicit(CPUEXEC_CPU_
 
 static int check_descriptor_bad_enum(void) {
   cpuexec_descriptor expected;
-  if (cpuexec_executor_descriptor(fx.exec, &expected) != 0)
+  if (cpuexec_executor_descriptor_get(fx.exec, &expected) != 0)
     return 1;
   expected.affinity_class = (cpuexec_affinity_policy)99;
-  return cpuexec_executor_check_descriptor(fx.exec, &expected);
+  return cpuexec_executor_descriptor_check(fx.exec, &expected);
 }
 
 /* Leaving the outer scope first is refused; the scopes are then left in order. */
@@ -272,7 +272,7 @@ static int scope_leave_out_of_order(void) {
   if (cpuexec_scope_enter(fx.exec, &outer) != 0 || cpuexec_scope_enter(fx.exec, &inner) != 0)
     return 1;
   int rc = cpuexec_scope_leave(&outer); /* successful leaves below keep its message */
-  if (cpuexec_scope_leave(&inner) != 0 || cpuexec_scope_leave(&outer) != 0 || cpuexec_current() != NULL)
+  if (cpuexec_scope_leave(&inner) != 0 || cpuexec_scope_leave(&outer) != 0 || cpuexec_executor_current() != NULL)
     return 2;
   return rc;
 }
@@ -403,10 +403,10 @@ static void bad_arguments_fail_with_a_code_and_a_message_naming_them(void **stat
   for (size_t i = 0; i < sizeof failing_calls / sizeof failing_calls[0]; i++) {
     const failing_call *row = &failing_calls[i];
     int rc = row->call();
-    const char *message = cpuexec_last_error();
+    const char *message = cpuexec_error_message();
     if (rc != row->code || strstr(message, row->names) == NULL) {
       print_error("%s: returned %d (%s), expected %s; message \"%s\" should name \"%s\"\n", row->name, rc,
-                  cpuexec_err_name(rc), cpuexec_err_name(row->code), message, row->names);
+                  cpuexec_error_name(rc), cpuexec_error_name(row->code), message, row->names);
       wrong++;
     }
   }
@@ -418,12 +418,12 @@ static void bad_arguments_fail_with_a_code_and_a_message_naming_them(void **stat
 static void destroy_release_and_init_of_null_are_no_ops(void **state) {
   (void)state;
   assert_int_equal(cpuexec_scope_leave(NULL), CPUEXEC_EINVAL); /* a known message to keep */
-  const char *before = cpuexec_last_error();
+  const char *before = cpuexec_error_message();
   char kept[256];
   strncpy(kept, before, sizeof kept - 1);
   kept[sizeof kept - 1] = '\0';
 
-  cpuexec_executor_destroy(NULL);
+  cpuexec_executor_release(NULL);
   cpuexec_executor_release(NULL);
   cpuexec_resolved_destroy(NULL);
   cpuexec_topology_destroy(NULL);
@@ -435,17 +435,17 @@ static void destroy_release_and_init_of_null_are_no_ops(void **state) {
   cpuexec_range_schedule_init(NULL);
   cpuexec_foreign_executor_ops_init(NULL);
   cpuexec_hook_init(NULL);
-  cpuexec_set_dispatch_observer(NULL, NULL);
+  cpuexec_dispatch_observer_set(NULL, NULL);
   pthreadpool_destroy(NULL);
 
-  assert_string_equal(cpuexec_last_error(), kept); /* no-ops record no error */
+  assert_string_equal(cpuexec_error_message(), kept); /* no-ops record no error */
 }
 
 static void accessors_of_null_return_documented_neutral_values(void **state) {
   (void)state;
   /* executor.h: NULL is the serial executor */
   assert_int_equal(cpuexec_executor_effective_threads(NULL), 1);
-  assert_null(cpuexec_executor_policy(NULL));
+  assert_null(cpuexec_executor_resolved(NULL));
   assert_int_equal(cpuexec_executor_id(NULL), 0);
   /* registry.h, session.h */
   assert_int_equal(cpuexec_registry_live_pools(NULL), 0);
@@ -486,8 +486,8 @@ static void accessors_of_null_return_documented_neutral_values(void **state) {
   assert_false(cpuexec_policy_equal(&fx.policy, NULL));
   assert_null(cpuexec_spin_policy_name((cpuexec_spin_policy)99));
   assert_null(cpuexec_affinity_policy_name((cpuexec_affinity_policy)-1));
-  assert_string_equal(cpuexec_strerror(-9999), "unknown error");
-  assert_string_equal(cpuexec_err_name(12345), "CPUEXEC_UNKNOWN");
+  assert_string_equal(cpuexec_error_string(-9999), "unknown error");
+  assert_string_equal(cpuexec_error_name(12345), "CPUEXEC_UNKNOWN");
   /* pthreadpool.h */
   assert_int_equal(pthreadpool_get_threads_count(NULL), 1);
 }
@@ -500,7 +500,7 @@ static void null_buffer_with_size_zero_measures_the_text(void **state) {
   assert_true(cpuexec_topology_describe(fx.topology, CPUEXEC_FORMAT_JSON, NULL, 0) > 0);
   assert_true(cpuexec_openmp_report_describe(NULL, 0) > 0);
   count_out = 0;
-  assert_int_equal(cpuexec_openmp_report(NULL, 0, &count_out), 0);
+  assert_int_equal(cpuexec_openmp_report_get(NULL, 0, &count_out), 0);
 }
 
 /* NULL executors are documented as serial: the loop still runs. */
@@ -528,13 +528,13 @@ static void null_executors_run_the_serial_loop(void **state) {
   assert_int_equal(cpuexec_range_executor_run(NULL, 10, &seen, count_range), 0);
   assert_int_equal(seen, 10);
   seen = 0;
-  assert_int_equal(cpuexec_run_worker_jobs(NULL, 4, &seen, count_job), 0);
+  assert_int_equal(cpuexec_worker_jobs_run(NULL, 4, &seen, count_job), 0);
   assert_int_equal(seen, 4);
   cpuexec_range_executor of_null = cpuexec_range_executor_of(NULL);
   seen = 0;
   assert_int_equal(cpuexec_range_executor_run(&of_null, 10, &seen, count_range), 0);
   assert_int_equal(seen, 10);
-  assert_int_equal(cpuexec_plan_parallel_for(NULL, 1000, &cost_one, NULL, &plan_out), 0);
+  assert_int_equal(cpuexec_parallel_for_plan(NULL, 1000, &cost_one, NULL, &plan_out), 0);
   assert_int_equal(plan_out.participants, 1);
 }
 

@@ -1,7 +1,7 @@
 /* A callback's failure is never mistaken for a library error (issue 10,
  * section 3; the rule in cpuexec/errors.h): every call that runs a user
- * callback returns CPUEXEC_ECALLBACK, cpuexec_last_callback_error() gives the
- * value unchanged and cpuexec_last_error() says "callback failed with N",
+ * callback returns CPUEXEC_ECALLBACK, cpuexec_error_callback_value() gives the
+ * value unchanged and cpuexec_error_message() says "callback failed with N",
  * for every int a callback may choose (-1, 1, INT_MIN, INT_MAX and each
  * CPUEXEC_E* code), whether the failing callback ran on the caller
  * (participant 0) or on a worker. A success leaves both untouched. */
@@ -83,11 +83,11 @@ static int fail_on_share(void *ctx, int64_t begin, int64_t end) {
 static void expect_callback_failure(const char *call, int rc, const failing *f) {
   char want[64];
   snprintf(want, sizeof want, "callback failed with %d", f->value);
-  if (rc != CPUEXEC_ECALLBACK || cpuexec_last_callback_error() != f->value ||
-      strstr(cpuexec_last_error(), want) == NULL || atomic_load(&f->failed) < 1)
+  if (rc != CPUEXEC_ECALLBACK || cpuexec_error_callback_value() != f->value ||
+      strstr(cpuexec_error_message(), want) == NULL || atomic_load(&f->failed) < 1)
     fail_msg("%s, value %d on the %s: returned %d (%s), last_callback_error %d, message '%s', failed %d", call,
-             f->value, f->where == ON_CALLER ? "caller" : "worker", rc, cpuexec_err_name(rc),
-             cpuexec_last_callback_error(), cpuexec_last_error(), atomic_load(&f->failed));
+             f->value, f->where == ON_CALLER ? "caller" : "worker", rc, cpuexec_error_name(rc),
+             cpuexec_error_callback_value(), cpuexec_error_message(), atomic_load(&f->failed));
 }
 
 typedef struct session_ctx {
@@ -103,7 +103,7 @@ static int session_body(void *ctx) {
   }
   /* On a worker: the nested call fails with CPUEXEC_ECALLBACK, which the
    * body returns as its own value. */
-  return cpuexec_parallel_for(cpuexec_current(), 2, 1, s->f, fail_on_participant, 0);
+  return cpuexec_parallel_for(cpuexec_executor_current(), 2, 1, s->f, fail_on_participant, 0);
 }
 
 static void every_call_reports_every_value_as_ecallback(void **state) {
@@ -118,7 +118,7 @@ static void every_call_reports_every_value_as_ecallback(void **state) {
   cpuexec_range_executor serial = cpuexec_range_executor_serial();
   cpuexec_cost heavy = {.compute_cycles = 1e9};
   cpuexec_plan plan;
-  assert_int_equal(cpuexec_plan_parallel_for(ex.exec, 2, &heavy, NULL, &plan), 0);
+  assert_int_equal(cpuexec_parallel_for_plan(ex.exec, 2, &heavy, NULL, &plan), 0);
   assert_int_equal(plan.participants, 2); /* so the worker case runs a range */
   cpuexec_policy policy;
   cpuexec_policy_init(&policy);
@@ -141,19 +141,19 @@ static void every_call_reports_every_value_as_ecallback(void **state) {
       CHECK("cpuexec_parallel_for", cpuexec_parallel_for(ex.exec, 2, 1, &f, fail_on_participant, 0));
       CHECK("cpuexec_parallel_for_costed",
             cpuexec_parallel_for_costed(ex.exec, 2, &heavy, NULL, &f, fail_on_participant));
-      CHECK("cpuexec_execute_ranges", cpuexec_execute_ranges(2, NULL, &f, fail_on_participant));
-      CHECK("cpuexec_execute_costed_ranges",
-            cpuexec_execute_costed_ranges(2, &heavy, NULL, 0, &f, fail_on_participant));
+      CHECK("cpuexec_ranges_execute", cpuexec_ranges_execute(2, NULL, &f, fail_on_participant));
+      CHECK("cpuexec_ranges_execute_costed",
+            cpuexec_ranges_execute_costed(2, &heavy, NULL, 0, &f, fail_on_participant));
       CHECK("cpuexec_range_executor_run (of)", cpuexec_range_executor_run(&of, 2, &f, fail_on_participant));
       CHECK("cpuexec_range_executor_run (installed)",
             cpuexec_range_executor_run(&installed, 2, &f, fail_on_participant));
       CHECK("cpuexec_range_executor_run (job pool)", cpuexec_range_executor_run(&foreign, 2, &f, fail_on_share));
-      CHECK("cpuexec_run_worker_jobs", cpuexec_run_worker_jobs(ex.exec, 2, &f, fail_job));
+      CHECK("cpuexec_worker_jobs_run", cpuexec_worker_jobs_run(ex.exec, 2, &f, fail_job));
       if (w == ON_CALLER) {
         CHECK_NEED("cpuexec_range_executor_run (serial)", cpuexec_range_executor_run(&serial, 2, &f, fail_on_share), 1);
         CHECK_NEED("cpuexec_parallel_for (NULL executor)", cpuexec_parallel_for(NULL, 2, 1, &f, fail_on_participant, 0),
                    1);
-        CHECK_NEED("cpuexec_run_worker_jobs (NULL executor)", cpuexec_run_worker_jobs(NULL, 1, &f, fail_job), 1);
+        CHECK_NEED("cpuexec_worker_jobs_run (NULL executor)", cpuexec_worker_jobs_run(NULL, 1, &f, fail_job), 1);
       }
       {
         failing f = {.value = values[v], .where = (enum where)w, .need = 2};
@@ -168,7 +168,7 @@ static void every_call_reports_every_value_as_ecallback(void **state) {
            * the value the session reports, the worker's value having come
            * back to the body first. */
           assert_int_equal(rc, CPUEXEC_ECALLBACK);
-          assert_int_equal(cpuexec_last_callback_error(), CPUEXEC_ECALLBACK);
+          assert_int_equal(cpuexec_error_callback_value(), CPUEXEC_ECALLBACK);
           assert_int_equal(atomic_load(&f.failed), 1);
         }
       }
@@ -199,19 +199,19 @@ static void successes_leave_the_last_failure_and_library_errors_are_not_callback
   atomic_init(&f.arrived, 0);
   assert_int_equal(cpuexec_parallel_for(ex.exec, 2, 1, &f, fail_on_participant, 0), CPUEXEC_ECALLBACK);
   char before[512];
-  snprintf(before, sizeof before, "%s", cpuexec_last_error());
+  snprintf(before, sizeof before, "%s", cpuexec_error_message());
   assert_int_equal(cpuexec_parallel_for(ex.exec, 1000, 1, NULL, succeed, 0), 0);
-  assert_int_equal(cpuexec_execute_ranges(1000, NULL, NULL, succeed), 0);
-  assert_string_equal(cpuexec_last_error(), before);
-  assert_int_equal(cpuexec_last_callback_error(), -1);
+  assert_int_equal(cpuexec_ranges_execute(1000, NULL, NULL, succeed), 0);
+  assert_string_equal(cpuexec_error_message(), before);
+  assert_int_equal(cpuexec_error_callback_value(), -1);
 
   /* grain 0 is the library's EINVAL: not a callback failure. */
   assert_int_equal(cpuexec_parallel_for(ex.exec, 10, 0, NULL, succeed, 0), CPUEXEC_EINVAL);
-  assert_non_null(strstr(cpuexec_last_error(), "grain"));
-  assert_null(strstr(cpuexec_last_error(), "callback failed"));
-  assert_int_equal(cpuexec_last_callback_error(), -1);
+  assert_non_null(strstr(cpuexec_error_message(), "grain"));
+  assert_null(strstr(cpuexec_error_message(), "callback failed"));
+  assert_int_equal(cpuexec_error_callback_value(), -1);
   assert_int_equal(cpuexec_parallel_for(ex.exec, 10, 1, NULL, succeed, -1), CPUEXEC_EINVAL);
-  assert_non_null(strstr(cpuexec_last_error(), "max_participants: -1"));
+  assert_non_null(strstr(cpuexec_error_message(), "max_participants: -1"));
   test_executor_destroy(&ex);
 }
 

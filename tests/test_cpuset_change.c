@@ -54,8 +54,8 @@ static cpuexec_resolved *resolve_text(const char *text, int want_rc) {
   cpuexec_policy p;
   assert_int_equal(cpuexec_policy_parse(text, &p), 0);
   cpuexec_resolved *r = NULL;
-  int rc = cpuexec_resolve(&p, NULL, &r);
-  if (rc != want_rc) fail_msg("%s: rc %d (%s)", text, rc, cpuexec_last_error());
+  int rc = cpuexec_policy_resolve(&p, NULL, &r);
+  if (rc != want_rc) fail_msg("%s: rc %d (%s)", text, rc, cpuexec_error_message());
   return r;
 }
 
@@ -86,7 +86,7 @@ static void shrinking_the_process_set_under_a_pinned_pool(void **state) {
     cpuexec_resolved_destroy(after);
   } else {
     resolve_text(policy, CPUEXEC_EINVAL);
-    assert_non_null(strstr(cpuexec_last_error(), "exceed the 1 logical processors visible"));
+    assert_non_null(strstr(cpuexec_error_message(), "exceed the 1 logical processors visible"));
   }
 
   /* The pool resolved before: no new lease, and the processor is named. */
@@ -95,7 +95,7 @@ static void shrinking_the_process_set_under_a_pinned_pool(void **state) {
   assert_null(again);
   char name[64];
   snprintf(name, sizeof name, "processor %d of worker 1 left the process CPU set", (int)gone);
-  assert_non_null(strstr(cpuexec_last_error(), name));
+  assert_non_null(strstr(cpuexec_error_message(), name));
   /* The lease held still runs every index (its worker moved, unpinned). */
   run_and_check(held);
 

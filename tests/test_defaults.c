@@ -91,7 +91,7 @@ static int session_range(void *ctx, int64_t begin, int64_t end) {
 }
 
 static int session_body(void *ctx) {
-  return cpuexec_parallel_for(cpuexec_current(), 64, 1, ctx, session_range, 0);
+  return cpuexec_parallel_for(cpuexec_executor_current(), 64, 1, ctx, session_range, 0);
 }
 
 static int child_unpinned_defaults(void) {
@@ -99,7 +99,7 @@ static int child_unpinned_defaults(void) {
   /* A session without a policy. */
   cpuexec_session *s = NULL;
   if (cpuexec_session_create(NULL, &s) != 0) return 10;
-  const cpuexec_resolved *r = cpuexec_executor_policy(cpuexec_session_executor(s));
+  const cpuexec_resolved *r = cpuexec_executor_resolved(cpuexec_session_executor(s));
   int32_t workers = -1;
   cpuexec_resolved_worker_processors(r, &workers);
   if (cpuexec_resolved_request(r)->affinity_policy != CPUEXEC_AFFINITY_NONE || workers != 0) return 11;
@@ -183,7 +183,7 @@ static int record_worker(void *ctx, int64_t begin, int64_t end) {
 
 static int request_body(void *ctx) {
   /* Every participant runs its range, so participant 1 is a worker thread. */
-  return cpuexec_parallel_for_flags(cpuexec_current(), 2, 1, ctx, record_worker, 0, CPUEXEC_FOR_EVERY_PARTICIPANT);
+  return cpuexec_parallel_for_flags(cpuexec_executor_current(), 2, 1, ctx, record_worker, 0, CPUEXEC_FOR_EVERY_PARTICIPANT);
 }
 
 /* One request: a session made, run and destroyed; returns its worker. */
@@ -249,7 +249,7 @@ static int child_malformed_registry_environment(void) {
   cpuexec_policy p;
   cpuexec_policy_init(&p);
   if (cpuexec_session_create(&p, &s) != CPUEXEC_EINVAL || s != NULL) return 7;
-  return strncmp(cpuexec_last_error(), "CPUEXEC_REGISTRY: idle_retention", 32) == 0 ? 0 : 8;
+  return strncmp(cpuexec_error_message(), "CPUEXEC_REGISTRY: idle_retention", 32) == 0 ? 0 : 8;
 }
 
 static void the_process_registry_takes_a_retention(void **state) {
@@ -280,7 +280,7 @@ static void registry_options_text_is_strict(void **state) {
     cpuexec_registry_options o;
     memset(&o, 0xA5, sizeof o);
     if (cpuexec_registry_options_parse(accepted[i].text, &o) != 0)
-      fail_msg("'%s' rejected: %s", accepted[i].text, cpuexec_last_error());
+      fail_msg("'%s' rejected: %s", accepted[i].text, cpuexec_error_message());
     assert_int_equal(o.capacity, accepted[i].capacity);
     assert_int_equal(o.idle_retention_ns, accepted[i].retention);
     assert_int_equal(o.reserved_[0], 0);
@@ -307,8 +307,8 @@ static void registry_options_text_is_strict(void **state) {
     memset(&o, 0x5A, sizeof o);
     before = o;
     assert_int_equal(cpuexec_registry_options_parse(rejected[i].text, &o), CPUEXEC_EINVAL);
-    if (!strstr(cpuexec_last_error(), rejected[i].fragment))
-      fail_msg("'%s': message '%s' lacks '%s'", rejected[i].text, cpuexec_last_error(), rejected[i].fragment);
+    if (!strstr(cpuexec_error_message(), rejected[i].fragment))
+      fail_msg("'%s': message '%s' lacks '%s'", rejected[i].text, cpuexec_error_message(), rejected[i].fragment);
     assert_memory_equal(&o, &before, sizeof o);
   }
   cpuexec_registry_options o;
@@ -321,7 +321,7 @@ static void registry_options_text_is_strict(void **state) {
   assert_int_equal(cpuexec_registry_configure(reg, &zero), 0);
   zero.capacity = -3;
   assert_int_equal(cpuexec_registry_configure(reg, &zero), CPUEXEC_EINVAL);
-  assert_non_null(strstr(cpuexec_last_error(), "capacity: -3"));
+  assert_non_null(strstr(cpuexec_error_message(), "capacity: -3"));
   assert_int_equal(cpuexec_registry_configure(NULL, NULL), CPUEXEC_EINVAL);
   assert_int_equal(cpuexec_registry_destroy(reg), 0);
 }

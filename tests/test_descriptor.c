@@ -9,9 +9,9 @@
 
 static cpuexec_resolved *resolve_on(cpuexec_topology *t, const char *text) {
   cpuexec_policy p;
-  if (cpuexec_policy_parse(text, &p) != 0) fail_msg("%s: %s", text, cpuexec_last_error());
+  if (cpuexec_policy_parse(text, &p) != 0) fail_msg("%s: %s", text, cpuexec_error_message());
   cpuexec_resolved *r = NULL;
-  if (cpuexec_resolve(&p, t, &r) != 0) fail_msg("%s: %s", text, cpuexec_last_error());
+  if (cpuexec_policy_resolve(&p, t, &r) != 0) fail_msg("%s: %s", text, cpuexec_error_message());
   return r;
 }
 
@@ -21,7 +21,7 @@ static cpuexec_topology *stored(const char *file) {
   char path[512];
   snprintf(path, sizeof path, TOPOLOGIES "%s", file);
   cpuexec_topology *t = NULL;
-  if (cpuexec_topology_load_xml(path, &o, &t) != 0) fail_msg("%s: %s", path, cpuexec_last_error());
+  if (cpuexec_topology_load_xml(path, &o, &t) != 0) fail_msg("%s: %s", path, cpuexec_error_message());
   return t;
 }
 
@@ -93,14 +93,14 @@ static void shared_serial_pool_reports_one_class_whatever_created_it(void **stat
       assert_ptr_equal(leases[k], leases[0]);
     }
     cpuexec_descriptor first;
-    assert_int_equal(cpuexec_executor_descriptor(leases[0], &first), 0);
+    assert_int_equal(cpuexec_executor_descriptor_get(leases[0], &first), 0);
     assert_int_equal(first.affinity_class, CPUEXEC_AFFINITY_NONE);
     assert_int_equal(first.effective_threads, 1);
     for (int k = 0; k < 4; k++) {
       cpuexec_descriptor d;
       cpuexec__descriptor_of(res[k], &d);
       assert_memory_equal(&d, &first, sizeof d);
-      assert_int_equal(cpuexec_executor_check_descriptor(leases[k], &d), 0);
+      assert_int_equal(cpuexec_executor_descriptor_check(leases[k], &d), 0);
     }
     for (int k = 0; k < 4; k++) {
       cpuexec_executor_release(leases[k]);
@@ -119,7 +119,7 @@ typedef struct calib {
 static int calibrate(void *user, cpuexec_executor *exec) {
   calib *c = user;
   c->calls++;
-  c->seen = cpuexec_current();
+  c->seen = cpuexec_executor_current();
   c->seen_threads = cpuexec_executor_effective_threads(exec);
   return exec == c->seen ? 7 : -1000;
 }
@@ -132,14 +132,14 @@ static void calibration_runs_only_on_a_matching_executor(void **state) {
   cpuexec_executor *exec;
   assert_int_equal(cpuexec_registry_acquire(reg, r, &exec), 0);
   cpuexec_descriptor want;
-  assert_int_equal(cpuexec_executor_descriptor(exec, &want), 0);
+  assert_int_equal(cpuexec_executor_descriptor_get(exec, &want), 0);
 
   /* Named executor: a match runs the callback with it installed. */
   calib c = {0};
   assert_int_equal(cpuexec_calibration_run(exec, &want, calibrate, &c), 7);
   assert_int_equal(c.calls, 1);
   assert_ptr_equal(c.seen, exec);
-  assert_null(cpuexec_current()); /* uninstalled after the call */
+  assert_null(cpuexec_executor_current()); /* uninstalled after the call */
 
   /* Each field mismatched: refused, named, the callback never called. */
   for (int field = 0; field < 4; field++) {
@@ -154,7 +154,7 @@ static void calibration_runs_only_on_a_matching_executor(void **state) {
     c.calls = 0;
     assert_int_equal(cpuexec_calibration_run(exec, &bad, calibrate, &c), CPUEXEC_EMISMATCH);
     assert_int_equal(c.calls, 0);
-    assert_non_null(strstr(cpuexec_last_error(), name));
+    assert_non_null(strstr(cpuexec_error_message(), name));
   }
 
   /* No executor named: the installed one. */
@@ -163,12 +163,12 @@ static void calibration_runs_only_on_a_matching_executor(void **state) {
   c.calls = 0;
   assert_int_equal(cpuexec_calibration_run(NULL, &want, calibrate, &c), 7);
   assert_ptr_equal(c.seen, exec);
-  assert_ptr_equal(cpuexec_current(), exec);
+  assert_ptr_equal(cpuexec_executor_current(), exec);
   assert_int_equal(cpuexec_scope_leave(&scope), 0);
 
   /* Nothing installed: the process default, checked before any pool is leased. */
   const cpuexec_resolved *def;
-  assert_int_equal(cpuexec_resolve_default(&def), 0);
+  assert_int_equal(cpuexec_policy_resolve_default(&def), 0);
   cpuexec_descriptor def_want;
   cpuexec__descriptor_of(def, &def_want);
   cpuexec_descriptor def_bad = def_want;

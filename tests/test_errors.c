@@ -20,22 +20,22 @@ static void every_code_has_a_distinct_name_and_string(void **state) {
   size_t n = sizeof codes / sizeof codes[0];
   for (size_t i = 0; i < n; i++) {
     assert_true(codes[i] < 0);
-    assert_string_not_equal(cpuexec_strerror(codes[i]), "unknown error");
-    assert_int_equal(strncmp(cpuexec_err_name(codes[i]), "CPUEXEC_E", 9), 0);
+    assert_string_not_equal(cpuexec_error_string(codes[i]), "unknown error");
+    assert_int_equal(strncmp(cpuexec_error_name(codes[i]), "CPUEXEC_E", 9), 0);
     for (size_t j = 0; j < i; j++) {
       assert_int_not_equal(codes[i], codes[j]);
-      assert_string_not_equal(cpuexec_err_name(codes[i]), cpuexec_err_name(codes[j]));
-      assert_string_not_equal(cpuexec_strerror(codes[i]), cpuexec_strerror(codes[j]));
+      assert_string_not_equal(cpuexec_error_name(codes[i]), cpuexec_error_name(codes[j]));
+      assert_string_not_equal(cpuexec_error_string(codes[i]), cpuexec_error_string(codes[j]));
     }
   }
-  assert_string_equal(cpuexec_err_name(CPUEXEC_EINVAL), "CPUEXEC_EINVAL");
-  assert_string_equal(cpuexec_err_name(0), "CPUEXEC_OK");
+  assert_string_equal(cpuexec_error_name(CPUEXEC_EINVAL), "CPUEXEC_EINVAL");
+  assert_string_equal(cpuexec_error_name(0), "CPUEXEC_OK");
 }
 
 static void unknown_codes_are_named_unknown(void **state) {
   (void)state;
-  assert_string_equal(cpuexec_strerror(-9999), "unknown error");
-  assert_string_equal(cpuexec_err_name(12345), "CPUEXEC_UNKNOWN");
+  assert_string_equal(cpuexec_error_string(-9999), "unknown error");
+  assert_string_equal(cpuexec_error_name(12345), "CPUEXEC_UNKNOWN");
 }
 
 static void compile_time_and_run_time_versions_agree(void **state) {

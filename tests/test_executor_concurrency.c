@@ -35,7 +35,7 @@ static void back_to_back(cpuexec_spin_policy spin, uint64_t budget, uint32_t thr
     if (atomic_load_explicit(&s.sum, memory_order_relaxed) != total * (total - 1) / 2)
       fail_msg("round %d: sum %lld", i, (long long)s.sum);
   }
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
 }
 
 static void many_back_to_back_dispatches_while_parking(void **state) {
@@ -81,7 +81,7 @@ static void concurrent_callers(uint32_t pool_threads, int callers, int rounds) {
     pthread_join(t[c], NULL);
     assert_int_equal(args[c].failures, 0);
   }
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
 }
 
 static void two_threads_dispatching_into_one_executor_both_complete(void **state) {
@@ -102,12 +102,12 @@ static void a_dispatch_admits_only_its_participants_and_makes_no_wake_call_to_sp
    * a worker never parks however slow the machine, so no dispatch may make
    * a wake call. */
   cpuexec_executor *exec = test_executor_spin(3, CPUEXEC_SPIN_FIXED_ITERATIONS, (uint64_t)1 << 62);
-  assert_int_equal(cpuexec_executor_enable_counters(exec), 0);
+  assert_int_equal(cpuexec_executor_counters_enable(exec), 0);
   sum_ctx s = {0};
   for (int i = 0; i < 2000; i++) assert_int_equal(cpuexec_parallel_for(exec, 100, 1, &s, add_indices, 2), 0);
   assert_int_equal(atomic_load(&s.sum), 2000 * (99 * 100 / 2));
   cpuexec_counters c;
-  cpuexec_executor_counters(exec, &c);
+  cpuexec_executor_counters_get(exec, &c);
   assert_int_equal(c.dispatches, 2000);
   assert_int_equal(c.wakeups, 0);
   assert_int_equal(c.parks, 0);
@@ -118,7 +118,7 @@ static void a_dispatch_admits_only_its_participants_and_makes_no_wake_call_to_sp
   assert_true(e1 >= 4 * 2000 - 3 && e1 <= 4 * 2000);
   assert_false(cpuexec__epoch_open(e1));
   assert_int_equal(atomic_load(&exec->slots[2].epoch), 0);
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
 }
 
 int main(void) {

@@ -28,10 +28,10 @@ static void counters_are_zero_while_off(void **state) {
   for (int i = 0; i < 20; i++) assert_int_equal(cpuexec_parallel_for(exec, 100, 1, NULL, busy, 0), 0);
   cpuexec_counters c;
   memset(&c, 0xff, sizeof c);
-  assert_int_equal(cpuexec_executor_counters(exec, &c), 0);
+  assert_int_equal(cpuexec_executor_counters_get(exec, &c), 0);
   cpuexec_counters zero = {0};
   assert_memory_equal(&c, &zero, sizeof c);
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
 }
 
 /* The scripted sequence keeps every admitted worker in its region (nobody
@@ -47,8 +47,8 @@ static void counters_count_a_scripted_sequence_exactly(void **state) {
   for (size_t sp = 0; sp < 2; sp++) {
     cpuexec_executor *exec = test_executor_spin(4, spins[sp], 0);
     every_participant(exec, 100, 1, NULL, busy, 0); /* before counting: not counted */
-    assert_int_equal(cpuexec_executor_enable_counters(exec), 0);
-    assert_int_equal(cpuexec_executor_enable_counters(exec), 0); /* idempotent, keeps counts */
+    assert_int_equal(cpuexec_executor_counters_enable(exec), 0);
+    assert_int_equal(cpuexec_executor_counters_enable(exec), 0); /* idempotent, keeps counts */
     script_ctx nest = {exec, 1};
     /* 3 regions of 4, 2 of 2 (limited by max_participants), 1 of 3 (by work). */
     for (int i = 0; i < 3; i++) every_participant(exec, 64, 1, NULL, busy, 0);
@@ -65,7 +65,7 @@ static void counters_count_a_scripted_sequence_exactly(void **state) {
     every_participant(exec, 0, 1, NULL, busy, 0);
     every_participant(exec, 10, 0, NULL, busy, 0);
     cpuexec_counters c;
-    assert_int_equal(cpuexec_executor_counters(exec, &c), 0);
+    assert_int_equal(cpuexec_executor_counters_get(exec, &c), 0);
     assert_int_equal(c.dispatches, 7);
     assert_int_equal(c.limited_inline, 4);
     assert_int_equal(c.nested_inline, 1);
@@ -77,7 +77,7 @@ static void counters_count_a_scripted_sequence_exactly(void **state) {
     assert_true(c.wakeups <= worker_waits);
     if (spins[sp] == CPUEXEC_SPIN_PARK_IMMEDIATELY) assert_true(c.parks >= 1);
     assert_true(c.worker_active_ns > 0);
-    cpuexec_executor_destroy(exec);
+    cpuexec_executor_release(exec);
   }
 }
 
@@ -94,15 +94,15 @@ static int nested_per_index(void *ctx, int64_t begin, int64_t end) {
 static void counters_partition_calls_in_the_nested_scenario(void **state) {
   (void)state;
   cpuexec_executor *exec = test_executor(4);
-  assert_int_equal(cpuexec_executor_enable_counters(exec), 0);
+  assert_int_equal(cpuexec_executor_counters_enable(exec), 0);
   script_ctx s = {exec, 0};
   assert_int_equal(cpuexec_parallel_for(exec, 4, 1, &s, nested_per_index, 0), 0);
   cpuexec_counters c;
-  assert_int_equal(cpuexec_executor_counters(exec, &c), 0);
+  assert_int_equal(cpuexec_executor_counters_get(exec, &c), 0);
   assert_int_equal(c.dispatches, 1);
   assert_int_equal(c.nested_inline, 4);
   assert_int_equal(c.limited_inline, 0);
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
 }
 
 typedef struct seen_events {
@@ -120,7 +120,7 @@ static void the_observer_sees_each_region_with_the_executor_id(void **state) {
   (void)state;
   cpuexec_executor *exec = test_executor(3);
   seen_events s = {0};
-  cpuexec_set_dispatch_observer(&s, observe);
+  cpuexec_dispatch_observer_set(&s, observe);
   cpuexec_parallel_for(exec, 100, 7, NULL, busy, 2);
   assert_int_equal(s.calls, 1);
   assert_int_equal(s.last.executor_id, cpuexec_executor_id(exec));
@@ -134,22 +134,22 @@ static void the_observer_sees_each_region_with_the_executor_id(void **state) {
   assert_int_equal(s.calls, 2);
   assert_int_equal(s.last.admitted_participants, 1);
   assert_true(s.last.ran_inline);
-  cpuexec_set_dispatch_observer(NULL, NULL);
+  cpuexec_dispatch_observer_set(NULL, NULL);
   cpuexec_parallel_for(exec, 100, 1, NULL, busy, 0);
   assert_int_equal(s.calls, 2);
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
 }
 
 static void the_descriptor_matches_its_executor_and_names_a_difference(void **state) {
   (void)state;
   cpuexec_executor *exec = test_executor_spin(2, CPUEXEC_SPIN_FIXED_DURATION, 5000);
   cpuexec_descriptor d;
-  assert_int_equal(cpuexec_executor_descriptor(exec, &d), 0);
+  assert_int_equal(cpuexec_executor_descriptor_get(exec, &d), 0);
   assert_int_equal(d.effective_threads, 2);
   assert_int_equal(d.affinity_class, CPUEXEC_AFFINITY_NONE);
   assert_false(d.uses_smt);
   assert_int_equal(d.spin_class, CPUEXEC_SPIN_FIXED_DURATION);
-  assert_int_equal(cpuexec_executor_check_descriptor(exec, &d), 0);
+  assert_int_equal(cpuexec_executor_descriptor_check(exec, &d), 0);
   static const char *fields[] = {"effective_threads", "affinity_class", "uses_smt", "spin_class"};
   for (int f = 0; f < 4; f++) {
     cpuexec_descriptor other = d;
@@ -159,10 +159,10 @@ static void the_descriptor_matches_its_executor_and_names_a_difference(void **st
     case 2: other.uses_smt = true; break;
     case 3: other.spin_class = CPUEXEC_SPIN_ADAPTIVE; break;
     }
-    assert_int_equal(cpuexec_executor_check_descriptor(exec, &other), CPUEXEC_EMISMATCH);
-    assert_non_null(strstr(cpuexec_last_error(), fields[f]));
+    assert_int_equal(cpuexec_executor_descriptor_check(exec, &other), CPUEXEC_EMISMATCH);
+    assert_non_null(strstr(cpuexec_error_message(), fields[f]));
   }
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
 }
 
 int main(void) {

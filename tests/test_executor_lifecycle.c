@@ -57,7 +57,7 @@ static void a_serial_policy_starts_no_thread(void **state) {
   cpuexec_executor *exec = test_executor(1);
   assert_int_equal(thread_count(), before);
   assert_int_equal(cpuexec_executor_effective_threads(exec), 1);
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
   assert_int_equal(thread_count(), before);
 }
 
@@ -70,7 +70,7 @@ static void workers_are_started_and_named_before_create_returns(void **state) {
   assert_int_equal(threads_named("cpuexec-w2"), 1);
   assert_int_equal(threads_named("cpuexec-w3"), 1);
   assert_int_equal(threads_named("cpuexec-w4"), 0);
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
   assert_int_equal(thread_count(), before);
 }
 
@@ -83,7 +83,7 @@ static void ids_are_nonzero_and_never_reused(void **state) {
     assert_true(id != 0);
     assert_true(id > last);
     last = id;
-    cpuexec_executor_destroy(exec);
+    cpuexec_executor_release(exec);
   }
 }
 
@@ -92,11 +92,11 @@ static void the_executor_keeps_its_resolution(void **state) {
   cpuexec_resolved *r = test_resolved(3);
   cpuexec_executor *exec = NULL;
   assert_int_equal(cpuexec_executor_create(r, &exec), 0);
-  assert_ptr_equal(cpuexec_executor_policy(exec), r);
+  assert_ptr_equal(cpuexec_executor_resolved(exec), r);
   assert_int_equal(atomic_load(&r->refcount), 2);
   cpuexec_resolved_destroy(r); /* the executor still holds it */
-  assert_int_equal(cpuexec_executor_policy(exec)->effective_threads, 3);
-  cpuexec_executor_destroy(exec);
+  assert_int_equal(cpuexec_executor_resolved(exec)->effective_threads, 3);
+  cpuexec_executor_release(exec);
 }
 
 static void create_rejects_null_arguments(void **state) {
@@ -104,11 +104,11 @@ static void create_rejects_null_arguments(void **state) {
   cpuexec_executor *exec = (cpuexec_executor *)&exec;
   assert_int_equal(cpuexec_executor_create(NULL, &exec), CPUEXEC_EINVAL);
   assert_null(exec);
-  assert_non_null(strstr(cpuexec_last_error(), "resolved"));
+  assert_non_null(strstr(cpuexec_error_message(), "resolved"));
   cpuexec_resolved *r = test_resolved(2);
   assert_int_equal(cpuexec_executor_create(r, NULL), CPUEXEC_EINVAL);
   cpuexec_resolved_destroy(r);
-  cpuexec_executor_destroy(NULL);
+  cpuexec_executor_release(NULL);
 }
 
 static void a_failed_thread_creation_names_the_thread_and_joins_the_others(void **state) {
@@ -124,7 +124,7 @@ static void a_failed_thread_creation_names_the_thread_and_joins_the_others(void 
     assert_null(exec);
     char expect[64];
     snprintf(expect, sizeof expect, "worker thread %d", at);
-    assert_non_null(strstr(cpuexec_last_error(), expect));
+    assert_non_null(strstr(cpuexec_error_message(), expect));
     assert_int_equal(thread_count(), before);
     /* Nothing kept a reference to the resolution. */
     assert_int_equal(atomic_load(&r->refcount), 1);
@@ -143,15 +143,15 @@ static void a_failed_pin_names_the_processor_and_joins_the_others(void **state) 
   cpuexec_executor *exec = NULL;
   if (cpuexec__os_has_affinity()) {
     assert_int_equal(cpuexec_executor_create(r, &exec), CPUEXEC_EAFFINITY);
-    assert_non_null(strstr(cpuexec_last_error(), "processor 1000"));
+    assert_non_null(strstr(cpuexec_error_message(), "processor 1000"));
   } else {
     /* No affinity in this OS backend: the first pin is refused as
      * unsupported, naming the processor and the backend. */
     assert_int_equal(cpuexec_executor_create(r, &exec), CPUEXEC_ENOTSUP);
     char expect[64];
     snprintf(expect, sizeof expect, "processor %d", (int)r->worker_processors[0]);
-    assert_non_null(strstr(cpuexec_last_error(), expect));
-    assert_non_null(strstr(cpuexec_last_error(), "cannot pin"));
+    assert_non_null(strstr(cpuexec_error_message(), expect));
+    assert_non_null(strstr(cpuexec_error_message(), "cannot pin"));
   }
   assert_null(exec);
   assert_int_equal(thread_count(), before);
@@ -187,7 +187,7 @@ static void workers_run_on_their_resolved_processor(void **state) {
   /* Participant 1 ran index 1 (its reserved first chunk, kept for it by
    * the flag), pinned. */
   assert_int_equal(cpus[1], cpu);
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
 }
 
 typedef struct pin_case {
@@ -207,8 +207,8 @@ static void *dispatch_with_caller_pin(void *arg) {
   cpuexec_resolved_destroy(r);
   pc->cpus[0] = pc->cpus[1] = -2;
   pc->rc = cpuexec_parallel_for(exec, 2, 1, pc->cpus, record_affinity, 0);
-  snprintf(pc->error, sizeof pc->error, "%s", cpuexec_last_error());
-  cpuexec_executor_destroy(exec);
+  snprintf(pc->error, sizeof pc->error, "%s", cpuexec_error_message());
+  cpuexec_executor_release(exec);
   return NULL;
 }
 
@@ -253,8 +253,8 @@ static void a_forked_child_gets_eforked_and_destroys_without_joining(void **stat
       _Atomic int64_t m = 0;
       int rc = cpuexec_parallel_for(exec, 100, 1, &m, count_calls, 0);
       int inherited = cpuexec__executor_inherited(exec);
-      cpuexec_executor_destroy(exec);
-      _exit(rc == CPUEXEC_EFORKED && m == 0 && inherited && strstr(cpuexec_last_error(), "fork") ? 0 : 1);
+      cpuexec_executor_release(exec);
+      _exit(rc == CPUEXEC_EFORKED && m == 0 && inherited && strstr(cpuexec_error_message(), "fork") ? 0 : 1);
     }
     int status = 0;
     assert_int_equal(waitpid(pid, &status, 0), pid);
@@ -264,7 +264,7 @@ static void a_forked_child_gets_eforked_and_destroys_without_joining(void **stat
     assert_false(cpuexec__executor_inherited(exec));
     assert_int_equal(cpuexec_parallel_for(exec, 100, 1, &n, count_calls, 0), 0);
     assert_int_equal(n, 200);
-    cpuexec_executor_destroy(exec);
+    cpuexec_executor_release(exec);
   }
 }
 
@@ -304,7 +304,7 @@ static void *dispatch_from_the_worker_processor(void *arg) {
   cpu_set_t after;
   sched_getaffinity(0, sizeof after, &after);
   sc->mask_kept = CPU_EQUAL(&after, &original);
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
   return NULL;
 }
 
@@ -337,7 +337,7 @@ static void the_lease_slot_is_empty_for_a_direct_executor(void **state) {
   assert_null(slot->registry);
   assert_null(slot->entry);
   assert_ptr_equal(cpuexec__executor_lease_slot(exec), slot);
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
 }
 
 static void spin_policies_resolve_to_the_waits_they_promise(void **state) {
@@ -383,14 +383,14 @@ static void every_spin_policy_runs_regions(void **state) {
     _Atomic int64_t n = 0;
     for (int i = 0; i < 200; i++) assert_int_equal(cpuexec_parallel_for(exec, 30, 1, &n, count_calls, 0), 0);
     assert_int_equal(n, 6000);
-    cpuexec_executor_destroy(exec);
+    cpuexec_executor_release(exec);
   }
 }
 
 static void an_executor_runs_the_live_default_resolution(void **state) {
   (void)state;
   const cpuexec_resolved *r = NULL;
-  assert_int_equal(cpuexec_resolve_default(&r), 0);
+  assert_int_equal(cpuexec_policy_resolve_default(&r), 0);
   cpuexec_executor *exec = NULL;
   assert_int_equal(cpuexec_executor_create(r, &exec), 0);
   assert_int_equal(cpuexec_executor_effective_threads(exec), cpuexec_resolved_effective_threads(r));
@@ -398,7 +398,7 @@ static void an_executor_runs_the_live_default_resolution(void **state) {
   _Atomic int64_t n = 0;
   assert_int_equal(cpuexec_parallel_for(exec, 1000, 1, &n, count_calls, 0), 0);
   assert_int_equal(n, 1000);
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
   assert_int_equal(thread_count(), 0);
 }
 

@@ -26,11 +26,11 @@ static void small_work_plans_one_participant(void **state) {
   cpuexec_plan p;
   static const int64_t totals[] = {-1, 0, 1, 2, 10, 100};
   for (size_t i = 0; i < 6; i++) {
-    assert_int_equal(cpuexec_plan_parallel_for(exec, totals[i], &cost, NULL, &p), 0);
+    assert_int_equal(cpuexec_parallel_for_plan(exec, totals[i], &cost, NULL, &p), 0);
     assert_int_equal(p.participants, 1);
     check_plan_shape(&p, totals[i], 4);
   }
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
 }
 
 static void large_work_plans_every_participant(void **state) {
@@ -38,13 +38,13 @@ static void large_work_plans_every_participant(void **state) {
   cpuexec_executor *exec = test_executor(4);
   cpuexec_cost cost = {.bytes_read = 8, .bytes_written = 4, .compute_cycles = 100};
   cpuexec_plan p;
-  assert_int_equal(cpuexec_plan_parallel_for(exec, 10000000, &cost, NULL, &p), 0);
+  assert_int_equal(cpuexec_parallel_for_plan(exec, 10000000, &cost, NULL, &p), 0);
   assert_int_equal(p.participants, 4);
   check_plan_shape(&p, 10000000, 4);
   /* Without an executor everything runs on the caller. */
-  assert_int_equal(cpuexec_plan_parallel_for(NULL, 10000000, &cost, NULL, &p), 0);
+  assert_int_equal(cpuexec_parallel_for_plan(NULL, 10000000, &cost, NULL, &p), 0);
   assert_int_equal(p.participants, 1);
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
 }
 
 static void more_work_or_compute_never_plans_fewer_participants(void **state) {
@@ -59,14 +59,14 @@ static void more_work_or_compute_never_plans_fewer_participants(void **state) {
         for (double cycles = 0; cycles <= 4096; cycles = cycles * 2 + 1) {
           cpuexec_cost cost = {.bytes_read = bytes, .bytes_written = bytes / 2, .compute_cycles = cycles};
           cpuexec_plan p;
-          assert_int_equal(cpuexec_plan_parallel_for(exec, total, &cost, NULL, &p), 0);
+          assert_int_equal(cpuexec_parallel_for_plan(exec, total, &cost, NULL, &p), 0);
           check_plan_shape(&p, total, threads[t]);
           assert_true((uint32_t)p.participants >= last_by_compute);
           last_by_compute = p.participants;
         }
         cpuexec_cost fixed = {.bytes_read = bytes, .bytes_written = bytes / 2, .compute_cycles = 10};
         cpuexec_plan p;
-        cpuexec_plan_parallel_for(exec, total, &fixed, NULL, &p);
+        cpuexec_parallel_for_plan(exec, total, &fixed, NULL, &p);
         /* Where the data leaves the cache (src/plan.c: CACHED_BYTES) the
          * loop becomes bandwidth-bound, and the plan may narrow to what
          * memory can feed, never below 4 participants (or the limit). */
@@ -78,7 +78,7 @@ static void more_work_or_compute_never_plans_fewer_participants(void **state) {
         last_by_total = p.participants;
       }
     }
-    cpuexec_executor_destroy(exec);
+    cpuexec_executor_release(exec);
   }
 }
 
@@ -89,23 +89,23 @@ static void limits_and_preferences_are_respected(void **state) {
   cpuexec_plan p;
   for (uint32_t max = 1; max <= 10; max++) {
     cpuexec_plan_constraints c = {.max_participants = max};
-    assert_int_equal(cpuexec_plan_parallel_for(exec, 1000000, &cost, &c, &p), 0);
+    assert_int_equal(cpuexec_parallel_for_plan(exec, 1000000, &cost, &c, &p), 0);
     assert_int_equal(p.participants, max < 8 ? max : 8);
     check_plan_shape(&p, 1000000, 8);
   }
   cpuexec_plan_constraints pref = {.preferred_participants = 3};
-  assert_int_equal(cpuexec_plan_parallel_for(exec, 1000000, &cost, &pref, &p), 0);
+  assert_int_equal(cpuexec_parallel_for_plan(exec, 1000000, &cost, &pref, &p), 0);
   assert_int_equal(p.participants, 3);
   cpuexec_plan_constraints pref_capped = {.max_participants = 2, .preferred_participants = 6};
-  assert_int_equal(cpuexec_plan_parallel_for(exec, 1000000, &cost, &pref_capped, &p), 0);
+  assert_int_equal(cpuexec_parallel_for_plan(exec, 1000000, &cost, &pref_capped, &p), 0);
   assert_int_equal(p.participants, 2);
   /* A preference does not make tiny work parallel. */
-  assert_int_equal(cpuexec_plan_parallel_for(exec, 3, &cost, &pref, &p), 0);
+  assert_int_equal(cpuexec_parallel_for_plan(exec, 3, &cost, &pref, &p), 0);
   assert_true(p.participants <= 3);
   cpuexec_cost tiny = {.compute_cycles = 1};
-  assert_int_equal(cpuexec_plan_parallel_for(exec, 3, &tiny, &pref, &p), 0);
+  assert_int_equal(cpuexec_parallel_for_plan(exec, 3, &tiny, &pref, &p), 0);
   assert_int_equal(p.participants, 1);
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
 }
 
 /* The over-eager plans issue 12 lists against onnx-light-cpu, for an
@@ -117,29 +117,29 @@ static void abs_over_1024_floats_stays_on_the_caller(void **state) {
   (void)state;
   cpuexec_executor *exec = test_executor(8);
   cpuexec_plan p;
-  assert_int_equal(cpuexec_plan_parallel_for(exec, 1024, &abs_cost, NULL, &p), 0);
+  assert_int_equal(cpuexec_parallel_for_plan(exec, 1024, &abs_cost, NULL, &p), 0);
   assert_int_equal(p.participants, 1);
   assert_int_equal(p.grain, 1024);
   /* ... and so does any elementwise loop whose work is below one hot dispatch. */
   cpuexec_cost axpy = {.bytes_read = 8, .bytes_written = 4, .compute_cycles = 1};
-  assert_int_equal(cpuexec_plan_parallel_for(exec, 1024, &axpy, NULL, &p), 0);
+  assert_int_equal(cpuexec_parallel_for_plan(exec, 1024, &axpy, NULL, &p), 0);
   assert_int_equal(p.participants, 1);
   /* Four times the work is worth a second participant, not all eight. */
-  assert_int_equal(cpuexec_plan_parallel_for(exec, 4096, &abs_cost, NULL, &p), 0);
+  assert_int_equal(cpuexec_parallel_for_plan(exec, 4096, &abs_cost, NULL, &p), 0);
   assert_true(p.participants >= 2 && p.participants < 8);
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
 }
 
 static void costlier_log_gets_more_participants_than_abs(void **state) {
   (void)state;
   cpuexec_executor *exec = test_executor(8);
   cpuexec_plan pa, pl;
-  assert_int_equal(cpuexec_plan_parallel_for(exec, 1 << 18, &abs_cost, NULL, &pa), 0);
-  assert_int_equal(cpuexec_plan_parallel_for(exec, 1 << 18, &log_cost, NULL, &pl), 0);
+  assert_int_equal(cpuexec_parallel_for_plan(exec, 1 << 18, &abs_cost, NULL, &pa), 0);
+  assert_int_equal(cpuexec_parallel_for_plan(exec, 1 << 18, &log_cost, NULL, &pl), 0);
   assert_int_equal(pl.participants, 8);
   assert_true(pa.participants >= 2);
   assert_true(pa.participants < pl.participants);
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
 }
 
 static void a_preference_never_makes_a_serial_plan_parallel(void **state) {
@@ -147,14 +147,14 @@ static void a_preference_never_makes_a_serial_plan_parallel(void **state) {
   cpuexec_executor *exec = test_executor(8);
   cpuexec_plan_constraints three = {.preferred_participants = 3};
   cpuexec_plan p;
-  assert_int_equal(cpuexec_plan_parallel_for(exec, 1024, &abs_cost, &three, &p), 0);
+  assert_int_equal(cpuexec_parallel_for_plan(exec, 1024, &abs_cost, &three, &p), 0);
   assert_int_equal(p.participants, 1);
-  assert_int_equal(cpuexec_plan_parallel_for(exec, 32, &log_cost, &three, &p), 0);
+  assert_int_equal(cpuexec_parallel_for_plan(exec, 32, &log_cost, &three, &p), 0);
   assert_int_equal(p.participants, 1);
   /* Where the model goes parallel, the preference sets the width. */
-  assert_int_equal(cpuexec_plan_parallel_for(exec, 1 << 18, &log_cost, &three, &p), 0);
+  assert_int_equal(cpuexec_parallel_for_plan(exec, 1 << 18, &log_cost, &three, &p), 0);
   assert_int_equal(p.participants, 3);
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
 }
 
 /* The busiest participant's ranges, as region.c splits them: blocks of
@@ -170,7 +170,7 @@ static void the_grain_splits_work_evenly(void **state) {
   /* 16 output rows of a GEMM tile loop: chunks of 6 would leave 12 rows to one participant. */
   cpuexec_cost rows = {.bytes_read = 256, .bytes_written = 256, .compute_cycles = 1024};
   cpuexec_plan p;
-  assert_int_equal(cpuexec_plan_parallel_for(two, 16, &rows, NULL, &p), 0);
+  assert_int_equal(cpuexec_parallel_for_plan(two, 16, &rows, NULL, &p), 0);
   assert_int_equal(p.participants, 2);
   assert_int_equal(busiest_share(&p, 16), 8);
   /* Over many totals, the busiest participant gets at most one chunk of
@@ -178,27 +178,27 @@ static void the_grain_splits_work_evenly(void **state) {
   for (int64_t total = 17; total < 5000; total = total * 5 / 4 + 3)
     for (int e = 0; e < 2; e++) {
       cpuexec_executor *exec = e ? eight : two;
-      assert_int_equal(cpuexec_plan_parallel_for(exec, total, &rows, NULL, &p), 0);
+      assert_int_equal(cpuexec_parallel_for_plan(exec, total, &rows, NULL, &p), 0);
       check_plan_shape(&p, total, e ? 8 : 2);
       if (p.participants == 1) continue;
       int64_t even = total / p.participants + (total % p.participants != 0);
       assert_true(busiest_share(&p, total) <= even + p.grain);
     }
-  cpuexec_executor_destroy(two);
-  cpuexec_executor_destroy(eight);
+  cpuexec_executor_release(two);
+  cpuexec_executor_release(eight);
 }
 
 static void invalid_costs_are_rejected(void **state) {
   (void)state;
   cpuexec_plan p;
   cpuexec_cost bad = {.bytes_read = -1};
-  assert_int_equal(cpuexec_plan_parallel_for(NULL, 10, &bad, NULL, &p), CPUEXEC_EINVAL);
-  assert_non_null(strstr(cpuexec_last_error(), "bytes_read"));
+  assert_int_equal(cpuexec_parallel_for_plan(NULL, 10, &bad, NULL, &p), CPUEXEC_EINVAL);
+  assert_non_null(strstr(cpuexec_error_message(), "bytes_read"));
   cpuexec_cost nan = {.compute_cycles = 0.0 / 0.0};
-  assert_int_equal(cpuexec_plan_parallel_for(NULL, 10, &nan, NULL, &p), CPUEXEC_EINVAL);
-  assert_int_equal(cpuexec_plan_parallel_for(NULL, 10, NULL, NULL, &p), CPUEXEC_EINVAL);
+  assert_int_equal(cpuexec_parallel_for_plan(NULL, 10, &nan, NULL, &p), CPUEXEC_EINVAL);
+  assert_int_equal(cpuexec_parallel_for_plan(NULL, 10, NULL, NULL, &p), CPUEXEC_EINVAL);
   cpuexec_cost ok = {0};
-  assert_int_equal(cpuexec_plan_parallel_for(NULL, 10, &ok, NULL, NULL), CPUEXEC_EINVAL);
+  assert_int_equal(cpuexec_parallel_for_plan(NULL, 10, &ok, NULL, NULL), CPUEXEC_EINVAL);
 }
 
 static int mark(void *ctx, int64_t begin, int64_t end) {
@@ -218,7 +218,7 @@ static void a_costed_call_runs_every_index_once(void **state) {
     for (int64_t k = 0; k < totals[i]; k++) assert_int_equal(hits[k], 1);
     free(hits);
   }
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
 }
 
 int main(void) {

@@ -82,7 +82,7 @@ static void every_index_runs_once_in_valid_ranges_for_the_matrix(void **state) {
         check_cover(exec, totals[n], grain, 3);
       }
     }
-    cpuexec_executor_destroy(exec);
+    cpuexec_executor_release(exec);
   }
 }
 
@@ -91,7 +91,7 @@ static void max_participants_above_the_limit_is_the_limit(void **state) {
   cpuexec_executor *exec = test_executor(2);
   check_cover(exec, 1000, 1, 64);
   check_cover(exec, 1000, 1, 1);
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
 }
 
 static void null_executor_runs_the_serial_loop_on_the_caller(void **state) {
@@ -109,14 +109,14 @@ static void invalid_arguments_are_rejected_with_the_field_named(void **state) {
   (void)state;
   cpuexec_executor *exec = test_executor(2);
   assert_int_equal(cpuexec_parallel_for(exec, 10, 0, NULL, never_called, 0), CPUEXEC_EINVAL);
-  assert_non_null(strstr(cpuexec_last_error(), "grain"));
+  assert_non_null(strstr(cpuexec_error_message(), "grain"));
   assert_int_equal(cpuexec_parallel_for(exec, 10, -3, NULL, never_called, 0), CPUEXEC_EINVAL);
   assert_int_equal(cpuexec_parallel_for(exec, 10, 1, NULL, NULL, 0), CPUEXEC_EINVAL);
-  assert_non_null(strstr(cpuexec_last_error(), "fn"));
+  assert_non_null(strstr(cpuexec_error_message(), "fn"));
   assert_int_equal(cpuexec_parallel_for(exec, 0, 0, NULL, never_called, 0), CPUEXEC_EINVAL);
   assert_int_equal(cpuexec_parallel_for(exec, 0, 1, NULL, never_called, 0), 0);
   assert_int_equal(cpuexec_parallel_for(exec, INT64_MIN, 1, NULL, never_called, 0), 0);
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
 }
 
 /* Uneven work: the first indices are expensive; every index still runs once. */
@@ -142,7 +142,7 @@ static void uneven_work_completes_with_every_index_once(void **state) {
     assert_int_equal(cpuexec_parallel_for(exec, 4096, 1, &c, uneven, 0), 0);
     for (int i = 0; i < 4096; i++) assert_int_equal(c.hits[i], 1);
     free(c.hits);
-    cpuexec_executor_destroy(exec);
+    cpuexec_executor_release(exec);
   }
 }
 
@@ -175,7 +175,7 @@ static void a_failing_callback_stops_new_ranges_and_its_error_is_returned(void *
       failing f = {0};
       int rc = cpuexec_parallel_for(exec, 100000, 1, &f, always_fail, 0);
       assert_int_equal(rc, CPUEXEC_ECALLBACK);
-      int value = cpuexec_last_callback_error();
+      int value = cpuexec_error_callback_value();
       assert_true(value <= -1000 && value > -1007);
       /* Every started callback finished before the call returned. */
       assert_int_equal(f.active, 0);
@@ -186,7 +186,7 @@ static void a_failing_callback_stops_new_ranges_and_its_error_is_returned(void *
       cpuexec_parallel_for(exec, 0, 1, &f, always_fail, 0);
       assert_int_equal(f.calls, after);
     }
-    cpuexec_executor_destroy(exec);
+    cpuexec_executor_release(exec);
   }
 }
 
@@ -202,9 +202,9 @@ static void a_positive_callback_result_is_available_as_is(void **state) {
   cpuexec_executor *exec = test_executor(4);
   failing f = {0};
   assert_int_equal(cpuexec_parallel_for(exec, 1000, 10, &f, fail_at_zero, 0), CPUEXEC_ECALLBACK);
-  assert_int_equal(cpuexec_last_callback_error(), 77);
-  assert_non_null(strstr(cpuexec_last_error(), "callback failed with 77"));
-  cpuexec_executor_destroy(exec);
+  assert_int_equal(cpuexec_error_callback_value(), 77);
+  assert_non_null(strstr(cpuexec_error_message(), "callback failed with 77"));
+  cpuexec_executor_release(exec);
 }
 
 typedef struct nested {
@@ -256,8 +256,8 @@ static void nested_calls_run_inline_on_the_calling_thread(void **state) {
   assert_int_equal(cpuexec_participant_count(), 1);
   assert_int_equal(cpuexec__tls.callback_depth, 0);
   assert_null(cpuexec__tls.installed);
-  cpuexec_executor_destroy(n.outer);
-  cpuexec_executor_destroy(n.other);
+  cpuexec_executor_release(n.outer);
+  cpuexec_executor_release(n.other);
 }
 
 int main(void) {

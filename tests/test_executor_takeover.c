@@ -134,7 +134,7 @@ static void assert_each_once(record *r, int64_t total) {
 }
 
 static void counters_of(cpuexec_executor *exec, cpuexec_counters *c) {
-  assert_int_equal(cpuexec_executor_counters(exec, c), 0);
+  assert_int_equal(cpuexec_executor_counters_get(exec, c), 0);
 }
 
 /* Yields until worker arrivals reach n: the worker counts one as soon as it
@@ -153,7 +153,7 @@ static void a_held_worker_does_not_stop_the_region_and_runs_nothing_for_it(void 
                                               CPUEXEC_SPIN_FIXED_DURATION};
   for (size_t sp = 0; sp < sizeof spins / sizeof spins[0]; sp++) {
     cpuexec_executor *exec = test_executor_spin(2, spins[sp], 20ull * 1000 * 1000);
-    assert_int_equal(cpuexec_executor_enable_counters(exec), 0);
+    assert_int_equal(cpuexec_executor_counters_enable(exec), 0);
     gate_hold(1u << 1);
     static record r;
     memset(&r, 0, sizeof r);
@@ -182,14 +182,14 @@ static void a_held_worker_does_not_stop_the_region_and_runs_nothing_for_it(void 
     assert_int_equal(atomic_load(&r.index_of[1]), 1);
     counters_of(exec, &c);
     assert_int_equal(c.takeovers, 1);
-    cpuexec_executor_destroy(exec);
+    cpuexec_executor_release(exec);
   }
 }
 
 static void a_held_worker_among_many_costs_only_its_share(void **state) {
   (void)state;
   cpuexec_executor *exec = test_executor_spin(4, CPUEXEC_SPIN_PARK_IMMEDIATELY, 0);
-  assert_int_equal(cpuexec_executor_enable_counters(exec), 0);
+  assert_int_equal(cpuexec_executor_counters_enable(exec), 0);
   gate_hold((1u << 2) | (1u << 3));
   static record r;
   memset(&r, 0, sizeof r);
@@ -208,13 +208,13 @@ static void a_held_worker_among_many_costs_only_its_share(void **state) {
   wait_late_arrivals(exec, c.takeovers);
   assert_each_once(&r, 200);
   assert_int_equal(atomic_load(&r.participants) & 0xcu, 0);
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
 }
 
 static void every_index_runs_once_across_100k_regions_with_random_holds(void **state) {
   (void)state;
   cpuexec_executor *exec = test_executor(4);
-  assert_int_equal(cpuexec_executor_enable_counters(exec), 0);
+  assert_int_equal(cpuexec_executor_counters_enable(exec), 0);
   pthread_mutex_lock(&gate_lock);
   gate_random = true;
   pthread_mutex_unlock(&gate_lock);
@@ -241,13 +241,13 @@ static void every_index_runs_once_across_100k_regions_with_random_holds(void **s
   counters_of(exec, &c);
   /* Holds happen, so take-overs did: the counter says so. */
   assert_true(c.takeovers > 0);
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
 }
 
 static void the_strict_flag_makes_every_admitted_participant_run_a_range(void **state) {
   (void)state;
   cpuexec_executor *exec = test_executor_spin(4, CPUEXEC_SPIN_PARK_IMMEDIATELY, 0);
-  assert_int_equal(cpuexec_executor_enable_counters(exec), 0);
+  assert_int_equal(cpuexec_executor_counters_enable(exec), 0);
   for (int round = 0; round < 50; round++) {
     static record r;
     memset(&r, 0, sizeof r);
@@ -268,7 +268,7 @@ static void the_strict_flag_makes_every_admitted_participant_run_a_range(void **
   assert_int_equal(c.takeovers, 0);
   assert_int_equal(c.late_arrivals, 0);
   gate_release_all();
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
 }
 
 static void unknown_flags_are_rejected_naming_them(void **state) {
@@ -277,11 +277,11 @@ static void unknown_flags_are_rejected_naming_them(void **state) {
   static record r;
   memset(&r, 0, sizeof r);
   assert_int_equal(cpuexec_parallel_for_flags(exec, 2, 1, &r, note, 0, 0x6u), CPUEXEC_EINVAL);
-  assert_non_null(strstr(cpuexec_last_error(), "flags"));
+  assert_non_null(strstr(cpuexec_error_message(), "flags"));
   assert_int_equal(atomic_load(&r.hits[0]), 0);
   assert_int_equal(cpuexec_parallel_for_flags(NULL, 2, 1, &r, note, 0, CPUEXEC_FOR_EVERY_PARTICIPANT), 0);
   assert_each_once(&r, 2);
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
 }
 
 /* ---- the cadence model, with made-up times -------------------------------- */
@@ -306,7 +306,7 @@ static void the_cadence_is_followed_once_steady_and_dropped_when_the_stream_stop
   assert_true(h.window_ns >= CPUEXEC__CADENCE_MIN_WINDOW_NS);
   /* The window's spin stays inside the burn budget. */
   assert_true((2 * h.window_ns + CPUEXEC__CADENCE_WAKE_LEAD_NS) * 1000 <= ms * CPUEXEC__CADENCE_BURN_PERMILLE + 20000);
-  /* What cpuexec_executor_spin_state shows. */
+  /* What cpuexec_executor_spin_state_get shows. */
   assert_int_equal(atomic_load(&c.shown_window_ns), h.window_ns);
   assert_true(atomic_load(&c.shown_period_ns) > ms - 10000 && atomic_load(&c.shown_period_ns) < ms + 10000);
   assert_true(atomic_load(&c.shown_steady) >= CPUEXEC__CADENCE_STEADY);
@@ -352,24 +352,24 @@ static void the_spin_state_shows_the_policy(void **state) {
   (void)state;
   cpuexec_executor *exec = test_executor(2);
   cpuexec_spin_state st;
-  assert_int_equal(cpuexec_executor_spin_state(exec, &st), 0);
+  assert_int_equal(cpuexec_executor_spin_state_get(exec, &st), 0);
   assert_true(st.follows_cadence);
   assert_int_equal(st.burn_permille, CPUEXEC__CADENCE_BURN_PERMILLE);
   assert_int_equal(st.spin_ns, CPUEXEC__ADAPTIVE_SPIN_NS);
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
   exec = test_executor_spin(2, CPUEXEC_SPIN_FIXED_DURATION, 50000);
-  assert_int_equal(cpuexec_executor_spin_state(exec, &st), 0);
+  assert_int_equal(cpuexec_executor_spin_state_get(exec, &st), 0);
   assert_false(st.follows_cadence);
   assert_false(st.following);
   assert_int_equal(st.spin_ns, 50000);
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
   exec = test_executor_spin(2, CPUEXEC_SPIN_FIXED_ITERATIONS, 777);
-  assert_int_equal(cpuexec_executor_spin_state(exec, &st), 0);
+  assert_int_equal(cpuexec_executor_spin_state_get(exec, &st), 0);
   assert_int_equal(st.spin_iterations, 777);
   assert_false(st.follows_cadence);
-  cpuexec_executor_destroy(exec);
-  assert_int_equal(cpuexec_executor_spin_state(NULL, &st), CPUEXEC_EINVAL);
-  assert_non_null(strstr(cpuexec_last_error(), "exec"));
+  cpuexec_executor_release(exec);
+  assert_int_equal(cpuexec_executor_spin_state_get(NULL, &st), CPUEXEC_EINVAL);
+  assert_non_null(strstr(cpuexec_error_message(), "exec"));
 }
 
 int main(void) {

@@ -38,7 +38,7 @@ typedef struct probe {
   atomic_uint seen_mask;      /* participant indices that ran a callback */
   atomic_uint wrong_thread;   /* participant i on a thread other than the pool's i-th */
   atomic_uint wrong_count;    /* participant count other than the region's */
-  atomic_uint wrong_current;  /* cpuexec_current() other than the executor */
+  atomic_uint wrong_current;  /* cpuexec_executor_current() other than the executor */
 } probe;
 
 static void probe_init(probe *p, foreign_pool *pool, cpuexec_executor *exec, uint32_t expected_count) {
@@ -53,7 +53,7 @@ static void probe_observe(probe *p, int64_t begin, int64_t end) {
   atomic_fetch_or(&p->seen_mask, 1u << index);
   if (p->pool && foreign_pool_index_of_self(p->pool) != (int)index) atomic_fetch_add(&p->wrong_thread, 1);
   if (count != p->expected_count || index >= count) atomic_fetch_add(&p->wrong_count, 1);
-  if (cpuexec_current() != p->exec) atomic_fetch_add(&p->wrong_current, 1);
+  if (cpuexec_executor_current() != p->exec) atomic_fetch_add(&p->wrong_current, 1);
   for (int64_t i = begin; i < end; i++) atomic_fetch_add_explicit(&p->hits[i], 1, memory_order_relaxed);
 }
 
@@ -97,9 +97,9 @@ static int via_ranges(probe *p) {
   cpuexec_range_schedule s;
   cpuexec_range_schedule_init(&s);
   s.max_participants = 0;
-  return cpuexec_execute_ranges(N, &s, p, probe_range);
+  return cpuexec_ranges_execute(N, &s, p, probe_range);
 }
-static int via_costed_ranges(probe *p) { return cpuexec_execute_costed_ranges(N, &heavy, NULL, 4, p, probe_range); }
+static int via_costed_ranges(probe *p) { return cpuexec_ranges_execute_costed(N, &heavy, NULL, 4, p, probe_range); }
 static int via_range_executor_of(probe *p) {
   cpuexec_range_executor re = cpuexec_range_executor_of(p->exec);
   return cpuexec_range_executor_run(&re, N, p, probe_range);
@@ -108,7 +108,7 @@ static int via_range_executor_installed(probe *p) {
   cpuexec_range_executor re = cpuexec_range_executor_installed();
   return cpuexec_range_executor_run(&re, N, p, probe_range);
 }
-static int via_worker_jobs(probe *p) { return cpuexec_run_worker_jobs(p->exec, 0, p, probe_job); }
+static int via_worker_jobs(probe *p) { return cpuexec_worker_jobs_run(p->exec, 0, p, probe_job); }
 static int via_job_pool_installed(probe *p) {
   cpuexec_job_pool pool = cpuexec_job_pool_installed();
   return pool.run_pool(pool.pool, p, probe_job);
@@ -129,11 +129,11 @@ static const struct {
 } adapters[] = {
     {"cpuexec_parallel_for", via_parallel_for, true},
     {"cpuexec_parallel_for_costed", via_costed, true},
-    {"cpuexec_execute_ranges", via_ranges, true},
-    {"cpuexec_execute_costed_ranges", via_costed_ranges, true},
+    {"cpuexec_ranges_execute", via_ranges, true},
+    {"cpuexec_ranges_execute_costed", via_costed_ranges, true},
     {"cpuexec_range_executor_of", via_range_executor_of, true},
     {"cpuexec_range_executor_installed", via_range_executor_installed, true},
-    {"cpuexec_run_worker_jobs", via_worker_jobs, true},
+    {"cpuexec_worker_jobs_run", via_worker_jobs, true},
     {"cpuexec_job_pool_installed", via_job_pool_installed, true},
     {"ParallelFor", via_legacy_parallel_for, true},
     {"pthreadpool_parallelize_1d", via_pthreadpool, false},
@@ -147,7 +147,7 @@ static void run_every_adapter(foreign_pool *pool, cpuexec_executor *exec, uint32
     probe_init(p, pool, exec, threads);
     uint64_t runs_before = pool ? foreign_pool_runs(pool) : 0;
     int rc = adapters[a].run(p);
-    if (rc != 0) fail_msg("%s: returned %d (%s)", adapters[a].name, rc, cpuexec_last_error());
+    if (rc != 0) fail_msg("%s: returned %d (%s)", adapters[a].name, rc, cpuexec_error_message());
     /* Every participant of the foreign pool runs (each runs its reserved
      * range); the built-in pool may give a late worker's share to others. */
     assert_probe(p, adapters[a].name, threads, pool != NULL && adapters[a].every_participant);
@@ -157,10 +157,10 @@ static void run_every_adapter(foreign_pool *pool, cpuexec_executor *exec, uint32
                (unsigned long long)(foreign_pool_runs(pool) - runs_before));
     free(p);
     assert_int_equal(cpuexec_participant_count(), 1);
-    assert_ptr_equal(cpuexec_current(), exec);
+    assert_ptr_equal(cpuexec_executor_current(), exec);
   }
   assert_int_equal(cpuexec_scope_leave(&scope), 0);
-  assert_null(cpuexec_current());
+  assert_null(cpuexec_executor_current());
 }
 
 static void every_adapter_runs_the_same_kernel_on_the_builtin_and_a_foreign_pool(void **state) {
@@ -176,7 +176,7 @@ static void every_adapter_runs_the_same_kernel_on_the_builtin_and_a_foreign_pool
     assert_non_null(exec);
     assert_int_equal(cpuexec_executor_effective_threads(exec), threads);
     run_every_adapter(pool, exec, threads);
-    cpuexec_executor_destroy(exec);
+    cpuexec_executor_release(exec);
     foreign_pool_destroy(pool);
   }
 }
@@ -233,7 +233,7 @@ static void every_index_once_and_each_participant_on_its_pool_thread(void **stat
         assert_int_equal(atomic_load(&s.seen_mask), (1u << expected) - 1);
         free(s.hits);
       }
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
   foreign_pool_destroy(pool);
 }
 
@@ -269,10 +269,10 @@ static int outer(void *ctx, int64_t begin, int64_t end) {
     cpuexec_range_schedule s;
     cpuexec_range_schedule_init(&s);
     s.max_participants = 0;
-    if (cpuexec_execute_ranges(10, &s, &ip, inner) != 0) atomic_fetch_add(&n->wrong, 1);
+    if (cpuexec_ranges_execute(10, &s, &ip, inner) != 0) atomic_fetch_add(&n->wrong, 1);
   }
   if ((uint32_t)cpuexec_participant_index() != index || (uint32_t)cpuexec_participant_count() != count ||
-      cpuexec_current() != n->foreign)
+      cpuexec_executor_current() != n->foreign)
     atomic_fetch_add(&n->wrong, 1);
   return 0;
 }
@@ -283,7 +283,7 @@ static void nested_calls_on_foreign_participants_run_inline(void **state) {
   test_owned_executor builtin;
   assert_int_equal(test_executor_create(2, &builtin), 0);
   nest n = {.foreign = foreign_pool_executor(pool), .builtin = builtin.exec};
-  assert_int_equal(cpuexec_executor_enable_counters(n.foreign), 0);
+  assert_int_equal(cpuexec_executor_counters_enable(n.foreign), 0);
   uint64_t runs = foreign_pool_runs(pool);
   assert_int_equal(cpuexec_parallel_for(n.foreign, 30, 1, &n, outer, 0), 0);
   assert_int_equal(atomic_load(&n.wrong), 0);
@@ -291,10 +291,10 @@ static void nested_calls_on_foreign_participants_run_inline(void **state) {
   /* The nested calls never reached the pool. */
   assert_int_equal(foreign_pool_runs(pool), runs + 1);
   cpuexec_counters c;
-  assert_int_equal(cpuexec_executor_counters(n.foreign, &c), 0);
+  assert_int_equal(cpuexec_executor_counters_get(n.foreign, &c), 0);
   assert_int_equal(c.dispatches, 1);
   assert_int_equal(c.nested_inline, 30);
-  cpuexec_executor_destroy(n.foreign);
+  cpuexec_executor_release(n.foreign);
   test_executor_destroy(&builtin);
   foreign_pool_destroy(pool);
 }
@@ -309,7 +309,7 @@ static int run_parallel_for(void *arg) { return via_parallel_for(arg); }
 
 static int inside_session(void *arg) {
   session_probe *sp = arg;
-  if (cpuexec_current() != sp->expected) return 1;
+  if (cpuexec_executor_current() != sp->expected) return 1;
   /* A session without a policy inside keeps the installed executor. */
   sp->rc = cpuexec_session_create(NULL, &sp->nested);
   if (sp->rc != 0) return 2;
@@ -322,7 +322,7 @@ static void scopes_and_sessions_install_a_foreign_executor(void **state) {
   cpuexec_executor *exec = foreign_pool_executor(pool);
   cpuexec_scope scope;
   assert_int_equal(cpuexec_scope_enter(exec, &scope), 0);
-  assert_ptr_equal(cpuexec_current(), exec);
+  assert_ptr_equal(cpuexec_executor_current(), exec);
   session_probe sp = {.expected = exec};
   assert_int_equal(inside_session(&sp), 0);
   /* The nested session runs its work on the foreign pool. */
@@ -333,14 +333,14 @@ static void scopes_and_sessions_install_a_foreign_executor(void **state) {
   free(p);
   cpuexec_session_destroy(sp.nested);
   assert_int_equal(cpuexec_scope_leave(&scope), 0);
-  assert_null(cpuexec_current());
+  assert_null(cpuexec_executor_current());
   /* Destroying the session borrowed the executor: it still runs. */
   p = malloc(sizeof *p);
   probe_init(p, pool, exec, 2);
   assert_int_equal(via_parallel_for(p), 0);
   assert_probe(p, "after the session", 2, true);
   free(p);
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
   foreign_pool_destroy(pool);
 }
 
@@ -373,24 +373,24 @@ static void counters_observer_and_descriptor_describe_a_foreign_executor(void **
   cpuexec_executor *exec = foreign_pool_executor(pool);
   observed o = {.id = cpuexec_executor_id(exec), .threads = 4};
   assert_true(o.id != 0);
-  assert_int_equal(cpuexec_executor_enable_counters(exec), 0);
-  cpuexec_set_dispatch_observer(&o, observe);
+  assert_int_equal(cpuexec_executor_counters_enable(exec), 0);
+  cpuexec_dispatch_observer_set(&o, observe);
   for (int64_t total = 1; total <= 6; total++) assert_int_equal(cpuexec_parallel_for(exec, total, 1, NULL, nothing, 0), 0);
-  cpuexec_set_dispatch_observer(NULL, NULL);
+  cpuexec_dispatch_observer_set(NULL, NULL);
   assert_int_equal(atomic_load(&o.events), 6);
   assert_int_equal(atomic_load(&o.wrong), 0);
   cpuexec_counters c;
-  assert_int_equal(cpuexec_executor_counters(exec, &c), 0);
+  assert_int_equal(cpuexec_executor_counters_get(exec, &c), 0);
   assert_int_equal(c.dispatches, 5);
   assert_int_equal(c.limited_inline, 1);
-  assert_null(cpuexec_executor_policy(exec));
+  assert_null(cpuexec_executor_resolved(exec));
   cpuexec_descriptor d;
-  assert_int_equal(cpuexec_executor_descriptor(exec, &d), 0);
+  assert_int_equal(cpuexec_executor_descriptor_get(exec, &d), 0);
   assert_int_equal(d.effective_threads, 4);
   assert_int_equal(d.affinity_class, CPUEXEC_AFFINITY_NONE);
   assert_false(d.uses_smt);
-  assert_int_equal(cpuexec_executor_check_descriptor(exec, &d), 0);
-  cpuexec_executor_destroy(exec);
+  assert_int_equal(cpuexec_executor_descriptor_check(exec, &d), 0);
+  cpuexec_executor_release(exec);
   foreign_pool_destroy(pool);
 }
 
@@ -421,7 +421,7 @@ static void a_failing_callback_on_any_participant_is_returned_after_every_callba
   for (uint32_t on = 0; on < 3; on++) {
     failing f = {.fail_on = on, .code = 17};
     assert_int_equal(cpuexec_parallel_for(exec, 300, 1, &f, fail_on_participant, 0), CPUEXEC_ECALLBACK);
-    assert_int_equal(cpuexec_last_callback_error(), 17);
+    assert_int_equal(cpuexec_error_callback_value(), 17);
     assert_int_equal(atomic_load(&f.started), atomic_load(&f.finished));
   }
   /* The failure stops ranges that have not started: on a pool that runs its
@@ -430,9 +430,9 @@ static void a_failing_callback_on_any_participant_is_returned_after_every_callba
   cpuexec_executor *in_turn = executor_on(pool_counts_calls, 3);
   failing first = {.fail_on = 0, .code = -5};
   assert_int_equal(cpuexec_parallel_for(in_turn, 300, 1, &first, fail_on_participant, 0), CPUEXEC_ECALLBACK);
-  assert_int_equal(cpuexec_last_callback_error(), -5);
+  assert_int_equal(cpuexec_error_callback_value(), -5);
   assert_int_equal(atomic_load(&first.started), 1);
-  cpuexec_executor_destroy(in_turn);
+  cpuexec_executor_release(in_turn);
   /* The executor runs normally after a failure. */
   failing ok = {.fail_on = 99, .code = 17};
   assert_int_equal(cpuexec_parallel_for(exec, 300, 1, &ok, fail_on_participant, 0), 0);
@@ -440,7 +440,7 @@ static void a_failing_callback_on_any_participant_is_returned_after_every_callba
   /* Argument errors are the built-in executor's. */
   assert_int_equal(cpuexec_parallel_for(exec, 10, 0, NULL, nothing, 0), CPUEXEC_EINVAL);
   assert_int_equal(cpuexec_parallel_for(exec, 10, 1, NULL, NULL, 0), CPUEXEC_EINVAL);
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
   foreign_pool_destroy(pool);
 }
 
@@ -496,9 +496,9 @@ static void pool_contract_violations_are_reported_by_name(void **state) {
   for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
     cpuexec_executor *exec = executor_on(rows[r].run, 3);
     int rc = cpuexec_parallel_for(exec, 100, 1, NULL, nothing, 0);
-    if (rc != rows[r].expected || strstr(cpuexec_last_error(), rows[r].message) == NULL)
-      fail_msg("row %zu: %d \"%s\"", r, rc, cpuexec_last_error());
-    cpuexec_executor_destroy(exec);
+    if (rc != rows[r].expected || strstr(cpuexec_error_message(), rows[r].message) == NULL)
+      fail_msg("row %zu: %d \"%s\"", r, rc, cpuexec_error_message());
+    cpuexec_executor_release(exec);
   }
   /* A pool that runs every participant on its caller, in turn, completes. */
   unsigned calls_before = atomic_load(&serial_pool_calls);
@@ -509,7 +509,7 @@ static void pool_contract_violations_are_reported_by_name(void **state) {
   assert_probe(p, "a pool running participants in turn", 4, true);
   free(p);
   assert_int_equal(atomic_load(&serial_pool_calls), calls_before + 1);
-  cpuexec_executor_destroy(serial);
+  cpuexec_executor_release(serial);
   /* One effective thread: every call runs inline and the pool is never asked. */
   cpuexec_executor *one = executor_on(pool_counts_calls, 1);
   p = malloc(sizeof *p);
@@ -518,7 +518,7 @@ static void pool_contract_violations_are_reported_by_name(void **state) {
   assert_probe(p, "one thread", 1, true);
   free(p);
   assert_int_equal(atomic_load(&serial_pool_calls), calls_before + 1);
-  cpuexec_executor_destroy(one);
+  cpuexec_executor_release(one);
 }
 
 static void create_rejects_bad_ops_naming_the_field(void **state) {
@@ -527,17 +527,17 @@ static void create_rejects_bad_ops_naming_the_field(void **state) {
   cpuexec_foreign_executor_ops_init(&ops);
   cpuexec_executor *exec = (cpuexec_executor *)&ops;
   assert_int_equal(cpuexec_executor_create_foreign(&ops, NULL, NULL), CPUEXEC_EINVAL);
-  assert_non_null(strstr(cpuexec_last_error(), "out"));
+  assert_non_null(strstr(cpuexec_error_message(), "out"));
   assert_int_equal(cpuexec_executor_create_foreign(NULL, NULL, &exec), CPUEXEC_EINVAL);
   assert_null(exec);
-  assert_non_null(strstr(cpuexec_last_error(), "ops"));
+  assert_non_null(strstr(cpuexec_error_message(), "ops"));
   ops.run_ranges = pool_counts_calls;
   assert_int_equal(cpuexec_executor_create_foreign(&ops, NULL, &exec), CPUEXEC_EINVAL);
-  assert_non_null(strstr(cpuexec_last_error(), "effective_threads"));
+  assert_non_null(strstr(cpuexec_error_message(), "effective_threads"));
   ops.effective_threads = 2;
   ops.run_ranges = NULL;
   assert_int_equal(cpuexec_executor_create_foreign(&ops, NULL, &exec), CPUEXEC_EINVAL);
-  assert_non_null(strstr(cpuexec_last_error(), "run_ranges"));
+  assert_non_null(strstr(cpuexec_error_message(), "run_ranges"));
   cpuexec_foreign_executor_ops_init(NULL); /* ignored */
 }
 
@@ -576,7 +576,7 @@ static void costed_calls_use_the_pools_planner_and_check_its_plan(void **state) 
   cpuexec_executor *exec = NULL;
   assert_int_equal(cpuexec_executor_create_foreign(&ops, &pp, &exec), 0);
   cpuexec_plan plan;
-  assert_int_equal(cpuexec_plan_parallel_for(exec, 100, &heavy, NULL, &plan), 0);
+  assert_int_equal(cpuexec_parallel_for_plan(exec, 100, &heavy, NULL, &plan), 0);
   assert_int_equal(plan.grain, 10);
   assert_int_equal(plan.participants, 2);
   assert_int_equal(pp.total_seen, 100);
@@ -584,27 +584,27 @@ static void costed_calls_use_the_pools_planner_and_check_its_plan(void **state) 
   assert_int_equal(atomic_load(&pp.calls), 2);
   /* The planner's own error comes back unchanged. */
   pp.rc = -77;
-  assert_int_equal(cpuexec_plan_parallel_for(exec, 100, &heavy, NULL, &plan), -77);
+  assert_int_equal(cpuexec_parallel_for_plan(exec, 100, &heavy, NULL, &plan), -77);
   pp.rc = 0;
   /* A plan beyond the limit, or a grain below 1, is the planner's bug. */
   const cpuexec_plan bad[] = {{.grain = 10, .participants = 5}, {.grain = 10}, {.participants = 2}};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     pp.answer = bad[i];
-    assert_int_equal(cpuexec_plan_parallel_for(exec, 100, &heavy, NULL, &plan), CPUEXEC_ERANGE);
-    assert_non_null(strstr(cpuexec_last_error(), "planner"));
+    assert_int_equal(cpuexec_parallel_for_plan(exec, 100, &heavy, NULL, &plan), CPUEXEC_ERANGE);
+    assert_non_null(strstr(cpuexec_error_message(), "planner"));
   }
   /* Constraints lower the limit the plan is checked against. */
   pp.answer = (cpuexec_plan){.grain = 10, .participants = 3};
   cpuexec_plan_constraints two = {.max_participants = 2};
-  assert_int_equal(cpuexec_plan_parallel_for(exec, 100, &heavy, &two, &plan), CPUEXEC_ERANGE);
-  cpuexec_executor_destroy(exec);
+  assert_int_equal(cpuexec_parallel_for_plan(exec, 100, &heavy, &two, &plan), CPUEXEC_ERANGE);
+  cpuexec_executor_release(exec);
 
   /* Without a planner: the built-in model with the pool's threads. */
   foreign_pool *pool = foreign_pool_create(3);
   exec = foreign_pool_executor(pool);
-  assert_int_equal(cpuexec_plan_parallel_for(exec, N, &heavy, NULL, &plan), 0);
+  assert_int_equal(cpuexec_parallel_for_plan(exec, N, &heavy, NULL, &plan), 0);
   assert_int_equal(plan.participants, 3);
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
   foreign_pool_destroy(pool);
 }
 
@@ -614,8 +614,8 @@ static cpuexec_executor *inherited;
 
 static int child_refuses_the_inherited_foreign_executor(void) {
   if (cpuexec_parallel_for(inherited, 100, 1, NULL, nothing, 0) != CPUEXEC_EFORKED) return 1;
-  if (strstr(cpuexec_last_error(), "fork") == NULL) return 2;
-  cpuexec_executor_destroy(inherited); /* frees memory only */
+  if (strstr(cpuexec_error_message(), "fork") == NULL) return 2;
+  cpuexec_executor_release(inherited); /* frees memory only */
   return 0;
 }
 
@@ -625,7 +625,7 @@ static void a_forked_child_gets_eforked_from_an_inherited_foreign_executor(void 
   inherited = foreign_pool_executor(pool);
   assert_int_equal(cpuexec_parallel_for(inherited, 100, 1, NULL, nothing, 0), 0);
   assert_int_equal(run_in_child(child_refuses_the_inherited_foreign_executor, 60), 0);
-  cpuexec_executor_destroy(inherited);
+  cpuexec_executor_release(inherited);
   foreign_pool_destroy(pool);
 }
 

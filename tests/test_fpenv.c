@@ -75,7 +75,7 @@ static void run_until_a_worker_ran(cpuexec_executor *exec, probe *p, uint32_t fl
 static cpuexec_executor *make(const char *text, cpuexec_registry *reg, cpuexec_resolved **r) {
   cpuexec_policy pol;
   assert_int_equal(cpuexec_policy_parse(text, &pol), 0);
-  assert_int_equal(cpuexec_resolve(&pol, NULL, r), 0);
+  assert_int_equal(cpuexec_policy_resolve(&pol, NULL, r), 0);
   cpuexec_executor *exec;
   assert_int_equal(cpuexec_registry_acquire(reg, *r, &exec), 0);
   return exec;
@@ -224,7 +224,7 @@ static void foreign_executors_carry_it_per_range(void **state) {
   run_until_a_worker_ran(exec, &without, 0);
   assert_int_equal(atomic_load(&without.wrong), 0); /* and the pool thread got its own back */
   set_control(original);
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
   pthread_mutex_lock(&pool.lock);
   pool.quit = true;
   pthread_cond_broadcast(&pool.changed);

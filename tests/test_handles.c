@@ -25,7 +25,7 @@ static cpuexec_resolved *resolve_threads(int32_t threads) {
   p.num_threads = threads;
   p.spin_policy = CPUEXEC_SPIN_PARK_IMMEDIATELY; /* no spinning on the shared CI cores */
   cpuexec_resolved *r = NULL;
-  assert_int_equal(cpuexec_resolve(&p, NULL, &r), 0);
+  assert_int_equal(cpuexec_policy_resolve(&p, NULL, &r), 0);
   return r;
 }
 
@@ -70,7 +70,7 @@ static void destroy_on_a_lease_drops_only_that_lease(void **state) {
   assert_int_equal(cpuexec_registry_acquire(reg, r, &a), 0);
   assert_int_equal(cpuexec_registry_acquire(reg, r, &b), 0);
   assert_ptr_equal(a, b);
-  assert_int_equal(cpuexec_executor_destroy(a), 0);
+  assert_int_equal(cpuexec_executor_release(a), 0);
   assert_int_equal(cpuexec_registry_live_pools(reg), 1);
   assert_pool_runs(b);
   assert_int_equal(cpuexec_executor_retain(b), 0);
@@ -105,7 +105,7 @@ static void releasing_more_than_acquired_is_reported(void **state) {
     assert_int_equal(run_in_child(over_release_idle_pool, 10), 128 + SIGABRT);
   } else {
     assert_int_equal(cpuexec_executor_release(misuse_exec), CPUEXEC_ESTATE);
-    assert_non_null(strstr(cpuexec_last_error(), "released more times than it was acquired"));
+    assert_non_null(strstr(cpuexec_error_message(), "released more times than it was acquired"));
     assert_int_equal(cpuexec_executor_retain(misuse_exec), CPUEXEC_ESTATE);
   }
   assert_int_equal(cpuexec_registry_live_pools(misuse_registry), 1); /* still retained, still whole */
@@ -141,7 +141,7 @@ static int release_inside_child(void) {
   cpuexec_resolved *r = NULL;
   cpuexec_registry *reg = NULL;
   self_release s = {NULL, 0};
-  if (cpuexec_resolve(&p, NULL, &r) != 0) return 2;
+  if (cpuexec_policy_resolve(&p, NULL, &r) != 0) return 2;
   if (child_kind == 0 ? cpuexec_executor_create(r, &s.exec) != 0
                       : cpuexec_registry_create(NULL, &reg) != 0 || cpuexec_registry_acquire(reg, r, &s.exec) != 0)
     return 3;
@@ -180,7 +180,7 @@ static void the_last_release_inside_its_own_region_is_refused(void **state) {
 static int run_parallel(void *ctx) {
   (void)ctx;
   _Atomic int64_t sum = 0;
-  int rc = cpuexec_parallel_for(cpuexec_current(), 1000, 1, &sum, count_range, 0);
+  int rc = cpuexec_parallel_for(cpuexec_executor_current(), 1000, 1, &sum, count_range, 0);
   return rc != 0 ? rc : atomic_load(&sum) == 1000 ? 0 : 1;
 }
 
@@ -238,7 +238,7 @@ static void a_foreign_executor_is_held_like_any_other(void **state) {
   cpuexec_session_destroy(nested);
   ops.effective_threads = -1;
   assert_int_equal(cpuexec_executor_create_foreign(&ops, NULL, &exec), CPUEXEC_EINVAL);
-  assert_non_null(strstr(cpuexec_last_error(), "effective_threads: -1"));
+  assert_non_null(strstr(cpuexec_error_message(), "effective_threads: -1"));
 }
 
 /* A session leases from the registry it is given. */

@@ -216,7 +216,7 @@ static void builtin_and_foreign_participants_begin_and_end_once_per_region_in_or
     else
       assert_regions_at_most(5, 3, 15);
   }
-  cpuexec_executor_destroy(foreign);
+  cpuexec_executor_release(foreign);
   foreign_pool_destroy(pool);
   test_executor_destroy(&builtin);
 }
@@ -237,7 +237,7 @@ static void nested_calls_run_callbacks_hooks_only(void **state) {
   assert_int_equal(cpuexec_parallel_for(nested_target, 2, 1, NULL, with_nested_call, 0), 0);
   /* 2 outer callbacks, each with one inline nested callback. */
   assert_regions(1, 2, 4);
-  cpuexec_executor_destroy(nested_target);
+  cpuexec_executor_release(nested_target);
   foreign_pool_destroy(pool);
 }
 
@@ -267,8 +267,8 @@ static void job_pool_workers_are_participants_with_their_ids(void **state) {
 static void serial_adapter_paths_are_one_participant_regions(void **state) {
   (void)state;
   reset();
-  assert_null(cpuexec_current());
-  assert_int_equal(cpuexec_execute_ranges(100, NULL, NULL, one_range), 0);
+  assert_null(cpuexec_executor_current());
+  assert_int_equal(cpuexec_ranges_execute(100, NULL, NULL, one_range), 0);
   cpuexec_range_executor serial = cpuexec_range_executor_serial();
   assert_int_equal(cpuexec_range_executor_run(&serial, 100, NULL, one_range), 0);
   assert_int_equal(cpuexec_parallel_for(NULL, 100, 1, NULL, one_range, 0), 0);
@@ -296,7 +296,7 @@ static void scopes_run_scope_hooks_in_order_outside_callbacks_only(void **state)
   assert_int_equal(cpuexec_scope_leave(&outer), 0);
   assert_int_equal(atomic_load(&scope_leaves), 1);
   assert_int_equal(atomic_load(&violations), 0);
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
   foreign_pool_destroy(pool);
 }
 
@@ -305,12 +305,12 @@ static void noop_callback(void *user) { (void)user; }
 static void registration_errors_and_capacity(void **state) {
   (void)state;
   assert_int_equal(cpuexec_hook_register(NULL), CPUEXEC_EINVAL);
-  assert_non_null(strstr(cpuexec_last_error(), "hook"));
+  assert_non_null(strstr(cpuexec_error_message(), "hook"));
   cpuexec_hook none;
   cpuexec_hook_init(&none);
   none.name = "empty";
   assert_int_equal(cpuexec_hook_register(&none), CPUEXEC_EINVAL);
-  assert_non_null(strstr(cpuexec_last_error(), "empty"));
+  assert_non_null(strstr(cpuexec_error_message(), "empty"));
   cpuexec_hook_init(NULL); /* ignored */
   /* Fill the table: distinct users make distinct hooks. The library's own
    * OpenMP guard holds one entry, A and B two. */
@@ -327,7 +327,7 @@ static void registration_errors_and_capacity(void **state) {
     added += rc == 0;
   }
   assert_int_equal(rc, CPUEXEC_ECAPACITY);
-  assert_non_null(strstr(cpuexec_last_error(), "filler"));
+  assert_non_null(strstr(cpuexec_error_message(), "filler"));
   assert_int_equal(added, CPUEXEC_HOOKS_MAX - 3);
   /* A full table still runs every registered hook. */
   reset();

@@ -49,7 +49,7 @@ static void sgemm_in_callbacks_matches_the_reference_without_threads(void **stat
       g.a[i][k] = (float)((k * 7 + i) % 13) / 13.0f;
       g.b[i][k] = (float)((k * 5 + 3 * i) % 11) / 11.0f;
     }
-  cpuexec_openmp_reset();
+  cpuexec_openmp_counters_reset();
   int tasks_before = task_count();
   for (int round = 0; round < 3; round++)
     assert_int_equal(cpuexec_parallel_for_flags(exec, ITEMS, 1, &g, gemm_each, 0, CPUEXEC_FOR_EVERY_PARTICIPANT), 0);
@@ -73,7 +73,7 @@ static void sgemm_in_callbacks_matches_the_reference_without_threads(void **stat
   assert_int_equal(n.openmp_workers_created, 0);
   assert_int_equal(n.regions_multithreaded, 0);
   cpuexec_openmp_state s;
-  cpuexec_openmp_status(&s);
+  cpuexec_openmp_status_get(&s);
   assert_true(s.libomp_loaded);
   assert_true(s.libgomp_loaded); /* OpenBLAS names libgomp: loaded, idle */
 #if CPUEXEC_WITH_OMPT
@@ -81,7 +81,7 @@ static void sgemm_in_callbacks_matches_the_reference_without_threads(void **stat
 #else
   assert_int_equal(s.detection, CPUEXEC_OPENMP_DECLINED);
 #endif
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
 }
 
 int main(void) {

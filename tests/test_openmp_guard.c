@@ -88,7 +88,7 @@ static void run_region(kernels_ctx *c) {
 
 static void kernels_in_callbacks_run_inline_on_every_participant(void **state) {
   (void)state;
-  cpuexec_openmp_reset();
+  cpuexec_openmp_counters_reset();
   int tasks_before = task_count();
   static kernels_ctx c;
   memset(&c, 0, sizeof c);
@@ -126,7 +126,7 @@ static void kernels_run_inline_on_every_participant_of_a_foreign_pool(void **sta
   int threads = kernel_get_max_threads(), levels = kernel_get_max_active_levels();
   kernel_set_num_threads(3);
   kernel_set_max_active_levels(2);
-  cpuexec_openmp_reset();
+  cpuexec_openmp_counters_reset();
   int tasks_before = task_count();
   static kernels_ctx c;
   memset(&c, 0, sizeof c);
@@ -153,7 +153,7 @@ static void kernels_run_inline_on_every_participant_of_a_foreign_pool(void **sta
 #endif
   kernel_set_num_threads(threads);
   kernel_set_max_active_levels(levels);
-  cpuexec_executor_destroy(foreign);
+  cpuexec_executor_release(foreign);
   foreign_pool_destroy(pool);
 }
 
@@ -188,7 +188,7 @@ static void callers_own_settings_come_back_after_the_region(void **state) {
 static void status_names_the_runtime_and_whether_detection_is_live(void **state) {
   (void)state;
   cpuexec_openmp_state s;
-  assert_int_equal(cpuexec_openmp_status(&s), 0);
+  assert_int_equal(cpuexec_openmp_status_get(&s), 0);
   assert_true(s.guard_active);
   assert_non_null(s.reason);
   assert_true(strlen(s.reason) > 10);
@@ -209,23 +209,23 @@ static void status_names_the_runtime_and_whether_detection_is_live(void **state)
   assert_true(s.live);
   assert_non_null(strstr(s.libomp_path, "libomp"));
 #endif
-  assert_int_equal(cpuexec_openmp_status(NULL), CPUEXEC_EINVAL);
+  assert_int_equal(cpuexec_openmp_status_get(NULL), CPUEXEC_EINVAL);
 }
 
 static void report_names_each_kernel_with_its_counts(void **state) {
   (void)state;
-  cpuexec_openmp_reset();
+  cpuexec_openmp_counters_reset();
   static kernels_ctx c;
   memset(&c, 0, sizeof c);
   run_region(&c);
   size_t n = 0;
-  assert_int_equal(cpuexec_openmp_report(NULL, 0, &n), 0);
+  assert_int_equal(cpuexec_openmp_report_get(NULL, 0, &n), 0);
 #ifdef EXPECT_NO_COUNTS
   assert_int_equal(n, 0);
 #else
   assert_int_equal(n, 3);
   cpuexec_openmp_report_entry entries[3];
-  assert_int_equal(cpuexec_openmp_report(entries, 3, &n), 0);
+  assert_int_equal(cpuexec_openmp_report_get(entries, 3, &n), 0);
   const char *names[] = {"kernel_parallel", "kernel_parallel_for_sum", "kernel_num_threads4"};
   for (int k = 0; k < 3; k++) {
     bool found = false;
@@ -255,7 +255,7 @@ static void report_names_each_kernel_with_its_counts(void **state) {
 static void top_level_regions_outside_sessions_are_not_touched(void **state) {
   (void)state;
   /* Run last: this starts real OpenMP workers on the main thread. */
-  cpuexec_openmp_reset();
+  cpuexec_openmp_counters_reset();
   kernel_set_num_threads(2);
   int team = 0;
   assert_int_equal(kernel_parallel(&team), 2);
@@ -277,7 +277,7 @@ static int group_setup(void **state) {
 
 static int group_teardown(void **state) {
   (void)state;
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
   return 0;
 }
 

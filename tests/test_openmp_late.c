@@ -30,7 +30,7 @@ static int nothing(void *arg, int64_t begin, int64_t end) {
 static void without_a_runtime_the_status_says_so_and_regions_run(void **state) {
   (void)state;
   cpuexec_openmp_state s;
-  assert_int_equal(cpuexec_openmp_status(&s), 0);
+  assert_int_equal(cpuexec_openmp_status_get(&s), 0);
   assert_int_equal(s.detection, CPUEXEC_OPENMP_NO_RUNTIME);
   assert_false(s.guard_active);
   assert_false(s.live);
@@ -58,13 +58,13 @@ static void a_runtime_dlopened_later_is_guarded_within_64_regions(void **state) 
   assert_non_null(kernel_parallel);
   for (int i = 0; i < 64; i++) /* every thread's countdown runs out within 64 */
     assert_int_equal(cpuexec_parallel_for(exec, ITEMS, 1, NULL, nothing, 0), 0);
-  cpuexec_openmp_reset();
+  cpuexec_openmp_counters_reset();
   static teams t;
   assert_int_equal(cpuexec_parallel_for(exec, ITEMS, 1, &t, run_kernel, 0), 0);
   for (int i = 0; i < ITEMS; i++)
     assert_int_equal(t.team[i], 1);
   cpuexec_openmp_state s;
-  assert_int_equal(cpuexec_openmp_status(&s), 0);
+  assert_int_equal(cpuexec_openmp_status_get(&s), 0);
   assert_true(s.libomp_loaded);
   cpuexec_openmp_counters n;
   cpuexec_openmp_counters_get(&n);
@@ -87,7 +87,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   (void)state;
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
   return 0;
 }
 

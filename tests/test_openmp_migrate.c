@@ -41,7 +41,7 @@ static void migrated_kernel_equals_the_openmp_kernel(void **state) {
       free(want);
       free(got);
     }
-    cpuexec_executor_destroy(exec);
+    cpuexec_executor_release(exec);
   }
 }
 

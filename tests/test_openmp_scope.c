@@ -55,7 +55,7 @@ static void top_level_regions_in_a_scope_use_the_executor_threads_then_restore(v
   set_blocktime(150);
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
     cpuexec_executor *exec = test_executor_spin(rows[i].threads, rows[i].spin, rows[i].budget);
-    cpuexec_openmp_reset();
+    cpuexec_openmp_counters_reset();
     int32_t saved[4];
     cpuexec__openmp_scope_enter(exec, saved);
     cpuexec__tls.installed = exec; /* what a scope does */
@@ -67,7 +67,7 @@ static void top_level_regions_in_a_scope_use_the_executor_threads_then_restore(v
     cpuexec__tls.installed = NULL;
     cpuexec__openmp_scope_leave(saved);
     assert_restored_and_counted_once();
-    cpuexec_executor_destroy(exec);
+    cpuexec_executor_release(exec);
   }
 }
 
@@ -96,7 +96,7 @@ static void a_session_run_gives_top_level_openmp_its_threads_then_restores(void 
   uint32_t threads = cpuexec_executor_effective_threads(cpuexec_session_executor(session));
   kernel_set_num_threads(5);
   set_blocktime(150);
-  cpuexec_openmp_reset();
+  cpuexec_openmp_counters_reset();
   session_seen seen = {0, 0, 0, 0};
   assert_int_equal(cpuexec_session_run(session, &seen, top_level_openmp), 0);
   assert_int_equal(seen.max_threads, (int)threads);
@@ -121,7 +121,7 @@ static void a_scope_entered_inside_a_callback_leaves_the_guard_alone(void **stat
   int32_t saved[4] = {0, 0, 0, -1};
   assert_int_equal(cpuexec_parallel_for(exec, 1, 1, saved, touch, 1), 0);
   assert_int_equal(saved[3], 0); /* nothing saved, so leave restores nothing */
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
 }
 
 static int setup(void **state) {

@@ -59,7 +59,7 @@ static void standalone_calls_share_one_process_wide_pool(void **state) {
   (void)state;
   int baseline = task_baseline();
   assert_int_equal(cpuexec_registry_live_pools(cpuexec_registry_default()), 0);
-  assert_null(cpuexec_current());
+  assert_null(cpuexec_executor_current());
   for (int round = 0; round < 5; round++) {
     coverage *c = new_coverage();
     assert_int_equal(ParallelFor(TOTAL, 16, c, cover), 0);

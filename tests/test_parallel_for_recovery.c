@@ -91,7 +91,7 @@ static int child_in_inherited_scope(void) {
   if (!c) return 10;
   int rc = ParallelFor(TOTAL, 16, c, cover);
   if (rc != CPUEXEC_EFORKED) return 11;
-  if (!strstr(cpuexec_last_error(), "ran serially")) return 12;
+  if (!strstr(cpuexec_error_message(), "ran serially")) return 12;
   if (coverage_errors(c) != 0) return 13;
   free(c);
   return 0;

@@ -96,7 +96,7 @@ static void accepted_texts_give_their_fields(void **state) {
     memset(&got, 0xA5, sizeof got); /* parse must set every field, not rely on the caller */
     int rc = cpuexec_policy_parse(accepted[i].text, &got);
     if (rc != 0)
-      fail_msg("'%s' rejected: %s", accepted[i].text, cpuexec_last_error());
+      fail_msg("'%s' rejected: %s", accepted[i].text, cpuexec_error_message());
     if (!cpuexec_policy_equal(&got, &want))
       fail_msg("'%s' parsed to other fields (num_threads %d spin %d budget %llu affinity %d count %u)",
                accepted[i].text, got.num_threads, got.spin_policy, (unsigned long long)got.spin_budget,
@@ -200,7 +200,7 @@ static void rejected_texts_name_the_key_and_leave_the_policy_untouched(void **st
     memset(&before, 0x5A, sizeof before);
     p = before;
     int rc = cpuexec_policy_parse(rejected[i].text, &p);
-    const char *msg = cpuexec_last_error();
+    const char *msg = cpuexec_error_message();
     if (rc != CPUEXEC_EINVAL)
       fail_msg("'%s' gave %d, not CPUEXEC_EINVAL", rejected[i].text, rc);
     if (strncmp(msg, rejected[i].key, strlen(rejected[i].key)) != 0 || !strstr(msg, rejected[i].fragment))
@@ -215,9 +215,9 @@ static void parse_rejects_null_arguments(void **state) {
   (void)state;
   cpuexec_policy p;
   assert_int_equal(cpuexec_policy_parse(NULL, &p), CPUEXEC_EINVAL);
-  assert_non_null(strstr(cpuexec_last_error(), "text is NULL"));
+  assert_non_null(strstr(cpuexec_error_message(), "text is NULL"));
   assert_int_equal(cpuexec_policy_parse("", NULL), CPUEXEC_EINVAL);
-  assert_non_null(strstr(cpuexec_last_error(), "policy is NULL"));
+  assert_non_null(strstr(cpuexec_error_message(), "policy is NULL"));
 }
 
 static void long_bad_values_are_quoted_briefly_and_the_rule_survives(void **state) {
@@ -227,7 +227,7 @@ static void long_bad_values_are_quoted_briefly_and_the_rule_survives(void **stat
   text[516] = '\0';
   cpuexec_policy p;
   assert_int_equal(cpuexec_policy_parse(text, &p), CPUEXEC_EINVAL);
-  assert_non_null(strstr(cpuexec_last_error(), "use none, physical_cores"));
+  assert_non_null(strstr(cpuexec_error_message(), "use none, physical_cores"));
 }
 
 static const struct {
@@ -305,15 +305,15 @@ static void format_rejects_what_it_cannot_write(void **state) {
   assert_int_equal(cpuexec_policy_format(&p, NULL, 8), CPUEXEC_EINVAL);
   p.spin_policy = (cpuexec_spin_policy)9;
   assert_int_equal(cpuexec_policy_format(&p, buf, sizeof buf), CPUEXEC_EINVAL);
-  assert_non_null(strstr(cpuexec_last_error(), "spin_policy: 9"));
+  assert_non_null(strstr(cpuexec_error_message(), "spin_policy: 9"));
   cpuexec_policy_init(&p);
   p.affinity_policy = (cpuexec_affinity_policy)-1;
   assert_int_equal(cpuexec_policy_format(&p, buf, sizeof buf), CPUEXEC_EINVAL);
-  assert_non_null(strstr(cpuexec_last_error(), "affinity_policy: -1"));
+  assert_non_null(strstr(cpuexec_error_message(), "affinity_policy: -1"));
   cpuexec_policy_init(&p);
   p.cpu_set_count = CPUEXEC_CPU_SET_MAX + 1;
   assert_int_equal(cpuexec_policy_format(&p, buf, sizeof buf), CPUEXEC_EINVAL);
-  assert_non_null(strstr(cpuexec_last_error(), "cpu_set_count: 1025"));
+  assert_non_null(strstr(cpuexec_error_message(), "cpu_set_count: 1025"));
 }
 
 /* A small deterministic generator, so a failing sweep replays exactly. */
@@ -373,7 +373,7 @@ static void random_valid_policies_round_trip_through_text(void **state) {
     int len = cpuexec_policy_format(&p, text, sizeof text);
     assert_true(len > 0 && (size_t)len < sizeof text);
     if (cpuexec_policy_parse(text, &back) != 0)
-      fail_msg("sweep %d: '%.200s' did not parse back: %s", i, text, cpuexec_last_error());
+      fail_msg("sweep %d: '%.200s' did not parse back: %s", i, text, cpuexec_error_message());
     if (!cpuexec_policy_equal(&p, &back))
       fail_msg("sweep %d: '%.200s' parsed back to a different policy", i, text);
     assert_int_equal(cpuexec_policy_format(&back, again, sizeof again), len);
@@ -388,7 +388,7 @@ static void validate_applies_the_request_rules_to_built_policies(void **state) {
   cpuexec_policy_init(&p);
   assert_int_equal(cpuexec_policy_validate(&p), 0);
   assert_int_equal(cpuexec_policy_validate(NULL), CPUEXEC_EINVAL);
-  assert_non_null(strstr(cpuexec_last_error(), "policy: NULL"));
+  assert_non_null(strstr(cpuexec_error_message(), "policy: NULL"));
   static const struct {
     int field;
     const char *message;
@@ -416,8 +416,8 @@ static void validate_applies_the_request_rules_to_built_policies(void **state) {
     case 7: p.affinity_policy = CPUEXEC_AFFINITY_EXPLICIT; p.cpu_set_count = 2; p.cpu_set[0] = 3; p.cpu_set[1] = 3; break;
     default: p.affinity_policy = CPUEXEC_AFFINITY_EXPLICIT; p.cpu_set_count = 2; p.cpu_set[1] = -4; break;
     }
-    if (cpuexec_policy_validate(&p) != CPUEXEC_EINVAL || strstr(cpuexec_last_error(), rows[i].message) == NULL)
-      fail_msg("row %zu: want \"%s\", got \"%s\"", i, rows[i].message, cpuexec_last_error());
+    if (cpuexec_policy_validate(&p) != CPUEXEC_EINVAL || strstr(cpuexec_error_message(), rows[i].message) == NULL)
+      fail_msg("row %zu: want \"%s\", got \"%s\"", i, rows[i].message, cpuexec_error_message());
   }
 }
 
@@ -475,14 +475,14 @@ static void zero_initialised_policy_is_the_default_and_struct_size_is_checked(vo
   assert_true(cpuexec_policy_format(&init, b, sizeof b) > 0);
   assert_string_equal(a, b);
   cpuexec_resolved *r = NULL;
-  assert_int_equal(cpuexec_resolve(&zero, NULL, &r), 0);
+  assert_int_equal(cpuexec_policy_resolve(&zero, NULL, &r), 0);
   assert_int_equal(cpuexec_resolved_request(r)->affinity_policy, CPUEXEC_AFFINITY_NONE);
   cpuexec_resolved_destroy(r);
   cpuexec_policy odd = init;
   odd.struct_size = 12;
-  assert_int_equal(cpuexec_resolve(&odd, NULL, &r), CPUEXEC_EINVAL);
+  assert_int_equal(cpuexec_policy_resolve(&odd, NULL, &r), CPUEXEC_EINVAL);
   assert_null(r);
-  assert_non_null(strstr(cpuexec_last_error(), "struct_size: 12"));
+  assert_non_null(strstr(cpuexec_error_message(), "struct_size: 12"));
 }
 
 static void environment_variable_uses_the_same_grammar(void **state) {
@@ -510,14 +510,14 @@ static void environment_variable_uses_the_same_grammar(void **state) {
   cpuexec_policy before = p;
   setenv("CPUEXEC_POLICY", "num_threads=-2", 1);
   assert_int_equal(cpuexec_policy_from_environment(&p), CPUEXEC_EINVAL);
-  assert_string_equal(cpuexec_last_error(),
+  assert_string_equal(cpuexec_error_message(),
                       "CPUEXEC_POLICY: num_threads: '-2' is negative; use 0 for the topology default, 1 for serial "
                       "or a participant count");
   assert_memory_equal(&before, &p, sizeof p);
 
   setenv("CPUEXEC_POLICY", "nthreads=2", 1);
   assert_int_equal(cpuexec_policy_from_environment(&p), CPUEXEC_EINVAL);
-  assert_non_null(strstr(cpuexec_last_error(), "CPUEXEC_POLICY: policy: unknown key 'nthreads'"));
+  assert_non_null(strstr(cpuexec_error_message(), "CPUEXEC_POLICY: policy: unknown key 'nthreads'"));
 
   /* The environment's one whitespace rule (as for CPUEXEC_NUM_THREADS):
    * blanks around the value are ignored, blanks inside it are not. */
@@ -534,7 +534,7 @@ static void environment_variable_uses_the_same_grammar(void **state) {
   assert_true(cpuexec_policy_equal(&p, &defaults));
   setenv("CPUEXEC_POLICY", "num_threads=4, spin_policy=adaptive", 1);
   assert_int_equal(cpuexec_policy_from_environment(&p), CPUEXEC_EINVAL);
-  assert_non_null(strstr(cpuexec_last_error(), "CPUEXEC_POLICY: policy: whitespace"));
+  assert_non_null(strstr(cpuexec_error_message(), "CPUEXEC_POLICY: policy: whitespace"));
   /* The parser itself stays strict. */
   assert_int_equal(cpuexec_policy_parse("num_threads=4 ", &p), CPUEXEC_EINVAL);
   unsetenv("CPUEXEC_POLICY");

@@ -1,6 +1,6 @@
 /* Internals of the policy area, linked from the convenience library:
  * strict decimals, Linux cpulists, and the request rules applied to
- * policies built field by field (the path cpuexec_resolve() takes). */
+ * policies built field by field (the path cpuexec_policy_resolve() takes). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -86,8 +86,8 @@ static void cpulist_failures_name_the_field_and_keep_the_count(void **state) {
     int rc = cpuexec__cpulist_parse("cpuset.cpus", cases[i].text, strlen(cases[i].text), ids, 8, &count);
     assert_int_equal(rc, CPUEXEC_EINVAL);
     assert_int_equal(count, 0);
-    if (strncmp(cpuexec_last_error(), "cpuset.cpus: ", 13) != 0 || !strstr(cpuexec_last_error(), cases[i].fragment))
-      fail_msg("'%s': message '%s' lacks '%s'", cases[i].text, cpuexec_last_error(), cases[i].fragment);
+    if (strncmp(cpuexec_error_message(), "cpuset.cpus: ", 13) != 0 || !strstr(cpuexec_error_message(), cases[i].fragment))
+      fail_msg("'%s': message '%s' lacks '%s'", cases[i].text, cpuexec_error_message(), cases[i].fragment);
   }
 }
 
@@ -168,9 +168,9 @@ static void request_rules_hold_for_hand_built_policies(void **state) {
     int rc = cpuexec__policy_check(&p);
     if (!fragments[i]) {
       if (rc != 0)
-        fail_msg("%s rejected: %s", names[i], cpuexec_last_error());
-    } else if (rc != CPUEXEC_EINVAL || !strstr(cpuexec_last_error(), fragments[i])) {
-      fail_msg("%s: rc %d, message '%s', want '%s'", names[i], rc, cpuexec_last_error(), fragments[i]);
+        fail_msg("%s rejected: %s", names[i], cpuexec_error_message());
+    } else if (rc != CPUEXEC_EINVAL || !strstr(cpuexec_error_message(), fragments[i])) {
+      fail_msg("%s: rc %d, message '%s', want '%s'", names[i], rc, cpuexec_error_message(), fragments[i]);
     }
   }
 }

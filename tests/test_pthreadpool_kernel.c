@@ -55,9 +55,9 @@ static int run_kernel(void *p) {
   }
 
   dispatches d = {.executor_id = cpuexec_executor_id(cpuexec_session_executor(c->session))};
-  cpuexec_set_dispatch_observer(&d, record_dispatch);
+  cpuexec_dispatch_observer_set(&d, record_dispatch);
   size_t threads_used = ppk_axpby(kernel, ROWS, COLS, 2.0f, a, b, out);
-  cpuexec_set_dispatch_observer(NULL, NULL);
+  cpuexec_dispatch_observer_set(NULL, NULL);
 
   for (size_t i = 0; i < (size_t)ROWS * COLS; i++)
     assert_true(out[i] == 2.0f * (float)(i % 97) + (float)(i % 13));

@@ -33,7 +33,7 @@ static void assert_covers_exactly(const cpuexec_range_executor *ex, int64_t coun
   test_coverage_init(&c, count);
   int rc = cpuexec_range_executor_run(&checked, count, &c, test_coverage_record);
   if (rc != 0)
-    fail_msg("count %lld: %s (%s)", (long long)count, cpuexec_err_name(rc), cpuexec_last_error());
+    fail_msg("count %lld: %s (%s)", (long long)count, cpuexec_error_name(rc), cpuexec_error_message());
   assert_true(test_coverage_exact(&c));
   if (count == 0)
     assert_int_equal(atomic_load(&c.callbacks), 0);
@@ -172,7 +172,7 @@ static void worker_error_is_returned_after_the_other_workers_finish(void **state
     atomic_init(&s.started, 0);
     atomic_init(&s.finished, 0);
     assert_int_equal(cpuexec_range_executor_run(&ex, 12, &s, slow_unless_failing), CPUEXEC_ECALLBACK);
-    assert_int_equal(cpuexec_last_callback_error(), 99);
+    assert_int_equal(cpuexec_error_callback_value(), 99);
     /* All three workers ran; the two that did not fail finished first. */
     assert_int_equal(atomic_load(&s.started), 3);
     assert_int_equal(atomic_load(&s.finished), 3);
@@ -187,7 +187,7 @@ static void worker_error_is_returned_after_the_other_workers_finish(void **state
     atomic_init(&s.started, 0);
     atomic_init(&s.finished, 0);
     assert_int_equal(cpuexec_range_executor_run(&of, 12, &s, slow_unless_failing), CPUEXEC_ECALLBACK);
-    assert_int_equal(cpuexec_last_callback_error(), 99);
+    assert_int_equal(cpuexec_error_callback_value(), 99);
     assert_true(atomic_load(&s.started) >= 1);
     assert_int_equal(atomic_load(&s.started), atomic_load(&s.finished));
   }
@@ -216,9 +216,9 @@ static void callback_errors_come_back_as_ecallback_with_their_value(void **state
     for (size_t k = 0; k < 3; k++) {
       int code = codes[k];
       assert_int_equal(cpuexec_range_executor_run(&executors[e], 100, &code, fail_with_ctx_code), CPUEXEC_ECALLBACK);
-      assert_int_equal(cpuexec_last_callback_error(), code);
+      assert_int_equal(cpuexec_error_callback_value(), code);
       assert_int_equal(cpuexec_range_executor_run(&executors[e], 1, &code, fail_with_ctx_code), CPUEXEC_ECALLBACK);
-      assert_int_equal(cpuexec_last_callback_error(), code);
+      assert_int_equal(cpuexec_error_callback_value(), code);
     }
   test_pool_destroy(pool);
   test_executor_destroy(&exec);
@@ -229,11 +229,11 @@ static void invalid_arguments_are_rejected(void **state) {
   cpuexec_range_executor serial = cpuexec_range_executor_serial();
   int calls = 0;
   assert_int_equal(cpuexec_range_executor_run(&serial, 10, NULL, NULL), CPUEXEC_EINVAL);
-  assert_non_null(strstr(cpuexec_last_error(), "callback"));
+  assert_non_null(strstr(cpuexec_error_message(), "callback"));
   assert_int_equal(cpuexec_range_executor_run(&serial, -1, &calls, fail_with_ctx_code), CPUEXEC_EINVAL);
-  assert_non_null(strstr(cpuexec_last_error(), "count: -1"));
-  assert_int_equal(cpuexec_run_worker_jobs(NULL, 3, NULL, NULL), CPUEXEC_EINVAL);
-  assert_non_null(strstr(cpuexec_last_error(), "job"));
+  assert_non_null(strstr(cpuexec_error_message(), "count: -1"));
+  assert_int_equal(cpuexec_worker_jobs_run(NULL, 3, NULL, NULL), CPUEXEC_EINVAL);
+  assert_non_null(strstr(cpuexec_error_message(), "job"));
 }
 
 /* ---- executors that break the contract ---- */
@@ -248,7 +248,7 @@ typedef struct scripted_executor {
 
 /* Calls back exactly the scripted ranges, ignoring callback results, as a
  * naive executor might. */
-static int run_scripted(void *self, int64_t count, void *ctx, cpuexec_range_callback callback) {
+static int run_scripted(void *self, int64_t count, void *ctx, cpuexec_range_fn callback) {
   (void)count;
   scripted_executor *s = self;
   s->calls++;
@@ -291,8 +291,8 @@ static void core_reports_ranges_outside_the_count(void **state) {
     cpuexec_range_executor ex = {run_scripted, &s};
     bounds_seen seen = {.count = 10};
     assert_int_equal(cpuexec_range_executor_run(&ex, 10, &seen, record_bounds), CPUEXEC_ERANGE);
-    assert_non_null(strstr(cpuexec_last_error(), bad[i].message));
-    assert_non_null(strstr(cpuexec_last_error(), "count = 10"));
+    assert_non_null(strstr(cpuexec_error_message(), bad[i].message));
+    assert_non_null(strstr(cpuexec_error_message(), "count = 10"));
     assert_int_equal(seen.out_of_bounds, 0); /* never passed on */
     assert_int_equal(seen.calls, 2);
   }
@@ -340,7 +340,7 @@ static void checker_reports_overlaps_and_gaps_when_asked(void **state) {
     int rc = cpuexec_range_executor_run(&checked, 10, &seen, record_bounds);
     assert_int_equal(rc, cases[i].rc);
     if (cases[i].message != NULL)
-      assert_non_null(strstr(cpuexec_last_error(), cases[i].message));
+      assert_non_null(strstr(cpuexec_error_message(), cases[i].message));
     assert_int_equal(seen.out_of_bounds, 0);
     assert_int_equal(s.calls, 1);
   }
@@ -351,7 +351,7 @@ static void checker_reports_overlaps_and_gaps_when_asked(void **state) {
 typedef struct early_executor {
   pthread_t thread;
   void *ctx;
-  cpuexec_range_callback callback;
+  cpuexec_range_fn callback;
   int64_t count;
 } early_executor;
 
@@ -369,7 +369,7 @@ static void *early_thread(void *arg) {
   return NULL;
 }
 
-static int run_early(void *self, int64_t count, void *ctx, cpuexec_range_callback callback) {
+static int run_early(void *self, int64_t count, void *ctx, cpuexec_range_fn callback) {
   early_executor *e = self;
   e->ctx = ctx;
   e->callback = callback;
@@ -403,7 +403,7 @@ static void checker_reports_an_executor_that_returns_early(void **state) {
   cpuexec_range_executor checked =
       cpuexec_range_executor_checking(&checker, (cpuexec_range_executor){run_early, &e}, false);
   assert_int_equal(cpuexec_range_executor_run(&checked, 10, NULL, slow_callback), CPUEXEC_ESTATE);
-  assert_non_null(strstr(cpuexec_last_error(), "still running"));
+  assert_non_null(strstr(cpuexec_error_message(), "still running"));
   /* The checker waited for the straggler before returning. */
   assert_int_equal(atomic_load(&early_state.finished), 1);
   pthread_join(e.thread, NULL);
@@ -415,7 +415,7 @@ typedef struct spy_executor {
   atomic_uint calls;
 } spy_executor;
 
-static int run_spy(void *self, int64_t count, void *ctx, cpuexec_range_callback callback) {
+static int run_spy(void *self, int64_t count, void *ctx, cpuexec_range_fn callback) {
   spy_executor *s = self;
   atomic_fetch_add(&s->calls, 1);
   return count > 0 ? callback(ctx, 0, count) : 0;
@@ -502,9 +502,9 @@ static int outer_range(void *arg, int64_t begin, int64_t end) {
   cpuexec_range_schedule_init(&s);
   s.max_participants = 0;
   if (rc == 0)
-    rc = cpuexec_execute_ranges(100, &s, &inner, inner_range);
+    rc = cpuexec_ranges_execute(100, &s, &inner, inner_range);
   if (rc == 0 && n->exec != NULL)
-    rc = cpuexec_run_worker_jobs(n->exec, 0, &inner, inner_job);
+    rc = cpuexec_worker_jobs_run(n->exec, 0, &inner, inner_job);
   return rc;
 }
 
@@ -605,7 +605,7 @@ static void worker_jobs_run_once_per_id_on_an_executor(void **state) {
   for (size_t w = 0; w < sizeof worker_counts / sizeof worker_counts[0]; w++) {
     jobs_seen j;
     jobs_seen_init(&j, worker_counts[w], -1);
-    assert_int_equal(cpuexec_run_worker_jobs(ex.exec, worker_counts[w], &j, record_job), 0);
+    assert_int_equal(cpuexec_worker_jobs_run(ex.exec, worker_counts[w], &j, record_job), 0);
     assert_int_equal(atomic_load(&j.wrong_count), 0);
     for (uint32_t id = 0; id < worker_counts[w]; id++)
       assert_int_equal(atomic_load(&j.runs[id]), 1);
@@ -615,7 +615,7 @@ static void worker_jobs_run_once_per_id_on_an_executor(void **state) {
   jobs_seen j;
   jobs_seen_init(&j, 3, -1);
   j.rendezvous = true;
-  assert_int_equal(cpuexec_run_worker_jobs(ex.exec, 0, &j, record_job), 0);
+  assert_int_equal(cpuexec_worker_jobs_run(ex.exec, 0, &j, record_job), 0);
   assert_int_equal(atomic_load(&j.next), 3);
   assert_int_equal(atomic_load(&j.wrong_count), 0);
   assert_false(pthread_equal(j.thread[0], j.thread[1]));
@@ -623,13 +623,13 @@ static void worker_jobs_run_once_per_id_on_an_executor(void **state) {
   assert_false(pthread_equal(j.thread[0], j.thread[2]));
   /* NULL: the serial loop, in order, on the caller. */
   jobs_seen_init(&j, 5, -1);
-  assert_int_equal(cpuexec_run_worker_jobs(NULL, 5, &j, record_job), 0);
+  assert_int_equal(cpuexec_worker_jobs_run(NULL, 5, &j, record_job), 0);
   for (uint32_t k = 0; k < 5; k++) {
     assert_int_equal(j.order[k], k);
     assert_true(pthread_equal(j.thread[k], pthread_self()));
   }
   jobs_seen_init(&j, 1, -1);
-  assert_int_equal(cpuexec_run_worker_jobs(NULL, 0, &j, record_job), 0);
+  assert_int_equal(cpuexec_worker_jobs_run(NULL, 0, &j, record_job), 0);
   assert_int_equal(atomic_load(&j.next), 1);
   test_executor_destroy(&ex);
 }
@@ -642,15 +642,15 @@ static void failing_worker_job_is_returned_after_started_jobs_finish(void **stat
   for (size_t i = 0; i < 3; i++) {
     jobs_seen j;
     jobs_seen_init(&j, 7, fail_ids[i]);
-    assert_int_equal(cpuexec_run_worker_jobs(ex.exec, 7, &j, record_job), CPUEXEC_ECALLBACK);
-    assert_int_equal(cpuexec_last_callback_error(), 77);
+    assert_int_equal(cpuexec_worker_jobs_run(ex.exec, 7, &j, record_job), CPUEXEC_ECALLBACK);
+    assert_int_equal(cpuexec_error_callback_value(), 77);
     assert_int_equal(atomic_load(&j.started), atomic_load(&j.finished));
     assert_int_equal(atomic_load(&j.runs[fail_ids[i]]), 1);
   }
   jobs_seen j;
   jobs_seen_init(&j, 4, 1);
-  assert_int_equal(cpuexec_run_worker_jobs(NULL, 4, &j, record_job), CPUEXEC_ECALLBACK);
-  assert_int_equal(cpuexec_last_callback_error(), 77);
+  assert_int_equal(cpuexec_worker_jobs_run(NULL, 4, &j, record_job), CPUEXEC_ECALLBACK);
+  assert_int_equal(cpuexec_error_callback_value(), 77);
   assert_int_equal(atomic_load(&j.next), 2); /* serial: stops after id 1 */
   test_executor_destroy(&ex);
 }
@@ -699,7 +699,7 @@ static void job_pool_with_bad_worker_ids_is_reported(void **state) {
   cpuexec_range_executor ex = cpuexec_range_executor_from_job_pool(&broken);
   bounds_seen seen = {.count = 10};
   assert_int_equal(cpuexec_range_executor_run(&ex, 10, &seen, record_bounds), CPUEXEC_ERANGE);
-  assert_non_null(strstr(cpuexec_last_error(), "worker_id 2 of worker_count 2"));
+  assert_non_null(strstr(cpuexec_error_message(), "worker_id 2 of worker_count 2"));
   assert_int_equal(seen.calls, 2);
   assert_int_equal(seen.out_of_bounds, 0);
 }
@@ -740,8 +740,8 @@ static int row_sums(const cpuexec_range_executor *ex, const double *m, int64_t r
   if (rc == 0)
     memcpy(dest, stage, (size_t)rows * sizeof *dest);
   free(stage);
-  /* The kernel's own code comes back through cpuexec_last_callback_error(). */
-  return rc == CPUEXEC_ECALLBACK ? cpuexec_last_callback_error() : rc;
+  /* The kernel's own code comes back through cpuexec_error_callback_value(). */
+  return rc == CPUEXEC_ECALLBACK ? cpuexec_error_callback_value() : rc;
 }
 
 typedef struct matmul_call {
@@ -771,7 +771,7 @@ static int matmul(const cpuexec_range_executor *ex, const double *a, const doubl
                   int64_t inner, int64_t cols) {
   matmul_call call = {a, b, c, inner, cols};
   int rc = cpuexec_range_executor_run(ex, rows, &call, matmul_rows);
-  return rc == CPUEXEC_ECALLBACK ? cpuexec_last_callback_error() : rc;
+  return rc == CPUEXEC_ECALLBACK ? cpuexec_error_callback_value() : rc;
 }
 
 #define ROWS 12

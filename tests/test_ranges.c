@@ -43,12 +43,12 @@ static void standalone_call_runs_one_block_on_the_caller(void **state) {
   cpuexec_range_schedule s;
   cpuexec_range_schedule_init(&s);
   s.max_participants = 0; /* opted in, but there is no executor */
-  assert_null(cpuexec_current());
+  assert_null(cpuexec_executor_current());
   const int64_t totals[] = {1, 7, 1000, 100003};
   for (size_t i = 0; i < sizeof totals / sizeof totals[0]; i++) {
     test_coverage c;
     test_coverage_init(&c, totals[i]);
-    assert_int_equal(cpuexec_execute_ranges(totals[i], &s, &c, test_coverage_record), 0);
+    assert_int_equal(cpuexec_ranges_execute(totals[i], &s, &c, test_coverage_record), 0);
     assert_one_block_on_caller(&c, totals[i]);
     assert_true(test_coverage_exact(&c));
     test_coverage_free(&c);
@@ -59,10 +59,10 @@ static void empty_total_calls_nothing(void **state) {
   (void)state;
   test_coverage c;
   test_coverage_init(&c, 0);
-  assert_int_equal(cpuexec_execute_ranges(0, NULL, &c, test_coverage_record), 0);
-  assert_int_equal(cpuexec_execute_ranges(-5, NULL, &c, test_coverage_record), 0);
+  assert_int_equal(cpuexec_ranges_execute(0, NULL, &c, test_coverage_record), 0);
+  assert_int_equal(cpuexec_ranges_execute(-5, NULL, &c, test_coverage_record), 0);
   cpuexec_cost cost = {.bytes_read = 8, .bytes_written = 8, .compute_cycles = 100};
-  assert_int_equal(cpuexec_execute_costed_ranges(0, &cost, NULL, 1, &c, test_coverage_record), 0);
+  assert_int_equal(cpuexec_ranges_execute_costed(0, &cost, NULL, 1, &c, test_coverage_record), 0);
   assert_int_equal(atomic_load(&c.callbacks), 0);
 }
 
@@ -91,18 +91,18 @@ static void invalid_schedules_are_rejected_naming_the_field(void **state) {
   cases[3].s.block_multiple = -8;
   for (size_t i = 0; i < 4; i++) {
     int calls = 0;
-    assert_int_equal(cpuexec_execute_ranges(10, &cases[i].s, &calls, count_calls), CPUEXEC_EINVAL);
-    assert_non_null(strstr(cpuexec_last_error(), cases[i].field));
+    assert_int_equal(cpuexec_ranges_execute(10, &cases[i].s, &calls, count_calls), CPUEXEC_EINVAL);
+    assert_non_null(strstr(cpuexec_error_message(), cases[i].field));
     assert_int_equal(calls, 0);
   }
-  assert_int_equal(cpuexec_execute_ranges(10, NULL, NULL, NULL), CPUEXEC_EINVAL);
-  assert_non_null(strstr(cpuexec_last_error(), "fn"));
+  assert_int_equal(cpuexec_ranges_execute(10, NULL, NULL, NULL), CPUEXEC_EINVAL);
+  assert_non_null(strstr(cpuexec_error_message(), "fn"));
   cpuexec_cost cost = {.bytes_read = 1, .bytes_written = 1, .compute_cycles = 1};
   int calls = 0;
-  assert_int_equal(cpuexec_execute_costed_ranges(10, &cost, NULL, -1, &calls, count_calls), CPUEXEC_EINVAL);
-  assert_non_null(strstr(cpuexec_last_error(), "block_multiple"));
-  assert_int_equal(cpuexec_execute_costed_ranges(10, NULL, NULL, 1, &calls, count_calls), CPUEXEC_EINVAL);
-  assert_non_null(strstr(cpuexec_last_error(), "cost"));
+  assert_int_equal(cpuexec_ranges_execute_costed(10, &cost, NULL, -1, &calls, count_calls), CPUEXEC_EINVAL);
+  assert_non_null(strstr(cpuexec_error_message(), "block_multiple"));
+  assert_int_equal(cpuexec_ranges_execute_costed(10, NULL, NULL, 1, &calls, count_calls), CPUEXEC_EINVAL);
+  assert_non_null(strstr(cpuexec_error_message(), "cost"));
   assert_int_equal(calls, 0);
 }
 
@@ -145,7 +145,7 @@ static void installed_executor_owns_dispatch(void **state) {
         test_coverage c;
         test_coverage_init(&c, total);
         c.wait_for_all = 1;
-        assert_int_equal(cpuexec_execute_ranges(total, &s, &c, test_coverage_record), 0);
+        assert_int_equal(cpuexec_ranges_execute(total, &s, &c, test_coverage_record), 0);
         assert_true(test_coverage_exact(&c));
         unsigned calls = atomic_load(&c.callbacks);
         /* Each admitted participant runs one block (the executor runs one
@@ -162,13 +162,13 @@ static void installed_executor_owns_dispatch(void **state) {
             assert_true(e - b >= sc->min_block_size || e == total);
         }
         /* The scope is as it was: same executor, no region left open. */
-        assert_ptr_equal(cpuexec_current(), ex.exec);
+        assert_ptr_equal(cpuexec_executor_current(), ex.exec);
         assert_int_equal(cpuexec_participant_count(), 1);
         test_coverage_free(&c);
       }
     }
     assert_int_equal(cpuexec_scope_leave(&scope), 0);
-    assert_null(cpuexec_current());
+    assert_null(cpuexec_executor_current());
     test_executor_destroy(&ex);
   }
 }
@@ -192,14 +192,14 @@ static void defaults_use_every_thread_and_zero_is_the_default(void **state) {
   for (size_t i = 0; i < 3; i++) {
     test_coverage c;
     test_coverage_init(&c, 100000);
-    assert_int_equal(cpuexec_execute_ranges(100000, schedules[i], &c, test_coverage_record), 0);
+    assert_int_equal(cpuexec_ranges_execute(100000, schedules[i], &c, test_coverage_record), 0);
     assert_int_equal(atomic_load(&c.callbacks), 4);
     assert_true(test_coverage_exact(&c));
     test_coverage_free(&c);
   }
   test_coverage c;
   test_coverage_init(&c, 100000);
-  assert_int_equal(cpuexec_execute_ranges(100000, &serial, &c, test_coverage_record), 0);
+  assert_int_equal(cpuexec_ranges_execute(100000, &serial, &c, test_coverage_record), 0);
   assert_one_block_on_caller(&c, 100000);
   test_coverage_free(&c);
   assert_int_equal(cpuexec_scope_leave(&scope), 0);
@@ -210,7 +210,7 @@ static void small_work_stays_inline(void **state) {
   (void)state;
   test_owned_executor ex;
   assert_int_equal(test_executor_create(4, &ex), 0);
-  assert_int_equal(cpuexec_executor_enable_counters(ex.exec), 0);
+  assert_int_equal(cpuexec_executor_counters_enable(ex.exec), 0);
   cpuexec_scope scope;
   assert_int_equal(cpuexec_scope_enter(ex.exec, &scope), 0);
   /* Below min_parallel_size; and too small for two blocks of min_block_size. */
@@ -228,22 +228,22 @@ static void small_work_stays_inline(void **state) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     test_coverage c;
     test_coverage_init(&c, cases[i].total);
-    assert_int_equal(cpuexec_execute_ranges(cases[i].total, cases[i].s, &c, test_coverage_record), 0);
+    assert_int_equal(cpuexec_ranges_execute(cases[i].total, cases[i].s, &c, test_coverage_record), 0);
     assert_one_block_on_caller(&c, cases[i].total);
     test_coverage_free(&c);
   }
   /* Small work never reaches the executor. */
   cpuexec_counters counters;
-  assert_int_equal(cpuexec_executor_counters(ex.exec, &counters), 0);
+  assert_int_equal(cpuexec_executor_counters_get(ex.exec, &counters), 0);
   assert_int_equal(counters.dispatches + counters.nested_inline + counters.limited_inline, 0);
   /* One more index over each threshold does split. */
   test_coverage c;
   test_coverage_init(&c, 4096);
-  assert_int_equal(cpuexec_execute_ranges(4096, &below, &c, test_coverage_record), 0);
+  assert_int_equal(cpuexec_ranges_execute(4096, &below, &c, test_coverage_record), 0);
   assert_int_equal(atomic_load(&c.callbacks), 4);
   test_coverage_free(&c);
   test_coverage_init(&c, 1200);
-  assert_int_equal(cpuexec_execute_ranges(1200, &one_block, &c, test_coverage_record), 0);
+  assert_int_equal(cpuexec_ranges_execute(1200, &one_block, &c, test_coverage_record), 0);
   assert_int_equal(atomic_load(&c.callbacks), 2);
   test_coverage_free(&c);
   assert_int_equal(cpuexec_scope_leave(&scope), 0);
@@ -260,7 +260,7 @@ static void explicit_scope_supplies_an_executor_for_direct_calls(void **state) {
   test_coverage c;
   test_coverage_init(&c, 1000);
   c.wait_for_all = 1;
-  assert_int_equal(cpuexec_execute_ranges(1000, &s, &c, test_coverage_record), 0);
+  assert_int_equal(cpuexec_ranges_execute(1000, &s, &c, test_coverage_record), 0);
   assert_int_equal(atomic_load(&c.callbacks), 1); /* no scope: serial */
   test_coverage_free(&c);
 
@@ -268,7 +268,7 @@ static void explicit_scope_supplies_an_executor_for_direct_calls(void **state) {
   assert_int_equal(cpuexec_scope_enter(ex.exec, &scope), 0);
   test_coverage_init(&c, 1000);
   c.wait_for_all = 1;
-  assert_int_equal(cpuexec_execute_ranges(1000, &s, &c, test_coverage_record), 0);
+  assert_int_equal(cpuexec_ranges_execute(1000, &s, &c, test_coverage_record), 0);
   assert_int_equal(atomic_load(&c.callbacks), 2);
   assert_int_equal(test_coverage_threads(&c), 2);
   assert_true(test_coverage_exact(&c));
@@ -277,7 +277,7 @@ static void explicit_scope_supplies_an_executor_for_direct_calls(void **state) {
 
   test_coverage_init(&c, 1000);
   c.wait_for_all = 1;
-  assert_int_equal(cpuexec_execute_ranges(1000, &s, &c, test_coverage_record), 0);
+  assert_int_equal(cpuexec_ranges_execute(1000, &s, &c, test_coverage_record), 0);
   assert_int_equal(atomic_load(&c.callbacks), 1); /* left: serial again */
   test_coverage_free(&c);
   test_executor_destroy(&ex);
@@ -312,14 +312,14 @@ static int outer_block(void *arg, int64_t begin, int64_t end) {
   (void)begin;
   (void)end;
   nested_ctx *n = arg;
-  if (cpuexec_current() != n->exec)
+  if (cpuexec_executor_current() != n->exec)
     atomic_fetch_add(&n->wrong_executor, 1);
   inner_ctx inner = {n, pthread_self()};
-  int rc = cpuexec_execute_ranges(1000, &n->schedule, &inner, inner_block);
+  int rc = cpuexec_ranges_execute(1000, &n->schedule, &inner, inner_block);
   if (rc != 0)
     return rc;
   cpuexec_cost cost = {.bytes_read = 64, .bytes_written = 64, .compute_cycles = 1e6};
-  return cpuexec_execute_costed_ranges(1000, &cost, NULL, 1, &inner, inner_block);
+  return cpuexec_ranges_execute_costed(1000, &cost, NULL, 1, &inner, inner_block);
 }
 
 static void nested_ranges_do_not_dispatch_again(void **state) {
@@ -327,7 +327,7 @@ static void nested_ranges_do_not_dispatch_again(void **state) {
   test_owned_executor ex;
   assert_int_equal(test_executor_create(4, &ex), 0);
   cpuexec_scope scope;
-  assert_int_equal(cpuexec_executor_enable_counters(ex.exec), 0);
+  assert_int_equal(cpuexec_executor_counters_enable(ex.exec), 0);
   assert_int_equal(cpuexec_scope_enter(ex.exec, &scope), 0);
   nested_ctx n = {.exec = ex.exec};
   cpuexec_range_schedule_init(&n.schedule);
@@ -336,7 +336,7 @@ static void nested_ranges_do_not_dispatch_again(void **state) {
   atomic_init(&n.inner_elsewhere, 0);
   atomic_init(&n.wrong_executor, 0);
   atomic_init(&n.inner_indices, 0);
-  assert_int_equal(cpuexec_execute_ranges(4000, &n.schedule, &n, outer_block), 0);
+  assert_int_equal(cpuexec_ranges_execute(4000, &n.schedule, &n, outer_block), 0);
   /* Four outer blocks, each with one inner block per inner call. */
   assert_int_equal(atomic_load(&n.inner_calls), 4 * 2);
   assert_int_equal(atomic_load(&n.inner_indices), 4 * 2 * 1000);
@@ -344,7 +344,7 @@ static void nested_ranges_do_not_dispatch_again(void **state) {
   assert_int_equal(atomic_load(&n.wrong_executor), 0);
   /* The inner calls never reached the executor, not even to run inline. */
   cpuexec_counters counters;
-  assert_int_equal(cpuexec_executor_counters(ex.exec, &counters), 0);
+  assert_int_equal(cpuexec_executor_counters_get(ex.exec, &counters), 0);
   assert_int_equal(counters.dispatches, 1);
   assert_int_equal(counters.nested_inline, 0);
   assert_int_equal(counters.limited_inline, 0);
@@ -354,10 +354,10 @@ static void nested_ranges_do_not_dispatch_again(void **state) {
   cpuexec_range_schedule serial_outer;
   cpuexec_range_schedule_init(&serial_outer);
   serial_outer.max_participants = 1;
-  assert_int_equal(cpuexec_execute_ranges(10, &serial_outer, &n, outer_block), 0);
+  assert_int_equal(cpuexec_ranges_execute(10, &serial_outer, &n, outer_block), 0);
   assert_int_equal(atomic_load(&n.inner_calls), 2);
   assert_int_equal(atomic_load(&n.inner_elsewhere), 0);
-  assert_int_equal(cpuexec_executor_counters(ex.exec, &counters), 0);
+  assert_int_equal(cpuexec_executor_counters_get(ex.exec, &counters), 0);
   assert_int_equal(counters.dispatches, 1);
   assert_int_equal(counters.nested_inline + counters.limited_inline, 0);
   assert_int_equal(cpuexec_scope_leave(&scope), 0);
@@ -399,16 +399,16 @@ static void callback_failure_propagates_and_restores_the_scope(void **state) {
     failing_ctx f = {.fail_at = fail_points[i], .code = 17};
     atomic_init(&f.started, 0);
     atomic_init(&f.finished, 0);
-    assert_int_equal(cpuexec_execute_ranges(1000, &s, &f, failing_block), CPUEXEC_ECALLBACK);
-    assert_int_equal(cpuexec_last_callback_error(), 17);
+    assert_int_equal(cpuexec_ranges_execute(1000, &s, &f, failing_block), CPUEXEC_ECALLBACK);
+    assert_int_equal(cpuexec_error_callback_value(), 17);
     /* Every started callback finished before the call returned. */
     assert_int_equal(atomic_load(&f.started), atomic_load(&f.finished));
-    assert_ptr_equal(cpuexec_current(), ex.exec);
+    assert_ptr_equal(cpuexec_executor_current(), ex.exec);
     assert_int_equal(cpuexec_participant_count(), 1);
     /* The depth is back to zero: the next call dispatches again. */
     test_coverage c;
     test_coverage_init(&c, 1000);
-    assert_int_equal(cpuexec_execute_ranges(1000, &s, &c, test_coverage_record), 0);
+    assert_int_equal(cpuexec_ranges_execute(1000, &s, &c, test_coverage_record), 0);
     assert_int_equal(atomic_load(&c.callbacks), 4);
     test_coverage_free(&c);
   }
@@ -416,11 +416,11 @@ static void callback_failure_propagates_and_restores_the_scope(void **state) {
   failing_ctx f = {.fail_at = 3, .code = -1000};
   atomic_init(&f.started, 0);
   atomic_init(&f.finished, 0);
-  assert_int_equal(cpuexec_execute_ranges(10, NULL, &f, failing_block), CPUEXEC_ECALLBACK);
-  assert_int_equal(cpuexec_last_callback_error(), -1000);
+  assert_int_equal(cpuexec_ranges_execute(10, NULL, &f, failing_block), CPUEXEC_ECALLBACK);
+  assert_int_equal(cpuexec_error_callback_value(), -1000);
   test_coverage c;
   test_coverage_init(&c, 1000);
-  assert_int_equal(cpuexec_execute_ranges(1000, &s, &c, test_coverage_record), 0);
+  assert_int_equal(cpuexec_ranges_execute(1000, &s, &c, test_coverage_record), 0);
   assert_int_equal(atomic_load(&c.callbacks), 4);
   test_coverage_free(&c);
   assert_int_equal(cpuexec_scope_leave(&scope), 0);
@@ -448,12 +448,12 @@ static void costed_ranges_follow_the_plan(void **state) {
         for (size_t ki = 0; ki < 3; ki++) {
           int64_t total = totals[ti];
           cpuexec_plan plan;
-          assert_int_equal(cpuexec_plan_parallel_for(ex.exec, total, &costs[ci], &constraints[ki], &plan), 0);
+          assert_int_equal(cpuexec_parallel_for_plan(ex.exec, total, &costs[ci], &constraints[ki], &plan), 0);
           int64_t grain = plan.grain < 1 ? 1 : plan.grain;
           grain = (grain + multiples[mi] - 1) / multiples[mi] * multiples[mi];
           test_coverage c;
           test_coverage_init(&c, total);
-          assert_int_equal(cpuexec_execute_costed_ranges(total, &costs[ci], &constraints[ki], multiples[mi], &c,
+          assert_int_equal(cpuexec_ranges_execute_costed(total, &costs[ci], &constraints[ki], multiples[mi], &c,
                                                          test_coverage_record),
                            0);
           assert_true(test_coverage_exact(&c));
@@ -477,7 +477,7 @@ static void costed_ranges_follow_the_plan(void **state) {
    * matrix above proved nothing about following a parallel plan. */
   assert_true(parallel_plans > 0);
   cpuexec_plan plan;
-  assert_int_equal(cpuexec_plan_parallel_for(ex.exec, 3, &costs[0], &constraints[0], &plan), 0);
+  assert_int_equal(cpuexec_parallel_for_plan(ex.exec, 3, &costs[0], &constraints[0], &plan), 0);
   assert_int_equal(plan.participants, 1);
   assert_int_equal(cpuexec_scope_leave(&scope), 0);
   test_executor_destroy(&ex);
@@ -488,7 +488,7 @@ static void costed_ranges_without_an_executor_run_one_block(void **state) {
   cpuexec_cost cost = {.bytes_read = 0, .bytes_written = 0, .compute_cycles = 1e6};
   test_coverage c;
   test_coverage_init(&c, 100000);
-  assert_int_equal(cpuexec_execute_costed_ranges(100000, &cost, NULL, 4, &c, test_coverage_record), 0);
+  assert_int_equal(cpuexec_ranges_execute_costed(100000, &cost, NULL, 4, &c, test_coverage_record), 0);
   assert_one_block_on_caller(&c, 100000);
   test_coverage_free(&c);
 }
@@ -509,7 +509,7 @@ static void huge_totals_split_without_overflow(void **state) {
     s.block_multiple = multiples[i];
     test_coverage c;
     test_coverage_init(&c, INT64_MAX);
-    assert_int_equal(cpuexec_execute_ranges(INT64_MAX, &s, &c, test_coverage_record), 0);
+    assert_int_equal(cpuexec_ranges_execute(INT64_MAX, &s, &c, test_coverage_record), 0);
     assert_int_equal(atomic_load(&c.callbacks), 3);
     assert_true(test_coverage_exact(&c));
     test_coverage_free(&c);

@@ -35,8 +35,8 @@ static cpuexec_resolved *resolve_spec(const policy_spec *spec) {
   p.affinity_policy = CPUEXEC_AFFINITY_NONE;
   p.allow_nested_parallelism = spec->nested;
   cpuexec_resolved *r = NULL;
-  int rc = cpuexec_resolve(&p, NULL, &r);
-  if (rc != 0) fail_msg("resolving %s: %s", spec->name, cpuexec_last_error());
+  int rc = cpuexec_policy_resolve(&p, NULL, &r);
+  if (rc != 0) fail_msg("resolving %s: %s", spec->name, cpuexec_error_message());
   return r;
 }
 
@@ -166,7 +166,7 @@ static void capacity_two_rejects_a_third_pool_until_one_is_released(void **state
   int baseline = task_count();
   assert_int_equal(cpuexec_registry_acquire(reg, r4, &e4), CPUEXEC_ECAPACITY);
   assert_null(e4);
-  assert_non_null(strstr(cpuexec_last_error(), "capacity 2"));
+  assert_non_null(strstr(cpuexec_error_message(), "capacity 2"));
   assert_int_equal(task_count(), baseline); /* nothing started for the refused pool */
   /* A compatible acquire still succeeds at capacity. */
   assert_int_equal(cpuexec_registry_acquire(reg, r2, &again), 0);
@@ -312,7 +312,7 @@ static void bad_arguments_and_busy_destroy_are_reported(void **state) {
   cpuexec_registry *reg = (cpuexec_registry *)&o;
   assert_int_equal(cpuexec_registry_create(&o, &reg), CPUEXEC_EINVAL);
   assert_null(reg);
-  assert_non_null(strstr(cpuexec_last_error(), "capacity"));
+  assert_non_null(strstr(cpuexec_error_message(), "capacity"));
   assert_int_equal(cpuexec_registry_create(NULL, NULL), CPUEXEC_EINVAL);
   assert_int_equal(cpuexec_registry_create(NULL, &reg), 0); /* NULL options: the defaults */
   cpuexec_resolved *r = resolve_threads(2);
@@ -322,7 +322,7 @@ static void bad_arguments_and_busy_destroy_are_reported(void **state) {
   assert_int_equal(cpuexec_registry_acquire(reg, r, NULL), CPUEXEC_EINVAL);
   assert_int_equal(cpuexec_registry_acquire(reg, r, &e), 0);
   assert_int_equal(cpuexec_registry_destroy(reg), CPUEXEC_EBUSY);
-  assert_non_null(strstr(cpuexec_last_error(), "1 lease"));
+  assert_non_null(strstr(cpuexec_error_message(), "1 lease"));
   cpuexec_executor_release(e);
   cpuexec_executor_release(NULL);
   assert_int_equal(cpuexec_registry_destroy(reg), 0);
@@ -367,7 +367,7 @@ static void *stress_main(void *arg) {
       continue;
     }
     /* The pool handed out behaves like the policy asked for. */
-    if (strcmp(cpuexec_resolved_sharing_key(cpuexec_executor_policy(e)), cpuexec_resolved_sharing_key(r)) != 0)
+    if (strcmp(cpuexec_resolved_sharing_key(cpuexec_executor_resolved(e)), cpuexec_resolved_sharing_key(r)) != 0)
       atomic_fetch_add(&s->failures, 1);
     if (rand_r(&w->seed) % 4 == 0) {
       atomic_llong sum = 0;

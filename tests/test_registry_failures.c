@@ -22,7 +22,7 @@ static cpuexec_resolved *resolve_threads(int32_t threads) {
   p.num_threads = threads;
   p.affinity_policy = CPUEXEC_AFFINITY_NONE;
   cpuexec_resolved *r = NULL;
-  assert_int_equal(cpuexec_resolve(&p, NULL, &r), 0);
+  assert_int_equal(cpuexec_policy_resolve(&p, NULL, &r), 0);
   return r;
 }
 
@@ -129,10 +129,10 @@ static void debug_build_catches_destroying_a_leased_pool(void **state) {
     cpuexec_policy p;
     cpuexec_policy_init(&p);
     p.num_threads = 1;
-    if (cpuexec_registry_create(NULL, &reg) != 0 || cpuexec_resolve(&p, NULL, &r) != 0 ||
+    if (cpuexec_registry_create(NULL, &reg) != 0 || cpuexec_policy_resolve(&p, NULL, &r) != 0 ||
         cpuexec_registry_acquire(reg, r, &e) != 0)
       _exit(2);
-    cpuexec_executor_destroy(e); /* the misuse */
+    cpuexec_executor_release(e); /* the misuse */
     _exit(0);
   }
   close(err[1]);

@@ -107,16 +107,16 @@ static void every_affinity_policy_on_every_machine(void **state) {
                  cpuexec_affinity_policy_name(a), (int)counts[c]);
         cpuexec_policy p = request(counts[c], a);
         cpuexec_resolved *r = NULL;
-        int rc = cpuexec_resolve(&p, t, &r);
+        int rc = cpuexec_policy_resolve(&p, t, &r);
         if ((uint32_t)counts[c] > capacity && a != NONE) {
           if (rc != CPUEXEC_EINVAL)
             fail_msg("%s: accepted past the capacity %u", where, capacity);
           assert_null(r);
-          assert_int_equal(strncmp(cpuexec_last_error(), "num_threads:", 12), 0);
+          assert_int_equal(strncmp(cpuexec_error_message(), "num_threads:", 12), 0);
           continue;
         }
         if (rc != 0)
-          fail_msg("%s: %s", where, cpuexec_last_error());
+          fail_msg("%s: %s", where, cpuexec_error_message());
         uint32_t want = counts[c] == 0 ? machines[m].default_threads : (uint32_t)counts[c];
         if ((uint32_t)cpuexec_resolved_effective_threads(r) != want)
           fail_msg("%s: %u threads, want %u", where, cpuexec_resolved_effective_threads(r), want);
@@ -160,8 +160,8 @@ static void explicit_sets_place_caller_first_on_every_machine(void **state) {
     for (int pass = 0; pass < 2; pass++) {
       p.num_threads = pass == 0 ? 0 : (int32_t)k;
       cpuexec_resolved *r;
-      if (cpuexec_resolve(&p, t, &r) != 0)
-        fail_msg("%s: %s", machines[m].dir_or_file, cpuexec_last_error());
+      if (cpuexec_policy_resolve(&p, t, &r) != 0)
+        fail_msg("%s: %s", machines[m].dir_or_file, cpuexec_error_message());
       assert_int_equal(cpuexec_resolved_effective_threads(r), k);
       assert_int_equal(cpuexec_resolved_caller_processor(r), p.cpu_set[0]);
       assert_true(r->pin_caller);
@@ -306,8 +306,8 @@ static void every_validation_rule_on_every_machine(void **state) {
       int number = 0;
       cpuexec_policy p = breaking(rules[i].rule, t, &number);
       cpuexec_resolved *r = (cpuexec_resolved *)0x1;
-      int rc = cpuexec_resolve(&p, t, &r);
-      const char *msg = cpuexec_last_error();
+      int rc = cpuexec_policy_resolve(&p, t, &r);
+      const char *msg = cpuexec_error_message();
       char value[32];
       if (strcmp(rules[i].value, "%d") == 0)
         snprintf(value, sizeof value, "%d", number);
@@ -325,8 +325,8 @@ static void every_validation_rule_on_every_machine(void **state) {
   }
   cpuexec_resolved *r;
   cpuexec_policy p = request(0, PHYS);
-  assert_int_equal(cpuexec_resolve(&p, NULL, NULL), CPUEXEC_EINVAL);
-  assert_int_equal(cpuexec_resolve(&p, NULL, &r), 0);
+  assert_int_equal(cpuexec_policy_resolve(&p, NULL, NULL), CPUEXEC_EINVAL);
+  assert_int_equal(cpuexec_policy_resolve(&p, NULL, &r), 0);
   cpuexec_resolved_destroy(r);
 }
 
@@ -337,7 +337,7 @@ static void hybrid_performance_cores_use_only_p_cores(void **state) {
   cpuexec_topology *t = load_machine(machine_named("hybrid-8p-smt2-16e.xml"), NULL);
   cpuexec_policy p = request(0, PERF);
   cpuexec_resolved *r;
-  assert_int_equal(cpuexec_resolve(&p, t, &r), 0);
+  assert_int_equal(cpuexec_policy_resolve(&p, t, &r), 0);
   int32_t n;
   const int32_t *w = cpuexec_resolved_worker_processors(r, &n);
   assert_int_equal(n, 7);
@@ -353,7 +353,7 @@ static void hybrid_performance_cores_use_only_p_cores(void **state) {
   /* physical_then_smt on the hybrid: every core first, so E-cores before
    * the P-cores' second siblings. */
   p = request(25, SMT);
-  assert_int_equal(cpuexec_resolve(&p, t, &r), 0);
+  assert_int_equal(cpuexec_policy_resolve(&p, t, &r), 0);
   w = cpuexec_resolved_worker_processors(r, &n);
   assert_int_equal(n, 24);
   assert_int_equal(w[23], 3); /* core 1's second sibling comes after all 23 other cores */
@@ -397,7 +397,7 @@ static void a_caller_pinned_by_someone_else_keeps_its_place(void **state) {
       p.cpu_set_count = 2;
     }
     cpuexec_resolved *r;
-    assert_int_equal(cpuexec_resolve(&p, t, &r), 0);
+    assert_int_equal(cpuexec_policy_resolve(&p, t, &r), 0);
     assert_int_equal(cpuexec_resolved_caller_processor(r), cases[i].want_caller);
     assert_int_equal(r->pin_caller, cases[i].want_pin);
     int32_t n;
@@ -433,7 +433,7 @@ static void *resolve_bound_to_last_cpu(void *arg) {
     return NULL;
   cpuexec_policy p = request(2, PHYS);
   cpuexec_resolved *r;
-  out->rc = cpuexec_resolve(&p, NULL, &r);
+  out->rc = cpuexec_policy_resolve(&p, NULL, &r);
   if (out->rc == 0) {
     out->caller = cpuexec_resolved_caller_processor(r);
     const int32_t *w = cpuexec_resolved_worker_processors(r, &out->workers);
@@ -464,15 +464,15 @@ static void a_live_thread_bound_narrower_keeps_its_place(void **state) {
     assert_int_equal(out.workers, 0);
     cpuexec_policy p = request(2, PHYS);
     cpuexec_resolved *r;
-    assert_int_equal(cpuexec_resolve(&p, NULL, &r), 0);
+    assert_int_equal(cpuexec_policy_resolve(&p, NULL, &r), 0);
     assert_true(has_diagnostic(r, "cannot pin threads"));
     cpuexec_resolved_destroy(r);
     p.affinity_policy = CPUEXEC_AFFINITY_EXPLICIT;
     p.num_threads = 1;
     p.cpu_set[0] = out.cpu;
     p.cpu_set_count = 1;
-    assert_int_equal(cpuexec_resolve(&p, NULL, &r), CPUEXEC_ENOTSUP);
-    assert_non_null(strstr(cpuexec_last_error(), "explicit"));
+    assert_int_equal(cpuexec_policy_resolve(&p, NULL, &r), CPUEXEC_ENOTSUP);
+    assert_non_null(strstr(cpuexec_error_message(), "explicit"));
     return;
   }
   if (CPU_COUNT(&set) == 1) {
@@ -484,7 +484,7 @@ static void a_live_thread_bound_narrower_keeps_its_place(void **state) {
   const cpuexec_topology *t;
   cpuexec_policy p = request(2, PHYS);
   cpuexec_resolved *probe;
-  if (cpuexec_resolve(&p, NULL, &probe) != 0) {
+  if (cpuexec_policy_resolve(&p, NULL, &probe) != 0) {
     /* Fewer than two cores visible: physical_cores cannot place two. */
     assert_int_equal(out.rc, CPUEXEC_EINVAL);
     return;
@@ -522,7 +522,7 @@ static void spin_resolves_to_concrete_behaviour(void **state) {
     p.spin_policy = cases[i].policy;
     p.spin_budget = cases[i].budget;
     cpuexec_resolved *r;
-    assert_int_equal(cpuexec_resolve(&p, t, &r), 0);
+    assert_int_equal(cpuexec_policy_resolve(&p, t, &r), 0);
     cpuexec_resolved_spin s = cpuexec_resolved_spin_behaviour(r);
     assert_int_equal(s.policy, cases[i].policy);
     assert_int_equal(s.spin_ns, cases[i].spin_ns);
@@ -545,7 +545,7 @@ static void describe_names_everything_and_truncates_like_snprintf(void **state) 
   cpuexec_topology *t = load_machine(machine_named("hybrid-8p-smt2-16e.xml"), NULL);
   cpuexec_policy p = request(0, PERF);
   cpuexec_resolved *r;
-  assert_int_equal(cpuexec_resolve(&p, t, &r), 0);
+  assert_int_equal(cpuexec_policy_resolve(&p, t, &r), 0);
   clear_environment();
   char *json = json_of(r);
   assert_non_null(strstr(json, "\"effective_threads\":8,"));
@@ -567,7 +567,7 @@ static void describe_names_everything_and_truncates_like_snprintf(void **state) 
   assert_memory_equal(small, text, sizeof small - 1);
   free(text);
   assert_int_equal(cpuexec_resolved_describe(r, (cpuexec_format)5, small, sizeof small), CPUEXEC_EINVAL);
-  assert_non_null(strstr(cpuexec_last_error(), "format"));
+  assert_non_null(strstr(cpuexec_error_message(), "format"));
   cpuexec_resolved_destroy(r);
   cpuexec_topology_destroy(t);
 }
@@ -576,7 +576,7 @@ static void references_keep_a_resolution_alive(void **state) {
   (void)state;
   cpuexec_policy p = request(2, NONE);
   cpuexec_resolved *r;
-  assert_int_equal(cpuexec_resolve(&p, NULL, &r), 0);
+  assert_int_equal(cpuexec_policy_resolve(&p, NULL, &r), 0);
   assert_ptr_equal(cpuexec__resolved_retain(r), r);
   assert_int_equal(atomic_load(&r->refcount), 2);
   cpuexec_resolved_destroy(r);

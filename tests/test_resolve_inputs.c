@@ -53,12 +53,12 @@ static void precedence_request_env_quota_topology(void **state) {
     cpuexec_topology *t = load_machine(machine_named(cases[i].machine), NULL);
     cpuexec_policy p = request(cases[i].threads, cases[i].affinity);
     cpuexec_resolved *r = NULL;
-    int rc = cpuexec_resolve(&p, t, &r);
+    int rc = cpuexec_policy_resolve(&p, t, &r);
     if (rc != cases[i].rc)
-      fail_msg("case %zu: rc %d (%s)", i, rc, cpuexec_last_error());
+      fail_msg("case %zu: rc %d (%s)", i, rc, cpuexec_error_message());
     if (rc != 0) {
-      if (strncmp(cpuexec_last_error(), cases[i].diagnostic, strlen(cases[i].diagnostic)) != 0)
-        fail_msg("case %zu: \"%s\"", i, cpuexec_last_error());
+      if (strncmp(cpuexec_error_message(), cases[i].diagnostic, strlen(cases[i].diagnostic)) != 0)
+        fail_msg("case %zu: \"%s\"", i, cpuexec_error_message());
     } else {
       assert_int_equal(cpuexec_resolved_effective_threads(r), cases[i].want);
       if (!has_diagnostic(r, cases[i].diagnostic))
@@ -85,7 +85,7 @@ static void quota_rounds_up_and_never_below_one(void **state) {
     assert_int_equal(cpuexec_topology_load_xml(TOPOLOGIES "8cores-smt2.xml", &o, &t), 0);
     cpuexec_policy p = request(0, PHYS);
     cpuexec_resolved *r;
-    assert_int_equal(cpuexec_resolve(&p, t, &r), 0);
+    assert_int_equal(cpuexec_policy_resolve(&p, t, &r), 0);
     if ((uint32_t)cpuexec_resolved_effective_threads(r) != cases[i].want)
       fail_msg("quota %g: %u threads, want %u", cases[i].quota, cpuexec_resolved_effective_threads(r),
                cases[i].want);
@@ -101,15 +101,15 @@ static void null_request_reads_cpuexec_policy(void **state) {
   cpuexec_topology *t = load_machine(machine_named("8cores-smt2.xml"), NULL);
   cpuexec_resolved *r;
   setenv("CPUEXEC_POLICY", "num_threads=3,affinity_policy=physical_then_smt", 1);
-  assert_int_equal(cpuexec_resolve(NULL, t, &r), 0);
+  assert_int_equal(cpuexec_policy_resolve(NULL, t, &r), 0);
   assert_int_equal(cpuexec_resolved_effective_threads(r), 3);
   assert_int_equal(cpuexec_resolved_request(r)->affinity_policy, SMT);
   cpuexec_resolved_destroy(r);
   setenv("CPUEXEC_POLICY", "num_threads=three", 1);
-  assert_int_equal(cpuexec_resolve(NULL, t, &r), CPUEXEC_EINVAL);
-  assert_non_null(strstr(cpuexec_last_error(), "CPUEXEC_POLICY"));
+  assert_int_equal(cpuexec_policy_resolve(NULL, t, &r), CPUEXEC_EINVAL);
+  assert_non_null(strstr(cpuexec_error_message(), "CPUEXEC_POLICY"));
   unsetenv("CPUEXEC_POLICY");
-  assert_int_equal(cpuexec_resolve(NULL, t, &r), 0);
+  assert_int_equal(cpuexec_policy_resolve(NULL, t, &r), 0);
   assert_int_equal(cpuexec_resolved_effective_threads(r), 8);
   cpuexec_resolved_destroy(r);
   cpuexec_topology_destroy(t);
@@ -121,8 +121,8 @@ static char *key_of(const char *machine, cpuexec_policy p, const char *omp_env) 
     setenv("OMP_NUM_THREADS", omp_env, 1);
   cpuexec_topology *t = load_machine(machine_named(machine), NULL);
   cpuexec_resolved *r;
-  if (cpuexec_resolve(&p, t, &r) != 0)
-    fail_msg("%s", cpuexec_last_error());
+  if (cpuexec_policy_resolve(&p, t, &r) != 0)
+    fail_msg("%s", cpuexec_error_message());
   char *key = strdup(cpuexec_resolved_sharing_key(r));
   /* No request spelling or diagnostic text leaks into the key. */
   assert_null(strstr(key, "requested"));
@@ -214,8 +214,8 @@ static void resolution_is_deterministic(void **state) {
     for (size_t k = 0; k < sizeof policies / sizeof policies[0]; k++) {
       cpuexec_policy p = request(0, policies[k]);
       cpuexec_resolved *a, *b;
-      assert_int_equal(cpuexec_resolve(&p, t1, &a), 0);
-      assert_int_equal(cpuexec_resolve(&p, t2, &b), 0);
+      assert_int_equal(cpuexec_policy_resolve(&p, t1, &a), 0);
+      assert_int_equal(cpuexec_policy_resolve(&p, t2, &b), 0);
       char *ja = json_of(a), *jb = json_of(b);
       assert_string_equal(ja, jb);
       assert_string_equal(cpuexec_resolved_sharing_key(a), cpuexec_resolved_sharing_key(b));
@@ -233,7 +233,7 @@ static void *resolve_live(void *arg) {
   cpuexec_policy p = request(0, NONE);
   cpuexec_resolved *r;
   char **key = arg;
-  if (cpuexec_resolve(&p, NULL, &r) == 0) {
+  if (cpuexec_policy_resolve(&p, NULL, &r) == 0) {
     *key = strdup(cpuexec_resolved_sharing_key(r));
     cpuexec_resolved_destroy(r);
   }
@@ -269,7 +269,7 @@ static void default_is_resolved_once_and_displayed_once(void **state) {
   dup2(fd, 2);
   setenv("CPUEXEC_DISPLAY", "1", 1);
   const cpuexec_resolved *a = NULL, *b = NULL;
-  int rca = cpuexec_resolve_default(&a), rcb = cpuexec_resolve_default(&b);
+  int rca = cpuexec_policy_resolve_default(&a), rcb = cpuexec_policy_resolve_default(&b);
   fflush(stderr);
   dup2(saved, 2);
   close(saved);
@@ -286,7 +286,7 @@ static void default_is_resolved_once_and_displayed_once(void **state) {
   char *first = strstr(buf, "sharing key:");
   assert_non_null(first);
   assert_null(strstr(first + 1, "sharing key:"));
-  assert_int_equal(cpuexec_resolve_default(NULL), CPUEXEC_EINVAL);
+  assert_int_equal(cpuexec_policy_resolve_default(NULL), CPUEXEC_EINVAL);
 }
 int main(void) {
   const struct CMUnitTest tests[] = {

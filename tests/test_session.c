@@ -26,7 +26,7 @@ static cpuexec_session *session_with(int32_t threads) {
   p.affinity_policy = CPUEXEC_AFFINITY_NONE;
   cpuexec_session *s = NULL;
   int rc = cpuexec_session_create(&p, &s);
-  if (rc != 0) fail_msg("session with %d threads: %s", threads, cpuexec_last_error());
+  if (rc != 0) fail_msg("session with %d threads: %s", threads, cpuexec_error_message());
   return s;
 }
 
@@ -39,19 +39,19 @@ typedef struct run_probe {
 
 static int record_current(void *arg) {
   run_probe *probe = arg;
-  probe->seen = cpuexec_current();
+  probe->seen = cpuexec_executor_current();
   return probe->result;
 }
 
 static void run_installs_the_executor_then_restores_the_previous_one(void **state) {
   (void)state;
   cpuexec_session *s = session_with(3);
-  assert_null(cpuexec_current());
+  assert_null(cpuexec_executor_current());
   run_probe probe = {NULL, 42};
   assert_int_equal(cpuexec_session_run(s, &probe, record_current), CPUEXEC_ECALLBACK); /* fn failed ... */
-  assert_int_equal(cpuexec_last_callback_error(), 42);                                  /* ... with 42 */
+  assert_int_equal(cpuexec_error_callback_value(), 42);                                  /* ... with 42 */
   assert_ptr_equal(probe.seen, cpuexec_session_executor(s));
-  assert_null(cpuexec_current());
+  assert_null(cpuexec_executor_current());
   cpuexec_session_destroy(s);
 }
 
@@ -67,7 +67,7 @@ typedef struct participants_probe {
 static int record_participant(void *ctx, int64_t begin, int64_t end) {
   participants_probe *p = ctx;
   test_rendezvous(&p->arrived);
-  if (cpuexec_current() != p->expected) atomic_fetch_add(&p->wrong_executor, 1);
+  if (cpuexec_executor_current() != p->expected) atomic_fetch_add(&p->wrong_executor, 1);
   if ((uint32_t)cpuexec_participant_count() != p->expected_count) atomic_fetch_add(&p->wrong_count, 1);
   atomic_fetch_or(&p->seen_mask, 1u << cpuexec_participant_index());
   return 0;
@@ -75,7 +75,7 @@ static int record_participant(void *ctx, int64_t begin, int64_t end) {
 
 static int parallel_in_session(void *arg) {
   participants_probe *p = arg;
-  p->expected = cpuexec_current();
+  p->expected = cpuexec_executor_current();
   /* One grain per index and several per participant: every admitted
    * participant runs at least one range (executor.h). */
   return cpuexec_parallel_for(p->expected, 64, 1, p, record_participant, 0);
@@ -116,7 +116,7 @@ static int record_serial(void *ctx, int64_t begin, int64_t end) {
 
 static int serial_body(void *arg) {
   serial_probe *p = arg;
-  return cpuexec_parallel_for(cpuexec_current(), 100, 3, p, record_serial, 0);
+  return cpuexec_parallel_for(cpuexec_executor_current(), 100, 3, p, record_serial, 0);
 }
 
 static void a_serial_session_runs_every_range_inline(void **state) {
@@ -143,7 +143,7 @@ typedef struct nested_probe {
 
 static int inner_body(void *arg) {
   nested_probe *p = arg;
-  p->inner_current = cpuexec_current();
+  p->inner_current = cpuexec_executor_current();
   return 0;
 }
 
@@ -166,7 +166,7 @@ static void a_nested_session_keeps_the_enclosing_executor(void **state) {
   assert_int_equal(p.rc, 0);
   assert_ptr_equal(cpuexec_session_executor(p.inner), exec);
   assert_ptr_equal(p.inner_current, exec);
-  assert_null(cpuexec_current());
+  assert_null(cpuexec_executor_current());
   cpuexec_session_destroy(outer);
   assert_int_equal(task_count(), baseline + 2);
   participants_probe pp;
@@ -198,7 +198,7 @@ static int nested_from_participant(void *ctx, int64_t begin, int64_t end) {
 
 static int region_with_nested_sessions(void *arg) {
   worker_nested *w = arg;
-  w->expected = cpuexec_current();
+  w->expected = cpuexec_executor_current();
   return cpuexec_parallel_for(w->expected, 16, 1, w, nested_from_participant, 0);
 }
 
@@ -220,10 +220,10 @@ static void without_a_policy_or_enclosing_executor_the_process_default_is_used(v
   cpuexec_session *s = NULL;
   assert_int_equal(cpuexec_session_create(NULL, &s), 0);
   const cpuexec_resolved *def = NULL;
-  assert_int_equal(cpuexec_resolve_default(&def), 0);
+  assert_int_equal(cpuexec_policy_resolve_default(&def), 0);
   cpuexec_executor *e = cpuexec_session_executor(s);
   assert_int_equal(cpuexec_executor_effective_threads(e), DEFAULT_THREADS);
-  assert_string_equal(cpuexec_resolved_sharing_key(cpuexec_executor_policy(e)), cpuexec_resolved_sharing_key(def));
+  assert_string_equal(cpuexec_resolved_sharing_key(cpuexec_executor_resolved(e)), cpuexec_resolved_sharing_key(def));
   /* Equal policies share: a second session is on the same pool. */
   cpuexec_session *same = session_with(DEFAULT_THREADS);
   assert_int_equal(cpuexec_executor_id(cpuexec_session_executor(same)), cpuexec_executor_id(e));
@@ -239,13 +239,13 @@ static void scopes_nest_and_restore_in_reverse_order(void **state) {
   cpuexec_executor *ea = cpuexec_session_executor(a), *eb = cpuexec_session_executor(b);
   cpuexec_scope outer, inner;
   assert_int_equal(cpuexec_scope_enter(ea, &outer), 0);
-  assert_ptr_equal(cpuexec_current(), ea);
+  assert_ptr_equal(cpuexec_executor_current(), ea);
   assert_int_equal(cpuexec_scope_enter(eb, &inner), 0);
-  assert_ptr_equal(cpuexec_current(), eb);
+  assert_ptr_equal(cpuexec_executor_current(), eb);
   assert_int_equal(cpuexec_scope_leave(&inner), 0);
-  assert_ptr_equal(cpuexec_current(), ea);
+  assert_ptr_equal(cpuexec_executor_current(), ea);
   assert_int_equal(cpuexec_scope_leave(&outer), 0);
-  assert_null(cpuexec_current());
+  assert_null(cpuexec_executor_current());
   cpuexec_session_destroy(a);
   cpuexec_session_destroy(b);
 }
@@ -260,16 +260,16 @@ static void leaving_scopes_out_of_order_or_twice_is_a_state_error(void **state) 
   assert_int_equal(cpuexec_scope_enter(ea, &outer), 0);
   assert_int_equal(cpuexec_scope_enter(ea, &inner), 0);
   assert_int_equal(cpuexec_scope_leave(&outer), CPUEXEC_ESTATE);
-  assert_non_null(strstr(cpuexec_last_error(), "reverse order"));
-  assert_ptr_equal(cpuexec_current(), ea); /* the failed leave changed nothing */
+  assert_non_null(strstr(cpuexec_error_message(), "reverse order"));
+  assert_ptr_equal(cpuexec_executor_current(), ea); /* the failed leave changed nothing */
   assert_int_equal(cpuexec_scope_leave(&inner), 0);
   assert_int_equal(cpuexec_scope_leave(&inner), CPUEXEC_ESTATE);
   assert_int_equal(cpuexec_scope_leave(&outer), 0);
-  assert_null(cpuexec_current());
+  assert_null(cpuexec_executor_current());
   assert_int_equal(cpuexec_scope_enter(NULL, &outer), CPUEXEC_EINVAL);
   assert_int_equal(cpuexec_scope_enter(ea, NULL), CPUEXEC_EINVAL);
   assert_int_equal(cpuexec_scope_leave(NULL), CPUEXEC_EINVAL);
-  assert_null(cpuexec_current());
+  assert_null(cpuexec_executor_current());
   cpuexec_session_destroy(a);
 }
 
@@ -309,7 +309,7 @@ static void bad_arguments_are_reported_and_start_nothing(void **state) {
   cpuexec_session *s = (cpuexec_session *)&p;
   assert_int_equal(cpuexec_session_create(&p, &s), CPUEXEC_EINVAL);
   assert_null(s);
-  assert_non_null(strstr(cpuexec_last_error(), "num_threads"));
+  assert_non_null(strstr(cpuexec_error_message(), "num_threads"));
   assert_int_equal(task_count(), baseline);
   assert_int_equal(cpuexec_session_create(NULL, NULL), CPUEXEC_EINVAL);
   assert_int_equal(cpuexec_session_run(NULL, NULL, record_current), CPUEXEC_EINVAL);
@@ -336,17 +336,17 @@ static int checked_sum_body(void *arg) {
   concurrent_run *c = arg;
   for (int i = 0; i < 50; i++) {
     atomic_llong sum = 0;
-    if (cpuexec_parallel_for(cpuexec_current(), 1000, 7, &sum, add_range, 0) != 0 || sum != 1000)
+    if (cpuexec_parallel_for(cpuexec_executor_current(), 1000, 7, &sum, add_range, 0) != 0 || sum != 1000)
       atomic_fetch_add(&c->failures, 1);
   }
-  if (cpuexec_current() != cpuexec_session_executor(c->s)) atomic_fetch_add(&c->failures, 1);
+  if (cpuexec_executor_current() != cpuexec_session_executor(c->s)) atomic_fetch_add(&c->failures, 1);
   return 0;
 }
 
 static void *run_session_thread(void *arg) {
   concurrent_run *c = arg;
   if (cpuexec_session_run(c->s, c, checked_sum_body) != 0) atomic_fetch_add(&c->failures, 1);
-  if (cpuexec_current() != NULL) atomic_fetch_add(&c->failures, 1);
+  if (cpuexec_executor_current() != NULL) atomic_fetch_add(&c->failures, 1);
   return NULL;
 }
 
@@ -361,7 +361,7 @@ static void one_session_runs_on_several_threads_at_once(void **state) {
   for (int i = 0; i < 4; i++) assert_int_equal(pthread_create(&t[i], NULL, run_session_thread, &c), 0);
   for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
   assert_int_equal(atomic_load(&c.failures), 0);
-  assert_null(cpuexec_current());
+  assert_null(cpuexec_executor_current());
   cpuexec_session_destroy(c.s);
 }
 

@@ -26,7 +26,7 @@ static cpuexec_topology *load_xml(const char *name, const cpuexec_topology_optio
   cpuexec_topology *t = NULL;
   int rc = cpuexec_topology_load_xml(path, options, &t);
   if (rc != 0)
-    fail_msg("%s: %s", name, cpuexec_last_error());
+    fail_msg("%s: %s", name, cpuexec_error_message());
   return t;
 }
 
@@ -157,7 +157,7 @@ static void bad_options_are_rejected_naming_the_field(void **state) {
     cpuexec_topology *t = (cpuexec_topology *)0x1;
     assert_int_equal(cpuexec_topology_load_xml(TOPOLOGIES "8cores-smt2.xml", &o, &t), cases[i].code);
     assert_null(t);
-    assert_non_null(strstr(cpuexec_last_error(), cases[i].field));
+    assert_non_null(strstr(cpuexec_error_message(), cases[i].field));
   }
 }
 
@@ -196,16 +196,16 @@ static void load_errors_name_the_file(void **state) {
   cpuexec_topology *t;
   assert_int_equal(cpuexec_topology_load_xml(TOPOLOGIES "no-such-machine.xml", NULL, &t), CPUEXEC_ETOPOLOGY);
   assert_null(t);
-  assert_non_null(strstr(cpuexec_last_error(), "no-such-machine.xml"));
+  assert_non_null(strstr(cpuexec_error_message(), "no-such-machine.xml"));
 
   write_file("garbage.xml", "<topology version=\"2.0\"> this is not hwloc </nonsense>");
   char path[512];
   snprintf(path, sizeof path, "%s/garbage.xml", scratch_dir);
   assert_int_equal(cpuexec_topology_load_xml(path, NULL, &t), CPUEXEC_ETOPOLOGY);
-  assert_non_null(strstr(cpuexec_last_error(), "garbage.xml"));
+  assert_non_null(strstr(cpuexec_error_message(), "garbage.xml"));
 
   assert_int_equal(cpuexec_topology_load_synthetic("core:banana", NULL, &t), CPUEXEC_ETOPOLOGY);
-  assert_non_null(strstr(cpuexec_last_error(), "core:banana"));
+  assert_non_null(strstr(cpuexec_error_message(), "core:banana"));
   assert_int_equal(cpuexec_topology_load_xml(NULL, NULL, &t), CPUEXEC_EINVAL);
   assert_int_equal(cpuexec_topology_load_xml(TOPOLOGIES "2cores.xml", NULL, NULL), CPUEXEC_EINVAL);
 }
@@ -266,15 +266,15 @@ static void malformed_cgroup_files_fail_naming_the_file(void **state) {
     write_file("e/cg/job/cpu.max", bad[i]);
     quota_of("e/proc", "e/cg", &rc);
     assert_int_equal(rc, CPUEXEC_ETOPOLOGY);
-    assert_non_null(strstr(cpuexec_last_error(), "e/cg/job/cpu.max"));
+    assert_non_null(strstr(cpuexec_error_message(), "e/cg/job/cpu.max"));
   }
   quota_of("missing-proc-file", "e/cg", &rc);
   assert_int_equal(rc, CPUEXEC_ETOPOLOGY);
-  assert_non_null(strstr(cpuexec_last_error(), "missing-proc-file"));
+  assert_non_null(strstr(cpuexec_error_message(), "missing-proc-file"));
   write_file("f/proc", "0::relative/path\n");
   quota_of("f/proc", "f/cg", &rc);
   assert_int_equal(rc, CPUEXEC_ETOPOLOGY);
-  assert_non_null(strstr(cpuexec_last_error(), "f/proc"));
+  assert_non_null(strstr(cpuexec_error_message(), "f/proc"));
 }
 
 static void quota_fixture_and_option_give_one_and_a_half_cpus(void **state) {
@@ -372,7 +372,7 @@ static void malformed_xml_corpus_fails_without_crashing(void **state) {
     int rc = cpuexec_topology_load_xml(path, NULL, &t);
     if (rc != CPUEXEC_ETOPOLOGY) fail_msg("%s: rc %d", d->d_name, rc);
     assert_null(t);
-    assert_non_null(strstr(cpuexec_last_error(), d->d_name));
+    assert_non_null(strstr(cpuexec_error_message(), d->d_name));
     files++;
   }
   closedir(dir);

@@ -40,7 +40,7 @@ static void hwloc_failure_falls_back_to_the_affinity_set(void **state) {
   assert_int_equal(cpuexec_topology_refresh(), 0);
 
   cpuexec_resolved *r = NULL;
-  assert_int_equal(cpuexec_resolve(NULL, NULL, &r), 0);
+  assert_int_equal(cpuexec_policy_resolve(NULL, NULL, &r), 0);
   const char *d = diagnostic_with(r, "topology fallback:");
   assert_non_null(d);
   assert_non_null(strstr(d, "sched_getaffinity"));
@@ -51,7 +51,7 @@ static void hwloc_failure_falls_back_to_the_affinity_set(void **state) {
 
   /* The default follows the refresh, and a default session can be made. */
   const cpuexec_resolved *def;
-  assert_int_equal(cpuexec_resolve_default(&def), 0);
+  assert_int_equal(cpuexec_policy_resolve_default(&def), 0);
   assert_non_null(diagnostic_with(def, "topology fallback:"));
   cpuexec_session *s;
   assert_int_equal(cpuexec_session_create(NULL, &s), 0);
@@ -63,10 +63,10 @@ static void hwloc_failure_falls_back_to_the_affinity_set(void **state) {
   assert_null(t);
 
   assert_int_equal(restore(NULL), 0);
-  assert_int_equal(cpuexec_resolve(NULL, NULL, &r), 0);
+  assert_int_equal(cpuexec_policy_resolve(NULL, NULL, &r), 0);
   assert_null(diagnostic_with(r, "topology fallback:"));
   cpuexec_resolved_destroy(r);
-  assert_int_equal(cpuexec_resolve_default(&def), 0);
+  assert_int_equal(cpuexec_policy_resolve_default(&def), 0);
   assert_null(diagnostic_with(def, "topology fallback:"));
 }
 
@@ -80,7 +80,7 @@ static void malformed_cpu_max_is_ignored_by_the_default_only(void **state) {
   assert_int_equal(cpuexec_topology_refresh(), 0);
 
   cpuexec_resolved *r = NULL;
-  assert_int_equal(cpuexec_resolve(NULL, NULL, &r), 0);
+  assert_int_equal(cpuexec_policy_resolve(NULL, NULL, &r), 0);
   const char *d = diagnostic_with(r, "cgroup quota ignored:");
   assert_non_null(d);
   assert_non_null(strstr(d, "fifty 100000"));
@@ -91,7 +91,7 @@ static void malformed_cpu_max_is_ignored_by_the_default_only(void **state) {
 
   cpuexec_topology *t = NULL;
   assert_int_equal(cpuexec_topology_load(&o, &t), CPUEXEC_ETOPOLOGY);
-  assert_non_null(strstr(cpuexec_last_error(), "cpu.max"));
+  assert_non_null(strstr(cpuexec_error_message(), "cpu.max"));
   assert_null(t);
   assert_int_equal(restore(NULL), 0);
 }

@@ -4,7 +4,7 @@
  *     a case that hangs prints its own name and ends the program;
  *   - threads and processes: counting this process's threads, running a
  *     check in a forked child, whether ThreadSanitizer is on;
- *   - executors from stored topologies: resolutions made by cpuexec_resolve()
+ *   - executors from stored topologies: resolutions made by cpuexec_policy_resolve()
  *     on tests/topologies/2cores.xml, so tests never restate resolve.c's rules;
  *   - adapters: an owned executor, a (worker_id, worker_count) pool like the
  *     ones kernel libraries own, coverage records (tests/adapters_support.c);
@@ -206,7 +206,7 @@ static inline cpuexec_resolved *test_resolved_spin(uint32_t threads, cpuexec_spi
   cpuexec_topology_options_init(&o);
   cpuexec_topology *t = NULL;
   if (cpuexec_topology_load_xml(TEST_TOPOLOGIES "2cores.xml", &o, &t) != 0) {
-    fprintf(stderr, "test_resolved_spin: %s\n", cpuexec_last_error());
+    fprintf(stderr, "test_resolved_spin: %s\n", cpuexec_error_message());
     abort();
   }
   cpuexec_policy p;
@@ -216,10 +216,10 @@ static inline cpuexec_resolved *test_resolved_spin(uint32_t threads, cpuexec_spi
   p.spin_policy = spin;
   p.spin_budget = (spin == CPUEXEC_SPIN_FIXED_ITERATIONS || spin == CPUEXEC_SPIN_FIXED_DURATION) ? budget : 0;
   cpuexec_resolved *r = NULL;
-  int rc = cpuexec_resolve(&p, t, &r);
+  int rc = cpuexec_policy_resolve(&p, t, &r);
   cpuexec_topology_destroy(t);
   if (rc != 0) {
-    fprintf(stderr, "test_resolved_spin: %s\n", cpuexec_last_error());
+    fprintf(stderr, "test_resolved_spin: %s\n", cpuexec_error_message());
     abort();
   }
   return r;
@@ -337,7 +337,7 @@ static inline cpuexec_topology *load_machine(const struct machine *m, const char
   }
   cpuexec_topology *t = NULL;
   if (cpuexec_topology_load_xml(xml, &o, &t) != 0)
-    fail_msg("%s: %s", m->dir_or_file, cpuexec_last_error());
+    fail_msg("%s: %s", m->dir_or_file, cpuexec_error_message());
   return t;
 }
 

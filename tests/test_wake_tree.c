@@ -67,13 +67,13 @@ static void run_case(uint32_t threads, cpuexec_spin_policy spin, uint64_t budget
    * next region runs cleanly. */
   m.fail_at = total - 1;
   assert_int_equal(cpuexec_parallel_for(exec, total, 1, &m, mark, 0), CPUEXEC_ECALLBACK);
-  assert_int_equal(cpuexec_last_callback_error(), -77);
+  assert_int_equal(cpuexec_error_callback_value(), -77);
   m.fail_at = -1;
   for (int64_t i = 0; i < total; i++) atomic_store(&m.hits[i], 0);
   assert_int_equal(cpuexec_parallel_for(exec, total, 1, &m, mark, 0), 0);
   for (int64_t i = 0; i < total; i++) assert_int_equal(atomic_load(&m.hits[i]), 1);
   free(m.hits);
-  cpuexec_executor_destroy(exec);
+  cpuexec_executor_release(exec);
 }
 
 static const uint32_t counts[] = {4, 8, 16, 32, 64};
@@ -102,7 +102,7 @@ static void the_tree_threshold_comes_from_the_hook_or_the_default(void **state) 
   atomic_store(&cpuexec__test_wake_tree_min, 0);
   cpuexec_executor *two = test_executor(2);
   assert_int_equal(two->wake_tree_min, UINT32_MAX); /* a 2-thread executor never uses the tree */
-  cpuexec_executor_destroy(two);
+  cpuexec_executor_release(two);
 }
 
 int main(void) {

@@ -222,7 +222,7 @@ static int run_info(const info_options *o) {
   cpuexec_policy *request = NULL;
   if (o->policy != NULL) {
     if (cpuexec_policy_parse(o->policy, &policy) != 0) {
-      fprintf(stderr, "cpuexec-info: --policy: %s\n", cpuexec_last_error());
+      fprintf(stderr, "cpuexec-info: --policy: %s\n", cpuexec_error_message());
       return EXIT_BAD_INPUT;
     }
     request = &policy;
@@ -232,13 +232,13 @@ static int run_info(const info_options *o) {
   cpuexec_topology *topology;
   int rc = load_topology(o->topology, &topology);
   if (rc != 0) {
-    fprintf(stderr, "cpuexec-info: %s\n", cpuexec_last_error());
+    fprintf(stderr, "cpuexec-info: %s\n", cpuexec_error_message());
     return o->topology != NULL ? EXIT_BAD_INPUT : EXIT_FAILURE;
   }
   cpuexec_resolved *resolved;
-  rc = cpuexec_resolve(request, topology, &resolved);
+  rc = cpuexec_policy_resolve(request, topology, &resolved);
   if (rc != 0) {
-    fprintf(stderr, "cpuexec-info: %s\n", cpuexec_last_error());
+    fprintf(stderr, "cpuexec-info: %s\n", cpuexec_error_message());
     cpuexec_topology_destroy(topology);
     return rc == CPUEXEC_EINVAL ? EXIT_BAD_INPUT : EXIT_FAILURE;
   }

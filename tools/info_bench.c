@@ -165,13 +165,13 @@ static int nested_range(void *ctx, int64_t begin, int64_t end) {
 }
 
 static void show_counters(FILE *out, cpuexec_executor *exec, uint32_t threads) {
-  int rc = cpuexec_executor_enable_counters(exec);
+  int rc = cpuexec_executor_counters_enable(exec);
   if (rc != 0) {
-    fprintf(out, "counters: unavailable (%s: %s)\n", cpuexec_err_name(rc), cpuexec_last_error());
+    fprintf(out, "counters: unavailable (%s: %s)\n", cpuexec_error_name(rc), cpuexec_error_message());
     return;
   }
   cpuexec_counters before, after;
-  cpuexec_executor_counters(exec, &before);
+  cpuexec_executor_counters_get(exec, &before);
   /* A scripted short run: regions of every participant, one-grain regions
    * (inline), nested calls, and a pause long enough for workers to park. */
   for (int i = 0; i < 1000; i++) cpuexec_parallel_for(exec, threads, 1, NULL, empty_range, 0);
@@ -180,7 +180,7 @@ static void show_counters(FILE *out, cpuexec_executor *exec, uint32_t threads) {
   struct timespec pause = {0, 20000000};
   nanosleep(&pause, NULL);
   for (int i = 0; i < 10; i++) cpuexec_parallel_for(exec, threads, 1, NULL, empty_range, 0);
-  cpuexec_executor_counters(exec, &after);
+  cpuexec_executor_counters_get(exec, &after);
   fprintf(out, "counters (1010 full regions, 100 one-grain regions, %u nested calls, one 20 ms pause):\n",
           threads);
 #define SHOW(field) fprintf(out, "  %-18s %llu\n", #field, (unsigned long long)(after.field - before.field))
@@ -197,8 +197,8 @@ static void show_counters(FILE *out, cpuexec_executor *exec, uint32_t threads) {
 
 int info_bench_run(FILE *out) {
   const cpuexec_resolved *resolved = NULL;
-  if (cpuexec_resolve_default(&resolved) != 0) {
-    fprintf(out, "bench: the default policy does not resolve: %s\n", cpuexec_last_error());
+  if (cpuexec_policy_resolve_default(&resolved) != 0) {
+    fprintf(out, "bench: the default policy does not resolve: %s\n", cpuexec_error_message());
     return 1;
   }
   uint32_t threads = cpuexec_resolved_effective_threads(resolved);
@@ -213,7 +213,7 @@ int info_bench_run(FILE *out) {
 
   cpuexec_executor *exec = NULL;
   if (cpuexec_registry_acquire(cpuexec_registry_default(), resolved, &exec) != 0) {
-    fprintf(out, "bench: the default executor could not be made: %s\n", cpuexec_last_error());
+    fprintf(out, "bench: the default executor could not be made: %s\n", cpuexec_error_message());
     return 1;
   }
   exec_ctx c = {exec, threads, 0};
@@ -227,7 +227,7 @@ int info_bench_run(FILE *out) {
   if (gomp_ns > 0) fprintf(out, "  %-34s %10.0f ns   %.2fx\n", libgomp, gomp_ns, gomp_ns / ours);
   else fprintf(out, "  %-34s %s\n", "GNU libgomp", absent);
   fprintf(out, "  (ratios are runtime / libcpuexec; each runtime waits with its own defaults)\n");
-  if (c.failures) fprintf(out, "  %d libcpuexec regions failed: %s\n", c.failures, cpuexec_last_error());
+  if (c.failures) fprintf(out, "  %d libcpuexec regions failed: %s\n", c.failures, cpuexec_error_message());
 
   show_counters(out, exec, threads);
   cpuexec_executor_release(exec);

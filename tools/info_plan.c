@@ -86,13 +86,13 @@ int info_plan_calibrate(FILE *out) {
   policy.num_threads = 2;
   cpuexec_resolved *r = NULL;
   cpuexec_executor *e = NULL;
-  if (cpuexec_resolve(&policy, NULL, &r) != 0 || cpuexec_executor_create(r, &e) != 0) {
-    fprintf(out, "plan calibration: no 2-thread executor: %s\n", cpuexec_last_error());
+  if (cpuexec_policy_resolve(&policy, NULL, &r) != 0 || cpuexec_executor_create(r, &e) != 0) {
+    fprintf(out, "plan calibration: no 2-thread executor: %s\n", cpuexec_error_message());
     cpuexec_resolved_destroy(r);
     return 1;
   }
   double inline_ns = region_ns(e, 1), two_ns = region_ns(e, 2);
-  cpuexec_executor_destroy(e);
+  cpuexec_executor_release(e);
   cpuexec_resolved_destroy(r);
 
   enum { BIG = 16 << 20, SMALL = 16 << 10 };

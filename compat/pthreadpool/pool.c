@@ -50,7 +50,7 @@ static void pp_fallback(size_t threads_count) {
     fprintf(stderr,
             "libcpuexec-pthreadpool: pthreadpool_create(%zu): CPUEXEC_POLICY could not be applied (%s); using the "
             "default policy (unpinned) with this thread count, as pthreadpool would\n",
-            threads_count, cpuexec_last_error());
+            threads_count, cpuexec_error_message());
 }
 
 CPUEXEC__PP_EXPORT pthreadpool_t pthreadpool_create(size_t threads_count) {
@@ -68,9 +68,9 @@ CPUEXEC__PP_EXPORT pthreadpool_t pthreadpool_create(size_t threads_count) {
    * requested thread count. */
   const cpuexec_resolved *resolved;
   cpuexec_resolved *own = NULL;
-  cpuexec_executor *current = cpuexec_current();
-  if (current != NULL && cpuexec_executor_policy(current) != NULL) {
-    resolved = cpuexec_executor_policy(current);
+  cpuexec_executor *current = cpuexec_executor_current();
+  if (current != NULL && cpuexec_executor_resolved(current) != NULL) {
+    resolved = cpuexec_executor_resolved(current);
   } else {
     /* pthreadpool_create(n) never fails for placement (real pthreadpool
      * starts n - 1 unpinned threads whatever the machine): the default
@@ -86,13 +86,13 @@ CPUEXEC__PP_EXPORT pthreadpool_t pthreadpool_create(size_t threads_count) {
       policy.num_threads = threads_count > INT32_MAX ? INT32_MAX : (int32_t)threads_count;
     int resolved_rc = env_rc;
     if (env_rc == 0)
-      resolved_rc = cpuexec_resolve(&policy, NULL, &own);
+      resolved_rc = cpuexec_policy_resolve(&policy, NULL, &own);
     if (resolved_rc != 0) {
       pp_fallback(threads_count);
       int32_t threads = policy.num_threads;
       cpuexec_policy_init(&policy);
       policy.num_threads = threads;
-      if (cpuexec_resolve(&policy, NULL, &own) != 0)
+      if (cpuexec_policy_resolve(&policy, NULL, &own) != 0)
         goto fail;
     }
     resolved = own;
@@ -405,7 +405,7 @@ void cpuexec__pp_run(pthreadpool_t threadpool, const cpuexec__pp_task *task, uin
    * the call runs inline, as libcpuexec runs every nested call. */
   if (threadpool != NULL && threadpool->threads > 1 && task->items > 1 && pp_task_depth == 0 &&
       cpuexec_participant_count() <= 1) {
-    cpuexec_executor *exec = cpuexec_current();
+    cpuexec_executor *exec = cpuexec_executor_current();
     if (exec == NULL)
       exec = threadpool->exec;
     size_t participants = threadpool->threads;

@@ -89,7 +89,7 @@ extern "C" {
 /* A pool of threads_count participants including the caller (0: the
  * libcpuexec default policy). Inside a session it follows the session's
  * executor, with at most threads_count participants. NULL when no executor
- * could be obtained; cpuexec_last_error() says why. */
+ * could be obtained; cpuexec_error_message() says why. */
 pthreadpool_t pthreadpool_create(size_t threads_count);
 
 /* The most participants a call on threadpool uses (1 for NULL). */

@@ -35,7 +35,7 @@ typedef struct cpuexec_counters {
  * handed to its pool), nested_inline and limited_inline; its pool does the
  * waiting, so the others stay 0. */
 
-/** What an executor's waiting threads do now (cpuexec_executor_spin_state).
+/** What an executor's waiting threads do now (cpuexec_executor_spin_state_get).
  * The adaptive policy follows the cadence of calls: once the time between
  * region starts has been steady for a few regions, each worker sleeps until
  * shortly before the next region is expected and spins across a window
@@ -67,7 +67,7 @@ typedef struct cpuexec_dispatch_event {
 } cpuexec_dispatch_event;
 
 /** Called on the dispatching thread; it must return quickly, must not call
- * cpuexec_set_dispatch_observer(), and must not let a C++ exception escape. */
+ * cpuexec_dispatch_observer_set(), and must not let a C++ exception escape. */
 typedef void (*cpuexec_dispatch_observer)(void *ctx, const cpuexec_dispatch_event *event);
 
 /** Stable properties a tuning profile depends on (seed 000 "Tuning and cache
@@ -79,44 +79,44 @@ typedef void (*cpuexec_dispatch_observer)(void *ctx, const cpuexec_dispatch_even
  * PERFORMANCE_CORES when pinned one per core on a hybrid machine without
  * touching an efficiency core, and PHYSICAL_CORES for any other pinned
  * placement (performance_cores on a machine without CPU kinds included).
- * {0} is no executor's descriptor; fill one with cpuexec_executor_descriptor(). */
+ * {0} is no executor's descriptor; fill one with cpuexec_executor_descriptor_get(). */
 typedef struct cpuexec_descriptor {
   int32_t effective_threads;              /**< participants of a region */
   cpuexec_affinity_policy affinity_class; /**< what was placed (see above), not the request */
   bool uses_smt;                          /**< two participants share a physical core */
   cpuexec_spin_policy spin_class;         /**< the resolved spin policy */
-  uint64_t reserved_[4]; /**< ignored by cpuexec_executor_check_descriptor() */
+  uint64_t reserved_[4]; /**< ignored by cpuexec_executor_descriptor_check() */
 } cpuexec_descriptor;
 
 CPUEXEC_BEGIN_DECLS
 
 /** Turns counting on for every lease of exec, until it is stopped. exec
  * NULL is CPUEXEC_EINVAL. */
-CPUEXEC_EXPORT int cpuexec_executor_enable_counters(cpuexec_executor *exec);
+CPUEXEC_EXPORT int cpuexec_executor_counters_enable(cpuexec_executor *exec);
 /** Writes a snapshot of exec's counters to *out; all zero while counters
  * are off. CPUEXEC_EINVAL naming exec or out when either is NULL (as for
  * the descriptor calls below). Counts made concurrently may or may not be
  * in the snapshot. */
-CPUEXEC_EXPORT int cpuexec_executor_counters(const cpuexec_executor *exec, cpuexec_counters *out);
+CPUEXEC_EXPORT int cpuexec_executor_counters_get(const cpuexec_executor *exec, cpuexec_counters *out);
 
 /** The spin decision of exec as of its latest region; waits for a running
  * region to end. CPUEXEC_EINVAL naming exec or out when either is NULL. */
-CPUEXEC_EXPORT int cpuexec_executor_spin_state(const cpuexec_executor *exec, cpuexec_spin_state *out);
+CPUEXEC_EXPORT int cpuexec_executor_spin_state_get(const cpuexec_executor *exec, cpuexec_spin_state *out);
 
 /** One process-wide observer, called on the dispatching thread once per
  * parallel region with ctx (observer NULL removes it). Safe to call from
  * any thread; an observer replaced while a dispatch runs may still be
  * called once by that dispatch. */
-CPUEXEC_EXPORT void cpuexec_set_dispatch_observer(void *ctx, cpuexec_dispatch_observer observer);
+CPUEXEC_EXPORT void cpuexec_dispatch_observer_set(void *ctx, cpuexec_dispatch_observer observer);
 
 /** Writes exec's stable properties to *out, for keying a tuning cache. A
  * foreign executor (include/cpuexec/foreign.h) describes itself as its
  * effective threads, CPUEXEC_AFFINITY_NONE, no SMT, CPUEXEC_SPIN_PARK_IMMEDIATELY:
  * libcpuexec neither places nor spins its threads. exec or out NULL is
  * CPUEXEC_EINVAL. */
-CPUEXEC_EXPORT int cpuexec_executor_descriptor(const cpuexec_executor *exec, cpuexec_descriptor *out);
+CPUEXEC_EXPORT int cpuexec_executor_descriptor_get(const cpuexec_executor *exec, cpuexec_descriptor *out);
 /** 0 when expected matches exec; CPUEXEC_EMISMATCH naming the first field that differs. */
-CPUEXEC_EXPORT int cpuexec_executor_check_descriptor(const cpuexec_executor *exec,
+CPUEXEC_EXPORT int cpuexec_executor_descriptor_check(const cpuexec_executor *exec,
                                                      const cpuexec_descriptor *expected);
 
 /** Calibration (seed 000 Pool PR04: "Calibration may lease an explicit
@@ -125,11 +125,11 @@ CPUEXEC_EXPORT int cpuexec_executor_check_descriptor(const cpuexec_executor *exe
  * runs fn(user, exec) on the executor calibration must measure, after
  * checking that it matches the profile's descriptor `expected`.
  *   exec given        that executor;
- *   exec NULL         the executor installed on this thread (cpuexec_current()),
- *                     else the process default pool (cpuexec_resolve_default()
+ *   exec NULL         the executor installed on this thread (cpuexec_executor_current()),
+ *                     else the process default pool (cpuexec_policy_resolve_default()
  *                     leased from cpuexec_registry_default()).
  * The check comes first: on a mismatch the call returns CPUEXEC_EMISMATCH
- * naming the field (as cpuexec_executor_check_descriptor()) before fn runs
+ * naming the field (as cpuexec_executor_descriptor_check()) before fn runs
  * and before anything is allocated; for the default pool the descriptor of
  * the default resolution is checked before the pool is leased. On a match
  * the executor is leased for the call (when a registry shares it) and

@@ -6,7 +6,7 @@
  * calling thread, a message that names what was wrong: the field or argument,
  * the value given and what is allowed (for example
  * "num_threads: -3 is negative; use 0 for the topology default, 1 for serial
- * or a participant count"). cpuexec_last_error() returns that message until
+ * or a participant count"). cpuexec_error_message() returns that message until
  * the thread's next failing call. Successful calls leave it untouched (like
  * errno): read it right after a call returned a negative code, never to find
  * out whether a call failed.
@@ -17,8 +17,8 @@
  * any other int, which is its own value, never a library code. When a
  * callback returns non-zero, the call stops starting new work, waits for
  * every started callback, and returns CPUEXEC_ECALLBACK; the first non-zero
- * value observed is then available from cpuexec_last_callback_error() on the
- * calling thread, and cpuexec_last_error() reads "callback failed with N
+ * value observed is then available from cpuexec_error_callback_value() on the
+ * calling thread, and cpuexec_error_message() reads "callback failed with N
  * ...". So a return of CPUEXEC_ECALLBACK always means "your callback failed"
  * and every other negative code always means "the library failed", whatever
  * value the callback chose (-1, 1, INT_MIN, or a CPUEXEC_E* code it got
@@ -37,7 +37,7 @@
 #include <cpuexec/common.h>
 
 /** The table of error codes: X(name, value, text) once per code, expanded
- * into the enum below and into cpuexec_strerror()/cpuexec_err_name(). */
+ * into the enum below and into cpuexec_error_string()/cpuexec_error_name(). */
 #define CPUEXEC_ERRNO_MAP(X)                                                           \
   X(EINVAL, -1, "invalid argument")                                                    \
   X(ENOMEM, -2, "out of memory")                                                       \
@@ -51,7 +51,7 @@
   X(ENOTSUP, -10, "not supported on this platform or build")                           \
   X(EBUSY, -11, "resource still in use")                                               \
   X(ESTATE, -12, "call made in the wrong state")                                       \
-  X(ECALLBACK, -13, "a callback failed (its value: cpuexec_last_callback_error())")
+  X(ECALLBACK, -13, "a callback failed (its value: cpuexec_error_callback_value())")
 
 /** The error codes: 0 for success, one negative value per failure kind
  * (CPUEXEC_EINVAL ... CPUEXEC_ECALLBACK, from CPUEXEC_ERRNO_MAP). */
@@ -66,17 +66,17 @@ CPUEXEC_BEGIN_DECLS
 
 /** The text of a code: "invalid argument" for CPUEXEC_EINVAL; "unknown
  * error" for values outside the table. Static storage; thread-safe. */
-CPUEXEC_EXPORT const char *cpuexec_strerror(int code);
+CPUEXEC_EXPORT const char *cpuexec_error_string(int code);
 /** The name of a code: "CPUEXEC_EINVAL" for CPUEXEC_EINVAL; "CPUEXEC_OK" for 0;
  * "CPUEXEC_UNKNOWN" otherwise. Static storage; thread-safe. */
-CPUEXEC_EXPORT const char *cpuexec_err_name(int code);
+CPUEXEC_EXPORT const char *cpuexec_error_name(int code);
 /** The detail message of the calling thread's last failed call, or "" if
  * none. Never NULL; valid until the thread's next libcpuexec call. */
-CPUEXEC_EXPORT const char *cpuexec_last_error(void);
+CPUEXEC_EXPORT const char *cpuexec_error_message(void);
 /** The value the callback returned, for the calling thread's last call that
  * returned CPUEXEC_ECALLBACK (0 before any). Successful calls leave it
- * untouched, as they leave cpuexec_last_error(). */
-CPUEXEC_EXPORT int cpuexec_last_callback_error(void);
+ * untouched, as they leave cpuexec_error_message(). */
+CPUEXEC_EXPORT int cpuexec_error_callback_value(void);
 
 CPUEXEC_END_DECLS
 

@@ -7,7 +7,7 @@
  *     handle holding one reference: the caller releases it once with
  *     cpuexec_executor_release();
  *   - cpuexec_executor_retain() adds one reference: release it once too;
- *   - cpuexec_session_executor(), cpuexec_current() and the executor a
+ *   - cpuexec_session_executor(), cpuexec_executor_current() and the executor a
  *     scope was entered with are borrowed: valid while the session lives or
  *     the scope is installed; never release them (retain one to keep it);
  *   - sessions and scopes hold their own references, so a pool stays alive
@@ -47,7 +47,7 @@
  *   - a callback returning non-zero stops ranges that have not started;
  *     every started callback finishes before the call returns, which returns
  *     CPUEXEC_ECALLBACK; the first non-zero value observed is then
- *     cpuexec_last_callback_error() on the calling thread (the rule of
+ *     cpuexec_error_callback_value() on the calling thread (the rule of
  *     cpuexec/errors.h); after the call returns no worker touches ctx or
  *     anything reachable from it;
  *   - a call made from inside a callback (on any participant, into any
@@ -88,12 +88,12 @@ typedef struct cpuexec_executor cpuexec_executor;
 
 /** A range callback: 0 on success; any other value stops the loop, and the
  * parallel call returns CPUEXEC_ECALLBACK with the value available from
- * cpuexec_last_callback_error(). C++: a callback must not let an exception
+ * cpuexec_error_callback_value(). C++: a callback must not let an exception
  * escape (catch it and return non-zero); an exception unwinding through
  * libcpuexec's C frames is undefined behaviour. */
 typedef int (*cpuexec_range_fn)(void *ctx, int64_t begin, int64_t end);
 
-/** Per-iteration cost of a loop body, for cpuexec_plan_parallel_for().
+/** Per-iteration cost of a loop body, for cpuexec_parallel_for_plan().
  * {0} and cpuexec_cost_init() are the same: no cost. */
 typedef struct cpuexec_cost {
   double bytes_read;     /**< bytes read per index (finite, >= 0) */
@@ -109,7 +109,7 @@ typedef struct cpuexec_plan_constraints {
   uint64_t reserved_[4];          /**< zero: room for fields of later versions */
 } cpuexec_plan_constraints;
 
-/** Written by cpuexec_plan_parallel_for() (reserved_ zeroed). */
+/** Written by cpuexec_parallel_for_plan() (reserved_ zeroed). */
 typedef struct cpuexec_plan {
   int64_t grain;         /**< indices per range, at least 1 */
   int32_t participants;  /**< participants to run with, at least 1 */
@@ -141,11 +141,6 @@ CPUEXEC_EXPORT int cpuexec_executor_retain(cpuexec_executor *exec);
  * frees memory only. NULL is ignored and returns 0 (like free). Misuse
  * (see "Handles" above): CPUEXEC_ESTATE or CPUEXEC_EBUSY. */
 CPUEXEC_EXPORT int cpuexec_executor_release(cpuexec_executor *exec);
-/** cpuexec-1.0-alias-begin: the 1.0 rename (doc/api-conventions.md) replaces
- * every use of this deprecated 0.x name of cpuexec_executor_release() (same
- * behaviour) and deletes it. */
-CPUEXEC_EXPORT int cpuexec_executor_destroy(cpuexec_executor *exec);
-/* cpuexec-1.0-alias-end */
 
 /** max_participants: 0 the executor's limit, negative CPUEXEC_EINVAL. */
 CPUEXEC_EXPORT int cpuexec_parallel_for(cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
@@ -178,7 +173,7 @@ CPUEXEC_EXPORT int cpuexec_parallel_for_flags(cpuexec_executor *exec, int64_t to
 CPUEXEC_EXPORT int32_t cpuexec_executor_effective_threads(const cpuexec_executor *exec);
 /** The resolution exec runs (owned by exec, valid while it lives); NULL for
  * NULL and for a foreign executor. */
-CPUEXEC_EXPORT const cpuexec_resolved *cpuexec_executor_policy(const cpuexec_executor *exec);
+CPUEXEC_EXPORT const cpuexec_resolved *cpuexec_executor_resolved(const cpuexec_executor *exec);
 /** Process-local, non-zero, never reused within the process (0 for NULL). */
 CPUEXEC_EXPORT uint64_t cpuexec_executor_id(const cpuexec_executor *exec);
 
@@ -198,10 +193,10 @@ CPUEXEC_EXPORT int32_t cpuexec_participant_count(void);
  * serial caller; constraints NULL: none. cost or plan NULL, a cost field
  * negative or not finite, or a negative constraint is CPUEXEC_EINVAL naming
  * it. */
-CPUEXEC_EXPORT int cpuexec_plan_parallel_for(const cpuexec_executor *exec, int64_t total,
+CPUEXEC_EXPORT int cpuexec_parallel_for_plan(const cpuexec_executor *exec, int64_t total,
                                              const cpuexec_cost *cost,
                                              const cpuexec_plan_constraints *constraints, cpuexec_plan *plan);
-/** Plans (cpuexec_plan_parallel_for()), then runs cpuexec_parallel_for()
+/** Plans (cpuexec_parallel_for_plan()), then runs cpuexec_parallel_for()
  * with the plan's grain and participants: the same serial loop, rules and
  * errors as both. */
 CPUEXEC_EXPORT int cpuexec_parallel_for_costed(cpuexec_executor *exec, int64_t total, const cpuexec_cost *cost,

@@ -31,7 +31,7 @@
  *
  * Errors, as for the built-in executor: a callback's non-zero value stops
  * grains that have not started, and once run_ranges returns the call
- * returns CPUEXEC_ECALLBACK with the value in cpuexec_last_callback_error()
+ * returns CPUEXEC_ECALLBACK with the value in cpuexec_error_callback_value()
  * (cpuexec/errors.h); run_ranges itself may return the value as it is. A
  * contract violation by the pool is reported instead: a range outside
  * [0, count) or an index run twice is CPUEXEC_ERANGE; returning before a
@@ -59,7 +59,7 @@ typedef struct cpuexec_foreign_executor_ops {
   int32_t effective_threads;
   /** Required: the range runner described above. */
   int (*run_ranges)(void *pool, int64_t count, void *arg, cpuexec_range_fn fn);
-  /** Optional: the pool's own cost planner for cpuexec_plan_parallel_for()
+  /** Optional: the pool's own cost planner for cpuexec_parallel_for_plan()
    * (and so cpuexec_parallel_for_costed and costed ranges). It receives the
    * arguments as given (constraints may be NULL) and returns 0 with *plan
    * filled, or an error that is returned unchanged. NULL: libcpuexec's
@@ -78,7 +78,7 @@ CPUEXEC_EXPORT void cpuexec_foreign_executor_ops_init(cpuexec_foreign_executor_o
 
 /** Wraps pool as an executor. *ops is copied; pool is passed to each
  * function and must outlive the executor. The executor owns no threads and
- * has no resolved policy (cpuexec_executor_policy() returns NULL); its id is
+ * has no resolved policy (cpuexec_executor_resolved() returns NULL); its id is
  * new. *out holds one reference, released with cpuexec_executor_release();
  * sessions and scopes that use it hold their own, so the last holder frees
  * it (the pool itself is the application's to close, after that). Errors: out or ops NULL,

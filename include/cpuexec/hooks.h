@@ -20,7 +20,7 @@
  *   - participant_end(user, state): the thread leaves that outermost region.
  *     Hooks begin in registration order and end in the reverse order.
  *     During begin and end the thread state describes the region:
- *     cpuexec_participant_index/count() and cpuexec_current() are those of
+ *     cpuexec_participant_index/count() and cpuexec_executor_current() are those of
  *     the participant;
  *   - scope_enter(user, exec, state) / scope_leave(user, state): a scope (or
  *     session run) installs exec on a thread outside any callback, and later

@@ -50,7 +50,7 @@ typedef enum cpuexec_openmp_detection {
   CPUEXEC_OPENMP_FINALIZED           /**< the runtime shut the tool down */
 } cpuexec_openmp_detection;
 
-/** Where OpenMP detection stands (cpuexec_openmp_status()). */
+/** Where OpenMP detection stands (cpuexec_openmp_status_get()). */
 typedef struct cpuexec_openmp_state {
   cpuexec_openmp_detection detection; /**< why detection is or is not live */
   bool live;            /**< detection == CPUEXEC_OPENMP_LIVE */
@@ -67,7 +67,7 @@ typedef struct cpuexec_openmp_state {
   uint64_t reserved_[4];
 } cpuexec_openmp_state;
 
-/** Process-wide counts since start (or the last cpuexec_openmp_reset()).
+/** Process-wide counts since start (or the last cpuexec_openmp_counters_reset()).
  * Region counts are made when a region ends. */
 typedef struct cpuexec_openmp_counters {
   uint64_t regions_in_callbacks;       /**< regions begun inside a libcpuexec callback */
@@ -102,18 +102,18 @@ CPUEXEC_BEGIN_DECLS
 
 /** Writes where OpenMP detection stands to *out; looks for newly loaded
  * runtimes first. out NULL is CPUEXEC_EINVAL. */
-CPUEXEC_EXPORT int cpuexec_openmp_status(cpuexec_openmp_state *out);
+CPUEXEC_EXPORT int cpuexec_openmp_status_get(cpuexec_openmp_state *out);
 /** Writes the process-wide counts to *out. out NULL is CPUEXEC_EINVAL. */
 CPUEXEC_EXPORT int cpuexec_openmp_counters_get(cpuexec_openmp_counters *out);
 /** Zeroes the counters and the report's counts (counts made concurrently
  * with the reset may be kept or lost). */
-CPUEXEC_EXPORT void cpuexec_openmp_reset(void);
+CPUEXEC_EXPORT void cpuexec_openmp_counters_reset(void);
 
 /** The report, one entry per calling function, most regions first. Writes at
  * most capacity entries and sets *count to the number available (so a call
  * with capacity 0 sizes the array). count NULL, or entries NULL with
  * capacity > 0, is CPUEXEC_EINVAL. */
-CPUEXEC_EXPORT int cpuexec_openmp_report(cpuexec_openmp_report_entry *entries, size_t capacity, size_t *count);
+CPUEXEC_EXPORT int cpuexec_openmp_report_get(cpuexec_openmp_report_entry *entries, size_t capacity, size_t *count);
 /** The status, counters and report as text, one function a line. snprintf-like:
  * returns the full length; writes at most size bytes including the NUL.
  * buf NULL with size > 0 is CPUEXEC_EINVAL. */

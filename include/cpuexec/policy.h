@@ -1,7 +1,7 @@
 /** @file
  * libcpuexec: the requested CPU execution policy.
  *
- * A cpuexec_policy says what a caller asks for; cpuexec_resolve()
+ * A cpuexec_policy says what a caller asks for; cpuexec_policy_resolve()
  * (cpuexec/resolve.h) turns it into what will actually run on a topology.
  * Start from cpuexec_policy_init() or {0}: both are the defaults (unpinned,
  * adaptive spin, the topology's thread count), so fields added later get
@@ -101,10 +101,10 @@ CPUEXEC_EXPORT void cpuexec_policy_init(cpuexec_policy *policy);
  * - cpu_set keeps its order (the first id is the caller's); ranges ascend;
  *   no id twice; at most CPUEXEC_CPU_SET_MAX ids; no stride form ("0-7:2");
  *   "cpu_set=" is the empty list, the only empty value accepted;
- * - the rules that need no topology are applied here as in cpuexec_resolve():
+ * - the rules that need no topology are applied here as in cpuexec_policy_resolve():
  *   num_threads >= 0, a fixed spin needs a budget > 0, adaptive and
  *   park_immediately take none, cpu_set if and only if affinity is explicit.
- * On failure *policy is unchanged and cpuexec_last_error() names the key.
+ * On failure *policy is unchanged and cpuexec_error_message() names the key.
  * text or policy NULL is CPUEXEC_EINVAL. The text is only read during the
  * call; nothing is kept. */
 CPUEXEC_EXPORT int cpuexec_policy_parse(const char *text, cpuexec_policy *policy);
@@ -128,8 +128,8 @@ CPUEXEC_EXPORT bool cpuexec_policy_equal(const cpuexec_policy *a, const cpuexec_
 
 /** 0 when policy meets the rules cpuexec_policy_parse() applies to every text
  * (those that need no topology; see the list above); otherwise CPUEXEC_EINVAL
- * with cpuexec_last_error() naming the field, the value and what is allowed,
- * as cpuexec_resolve() would. For requests built field by field (bindings
+ * with cpuexec_error_message() naming the field, the value and what is allowed,
+ * as cpuexec_policy_resolve() would. For requests built field by field (bindings
  * validate eagerly with it). NULL is CPUEXEC_EINVAL. */
 CPUEXEC_EXPORT int cpuexec_policy_validate(const cpuexec_policy *policy);
 

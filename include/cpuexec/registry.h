@@ -45,7 +45,7 @@ CPUEXEC_EXPORT void cpuexec_registry_options_init(cpuexec_registry_options *opti
  * defaults, with the strict rules of cpuexec_policy_parse(): keys capacity
  * (a decimal >= 1) and idle_retention (digits and a unit ns, us, ms or s,
  * or 0), each at most once, in any order, no whitespace; "" gives the
- * defaults. On failure *options is unchanged and cpuexec_last_error() names
+ * defaults. On failure *options is unchanged and cpuexec_error_message() names
  * the key. text or options NULL is CPUEXEC_EINVAL. */
 CPUEXEC_EXPORT int cpuexec_registry_options_parse(const char *text, cpuexec_registry_options *options);
 /** The same for the CPUEXEC_REGISTRY environment variable (unset: the
@@ -71,7 +71,7 @@ CPUEXEC_EXPORT cpuexec_registry *cpuexec_registry_default(void);
  * negative capacity is CPUEXEC_EINVAL. */
 CPUEXEC_EXPORT int cpuexec_registry_configure(cpuexec_registry *registry, const cpuexec_registry_options *options);
 /** The process-wide default pool: one lease from cpuexec_registry_default()
- * on cpuexec_resolve_default(), made on the first call and shared by every
+ * on cpuexec_policy_resolve_default(), made on the first call and shared by every
  * caller (the legacy ParallelFor uses it outside any session). The process
  * owns the lease: never release it. In a fork child the first call makes a
  * fresh one. Returns 0 and *out; or, when it could not be made, *out NULL

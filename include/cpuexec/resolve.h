@@ -1,7 +1,7 @@
 /** @file
  * libcpuexec: resolving a requested policy against a topology.
  *
- * cpuexec_resolve() is deterministic: the same request on the same topology
+ * cpuexec_policy_resolve() is deterministic: the same request on the same topology
  * (and environment) gives the same resolution, byte for byte. The result is
  * immutable and says exactly what will run: how many participants, which
  * processors, how waiting threads spin and park, and every fallback taken.
@@ -9,7 +9,7 @@
  * Thread safety: a resolution is immutable and reference counted inside the
  * library (executors keep their own reference), so any number of threads
  * may read one at once, and destroying the caller's reference never affects
- * an executor made from it. cpuexec_resolve() may be called from any thread
+ * an executor made from it. cpuexec_policy_resolve() may be called from any thread
  * at once. */
 #ifndef CPUEXEC_RESOLVE_H
 #define CPUEXEC_RESOLVE_H
@@ -30,7 +30,7 @@ typedef struct cpuexec_resolved_spin {
   /** ADAPTIVE: follows a steady call cadence (workers sleep until shortly
    * before the next expected region and spin across a window around it),
    * spinning at most this many thousandths of each worker's time; 0: never
-   * (doc/spinning.md, cpuexec_executor_spin_state). */
+   * (doc/spinning.md, cpuexec_executor_spin_state_get). */
   uint32_t cadence_burn_permille;
 } cpuexec_resolved_spin;
 
@@ -40,15 +40,15 @@ CPUEXEC_BEGIN_DECLS
  * on topology (NULL: this process's topology, loaded once and cached). The
  * caller destroys *out with cpuexec_resolved_destroy(). out NULL is
  * CPUEXEC_EINVAL; *out is NULL on failure. */
-CPUEXEC_EXPORT int cpuexec_resolve(const cpuexec_policy *request, const cpuexec_topology *topology,
+CPUEXEC_EXPORT int cpuexec_policy_resolve(const cpuexec_policy *request, const cpuexec_topology *topology,
                                    cpuexec_resolved **out);
 /** Resolves the process default once and returns the shared result; when
  * CPUEXEC_DISPLAY=1 (or verbose) it is printed to stderr the first time. The
  * caller must not destroy it; it lives until the process exits. The first
  * call's failure (a malformed CPUEXEC_POLICY) is returned, with its message,
  * by every call. Thread-safe: concurrent first calls resolve once. */
-CPUEXEC_EXPORT int cpuexec_resolve_default(const cpuexec_resolved **out);
-/** Frees a resolution from cpuexec_resolve(); NULL is ignored (like free).
+CPUEXEC_EXPORT int cpuexec_policy_resolve_default(const cpuexec_resolved **out);
+/** Frees a resolution from cpuexec_policy_resolve(); NULL is ignored (like free).
  * No thread may use it during or after the call. */
 CPUEXEC_EXPORT void cpuexec_resolved_destroy(cpuexec_resolved *resolved);
 /* The accessors below on NULL return neutral values and never crash:

@@ -2,7 +2,7 @@
  * libcpuexec: sessions and thread-local executor scopes.
  *
  * A session resolves its policy and leases an executor once; each run
- * installs that executor on the running thread, where cpuexec_current(),
+ * installs that executor on the running thread, where cpuexec_executor_current(),
  * the compat adapters and legacy ParallelFor find it.
  *
  * Who releases what: a session holds its own reference on its executor
@@ -10,7 +10,7 @@
  * installed (cpuexec_scope_leave() releases it), so neither can outlive the
  * pool it uses, and releasing the caller's own handle while a session or
  * scope uses it is safe. The executors returned by cpuexec_session_executor()
- * and cpuexec_current() are borrowed: never release them.
+ * and cpuexec_executor_current() are borrowed: never release them.
  *
  * Thread safety: a session is immutable after create; any number of threads
  * may run one session at once. Destroying a session while a run of it is in
@@ -80,7 +80,7 @@ CPUEXEC_EXPORT void cpuexec_session_destroy(cpuexec_session *session);
 CPUEXEC_EXPORT cpuexec_executor *cpuexec_session_executor(const cpuexec_session *session);
 /** Installs the session's executor for the whole call of fn(ctx). Returns 0
  * when fn returned 0, CPUEXEC_ECALLBACK when it returned anything else (its
- * value: cpuexec_last_callback_error()), or a library error. session or fn
+ * value: cpuexec_error_callback_value()), or a library error. session or fn
  * NULL is CPUEXEC_EINVAL. */
 CPUEXEC_EXPORT int cpuexec_session_run(cpuexec_session *session, void *ctx, cpuexec_session_fn fn);
 
@@ -95,7 +95,7 @@ CPUEXEC_EXPORT int cpuexec_scope_enter(cpuexec_executor *exec, cpuexec_scope *sc
 CPUEXEC_EXPORT int cpuexec_scope_leave(cpuexec_scope *scope);
 /** The executor installed on this thread (or of the region this thread is a
  * participant of), borrowed, or NULL. */
-CPUEXEC_EXPORT cpuexec_executor *cpuexec_current(void);
+CPUEXEC_EXPORT cpuexec_executor *cpuexec_executor_current(void);
 
 CPUEXEC_END_DECLS
 

@@ -32,7 +32,7 @@ typedef struct cpuexec_topology_options {
   /** Stored topologies: the calling thread's binding when resolving against
    * them (a caller pinned by someone else keeps its placement), NULL: the
    * caller is not pinned. Ignored by cpuexec_topology_load(), which reads
-   * the calling thread's binding at each cpuexec_resolve(). */
+   * the calling thread's binding at each cpuexec_policy_resolve(). */
   const char *caller_cpulist;
   uint64_t reserved_[4]; /**< zero: room for fields of later versions */
 } cpuexec_topology_options;
@@ -75,12 +75,12 @@ CPUEXEC_EXPORT int cpuexec_topology_load_synthetic(const char *description,
 CPUEXEC_EXPORT void cpuexec_topology_destroy(cpuexec_topology *topology);
 
 /** The process topology behind resolutions made without a topology
- * (cpuexec_resolve(..., NULL, ...), sessions, the legacy pool) and what
+ * (cpuexec_policy_resolve(..., NULL, ...), sessions, the legacy pool) and what
  * happens when the process CPU set changes at run time:
  *   - it is read again whenever the process CPU set (the main thread's
  *     affinity: `taskset -p`, a cgroup cpuset resize) differs from the one
  *     it was read under, so new resolutions, and the process default
- *     resolution (cpuexec_resolve_default()), see the current set;
+ *     resolution (cpuexec_policy_resolve_default()), see the current set;
  *   - cpuexec_topology_refresh() reads it again now, for what cannot be
  *     seen cheaply (a changed cgroup cpu.max quota). 0, or CPUEXEC_ENOMEM;
  *   - pools already running keep their threads: a pool whose pinned worker

@@ -38,12 +38,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   set_or_unset("OMP_NUM_THREADS", values[1]);
   set_or_unset("CPUEXEC_POLICY", values[2]);
   cpuexec_policy p;
-  if (cpuexec_policy_from_environment(&p) != 0 && strncmp(cpuexec_last_error(), "CPUEXEC_POLICY: ", 16) != 0)
+  if (cpuexec_policy_from_environment(&p) != 0 && strncmp(cpuexec_error_message(), "CPUEXEC_POLICY: ", 16) != 0)
     abort();
   cpuexec_resolved *r = NULL;
-  int rc = cpuexec_resolve(NULL, machine, &r);
+  int rc = cpuexec_policy_resolve(NULL, machine, &r);
   if (rc == 0 && cpuexec_resolved_effective_threads(r) < 1) abort();
-  if (rc != 0 && cpuexec_last_error()[0] == '\0') abort();
+  if (rc != 0 && cpuexec_error_message()[0] == '\0') abort();
   cpuexec_resolved_destroy(r);
   free(text);
   return 0;

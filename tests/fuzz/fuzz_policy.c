@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!formatted || !again) abort();
     if (cpuexec_policy_format(&p, formatted, (size_t)n + 1) != n) abort();
     if (cpuexec_policy_parse(formatted, &back) != 0) {
-      fprintf(stderr, "format gave a text that does not parse: %s (%s)\n", formatted, cpuexec_last_error());
+      fprintf(stderr, "format gave a text that does not parse: %s (%s)\n", formatted, cpuexec_error_message());
       abort();
     }
     if (!cpuexec_policy_equal(&p, &back)) {
@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (cpuexec_policy_format(&back, again, (size_t)n + 1) != n || strcmp(formatted, again) != 0) abort();
     free(formatted);
     free(again);
-  } else if (cpuexec_last_error()[0] == '\0') {
+  } else if (cpuexec_error_message()[0] == '\0') {
     abort(); /* every failure says what was wrong */
   }
   free(text);

@@ -57,13 +57,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       cpuexec_resolved *r = NULL;
       cpuexec_policy p;
       cpuexec_policy_init(&p);
-      if (cpuexec_resolve(&p, t, &r) == 0) {
+      if (cpuexec_policy_resolve(&p, t, &r) == 0) {
         char buf[64];
         (void)cpuexec_resolved_describe(r, CPUEXEC_FORMAT_JSON, buf, sizeof buf);
       }
       cpuexec_resolved_destroy(r);
       cpuexec_topology_destroy(t);
-    } else if (cpuexec_last_error()[0] == '\0') {
+    } else if (cpuexec_error_message()[0] == '\0') {
       abort();
     }
   }

@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     while (end > 0 && (data[end - 1] == ' ' || data[end - 1] == '\n' || data[end - 1] == '\t' || data[end - 1] == '\r'))
       end--;
     if (end == 0 || data[end - 1] != '>') abort();
-  } else if (cpuexec_last_error()[0] == '\0') {
+  } else if (cpuexec_error_message()[0] == '\0') {
     abort();
   }
   return 0;

@@ -38,18 +38,18 @@ inline int parallel_for_costed(cpuexec_executor *exec, int64_t total, const cpue
 }
 inline int execute_ranges(int64_t total, const cpuexec_range_schedule *schedule, void *ctx,
                           cpuexec_range_fn fn) noexcept {
-  return cpuexec_execute_ranges(total, schedule, ctx, fn);
+  return cpuexec_ranges_execute(total, schedule, ctx, fn);
 }
 inline int execute_costed_ranges(int64_t total, const cpuexec_cost *cost, const cpuexec_plan_constraints *constraints,
                                  int64_t block_multiple, void *ctx, cpuexec_range_fn fn) noexcept {
-  return cpuexec_execute_costed_ranges(total, cost, constraints, block_multiple, ctx, fn);
+  return cpuexec_ranges_execute_costed(total, cost, constraints, block_multiple, ctx, fn);
 }
 inline int range_executor_run(const cpuexec_range_executor *executor, int64_t count, void *ctx,
                               cpuexec_range_fn fn) noexcept {
   return cpuexec_range_executor_run(executor, count, ctx, fn);
 }
 /** The signature of cpuexec_range_executor::run. */
-using range_executor_run_fn = int (*)(void *self, int64_t count, void *ctx, cpuexec_range_callback callback);
+using range_executor_run_fn = int (*)(void *self, int64_t count, void *ctx, cpuexec_range_fn callback);
 inline cpuexec_range_executor make_range_executor(range_executor_run_fn run, void *self) noexcept {
   cpuexec_range_executor e;
   e.run = run;
@@ -58,7 +58,7 @@ inline cpuexec_range_executor make_range_executor(range_executor_run_fn run, voi
 }
 inline int run_worker_jobs(cpuexec_executor *exec, uint32_t worker_count, void *ctx,
                            cpuexec_worker_job_fn job) noexcept {
-  return cpuexec_run_worker_jobs(exec, static_cast<int32_t>(worker_count), ctx, job);
+  return cpuexec_worker_jobs_run(exec, static_cast<int32_t>(worker_count), ctx, job);
 }
 inline int session_run(cpuexec_session *session, void *ctx, int (*fn)(void *)) noexcept {
   return cpuexec_session_run(session, ctx, fn);

@@ -1,6 +1,6 @@
 /** @file cxx/error.hpp
  * The C++ interface's errors: cpuexec::error (a std::system_error carrying
- * the CPUEXEC_E* code and cpuexec_last_error()'s message), its error
+ * the CPUEXEC_E* code and cpuexec_error_message()'s message), its error
  * category and cpuexec::errc; without exceptions, a failure prints its
  * message and calls std::terminate(). Part of cpuexec.hpp. */
 #ifndef CPUEXEC_CXX_ERROR_HPP
@@ -47,7 +47,7 @@ namespace detail {
 class category_impl final : public std::error_category {
 public:
   const char *name() const noexcept override { return "cpuexec"; }
-  std::string message(int value) const override { return cpuexec_strerror(value); }
+  std::string message(int value) const override { return cpuexec_error_string(value); }
   std::error_condition default_error_condition(int value) const noexcept override {
     switch (value) {
     case CPUEXEC_EINVAL: return std::errc::invalid_argument;
@@ -63,7 +63,7 @@ public:
 } // namespace detail
 
 /** The category of libcpuexec's codes: name "cpuexec", messages from
- * cpuexec_strerror(); EINVAL, ENOMEM, ERANGE, ENOTSUP and EBUSY compare
+ * cpuexec_error_string(); EINVAL, ENOMEM, ERANGE, ENOTSUP and EBUSY compare
  * equal to the matching std::errc. One object for the whole program. */
 inline const std::error_category &error_category() noexcept {
   static const detail::category_impl category;
@@ -76,7 +76,7 @@ inline std::error_code make_error_code(errc code) noexcept {
 }
 
 /** A failure of the library: code() is the CPUEXEC_E* code in
- * error_category(); what() starts with cpuexec_last_error()'s message of the
+ * error_category(); what() starts with cpuexec_error_message()'s message of the
  * failing call (which names what was wrong), then the code's string. */
 class error : public std::system_error {
 public:
@@ -96,18 +96,18 @@ namespace detail {
 
 /** Throws cpuexec::error (or, without exceptions, prints and terminates). */
 [[noreturn]] inline void fail(int code, const char *message) {
-  const char *text = message != nullptr && message[0] != '\0' ? message : cpuexec_strerror(code);
+  const char *text = message != nullptr && message[0] != '\0' ? message : cpuexec_error_string(code);
 #if CPUEXEC_HPP_EXCEPTIONS
   throw error(code, text);
 #else
-  std::fprintf(stderr, "cpuexec: %s: %s\n", cpuexec_err_name(code), text);
+  std::fprintf(stderr, "cpuexec: %s: %s\n", cpuexec_error_name(code), text);
   std::fflush(stderr);
   std::terminate();
 #endif
 }
 /** Throws for a failed C call (rc != 0), with the thread's last message. */
 inline void check(int rc) {
-  if (rc != 0) fail(rc, cpuexec_last_error());
+  if (rc != 0) fail(rc, cpuexec_error_message());
 }
 inline uint32_t count(int32_t n, const char *what) {
   uint32_t out = 0;

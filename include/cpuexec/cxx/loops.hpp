@@ -73,13 +73,13 @@ template <class F> void parallel_for(executor_ref exec, int64_t total, int64_t g
   parallel_for(exec, total, grain, 0, std::forward<F>(f));
 }
 
-/** The grain and participants cpuexec_plan_parallel_for() chooses for
+/** The grain and participants cpuexec_parallel_for_plan() chooses for
  * total indices of cost c on exec; throws for a negative or non-finite cost. */
 inline plan plan_parallel_for(executor_ref exec, int64_t total, const cost &c, const plan_constraints &limits = {}) {
   cpuexec_cost cc = detail::c_cost(c);
   cpuexec_plan_constraints cl = detail::c_constraints(limits);
   cpuexec_plan p{};
-  detail::check(cpuexec_plan_parallel_for(exec.get(), total, &cc, &cl, &p));
+  detail::check(cpuexec_parallel_for_plan(exec.get(), total, &cc, &cl, &p));
   plan out;
   out.grain = p.grain;
   out.participants = detail::capi::threads(p.participants);
@@ -139,7 +139,7 @@ private:
 };
 
 /** The serial loop `f(0, total)` split into blocks by the schedule and run on
- * the installed executor (cpuexec_execute_ranges(), seed 001); the exception
+ * the installed executor (cpuexec_ranges_execute(), seed 001); the exception
  * rules of parallel_for(). */
 template <class F> void execute_ranges(int64_t total, const range_schedule &schedule, F &&f) {
   static_assert(detail::range_body_ok<F>::value, "f must be callable as f(int64_t begin, int64_t end) const");
@@ -148,7 +148,7 @@ template <class F> void execute_ranges(int64_t total, const range_schedule &sche
 }
 
 /** execute_ranges() with the block size planned from the cost of one index
- * (cpuexec_execute_costed_ranges()). */
+ * (cpuexec_ranges_execute_costed()). */
 template <class F>
 void execute_costed_ranges(int64_t total, const cost &c, const plan_constraints &limits, int64_t block_multiple,
                            F &&f) {
@@ -163,7 +163,7 @@ void execute_costed_ranges(int64_t total, const cost &c, const plan_constraints 
  * @code
  * for (int32_t id = 0; id < worker_count; id++) job(id, worker_count);
  * @endcode
- * run on exec (cpuexec_run_worker_jobs(); worker_count 0: exec's effective
+ * run on exec (cpuexec_worker_jobs_run(); worker_count 0: exec's effective
  * threads); jobs must not wait for each other. The exception rules of
  * parallel_for(). */
 template <class F> void run_worker_jobs(executor_ref exec, int32_t worker_count, F &&job) {

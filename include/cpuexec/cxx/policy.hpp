@@ -139,8 +139,8 @@ private:
  * owned: move-only, destroyed once. */
 class resolved {
 public:
-  /** Resolves p (cpuexec_resolve() on this process's topology); throws on failure. */
-  explicit resolved(const policy &p) { detail::check(cpuexec_resolve(&p.c_policy(), nullptr, &r_)); }
+  /** Resolves p (cpuexec_policy_resolve() on this process's topology); throws on failure. */
+  explicit resolved(const policy &p) { detail::check(cpuexec_policy_resolve(&p.c_policy(), nullptr, &r_)); }
   /** Takes ownership of a C resolution (NULL: empty). */
   explicit resolved(cpuexec_resolved *owned) noexcept : r_(owned) {}
   /** Takes o's resolution; o becomes empty. */

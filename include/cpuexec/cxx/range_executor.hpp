@@ -35,11 +35,11 @@ public:
   /** True once a range has failed. */
   bool stopped() const noexcept { return first_->load(std::memory_order_acquire) != 0; }
   /** For range_executor_impl only. */
-  range_callback(cpuexec_range_callback fn, void *ctx, std::atomic<int> *first) noexcept
+  range_callback(cpuexec_range_fn fn, void *ctx, std::atomic<int> *first) noexcept
       : fn_(fn), ctx_(ctx), first_(first) {}
 
 private:
-  cpuexec_range_callback fn_;
+  cpuexec_range_fn fn_;
   void *ctx_;
   std::atomic<int> *first_;
 };
@@ -104,7 +104,7 @@ public:
   operator range_executor() const noexcept { return executor(); }
 
 private:
-  static int run_c(void *self, int64_t count, void *ctx, cpuexec_range_callback fn) noexcept {
+  static int run_c(void *self, int64_t count, void *ctx, cpuexec_range_fn fn) noexcept {
     auto *me = static_cast<range_executor_impl *>(self);
     std::atomic<int> first{0};
     range_callback cb(fn, ctx, &first);

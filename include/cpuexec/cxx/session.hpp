@@ -18,7 +18,7 @@ namespace cpuexec {
 
 class executor;
 
-/** A non-owning view of an executor (what cpuexec_current() returns). An
+/** A non-owning view of an executor (what cpuexec_executor_current() returns). An
  * empty view is the serial executor: loops run on the caller. Copy freely;
  * the executor it names must outlive its uses. */
 class executor_ref {
@@ -99,8 +99,8 @@ private:
 
 inline executor_ref::executor_ref(const executor &owner) noexcept : e_(owner.get()) {}
 
-/** The executor installed on this thread (cpuexec_current()); serial when none. */
-inline executor_ref current() noexcept { return executor_ref(cpuexec_current()); }
+/** The executor installed on this thread (cpuexec_executor_current()); serial when none. */
+inline executor_ref current() noexcept { return executor_ref(cpuexec_executor_current()); }
 /** Inside a body: this participant's index (0 = the caller); 0 outside. */
 inline int32_t participant_index() noexcept { return detail::capi::threads(cpuexec_participant_index()); }
 /** Inside a body: the region's participants; 1 outside. */
