@@ -110,54 +110,11 @@ static void racing_acquirers_share_one_start(void **state) {
   assert_int_equal(cpuexec_registry_destroy(reg), 0);
 }
 
-#if CPUEXEC_DEBUG
-/* Debug builds (configure --enable-debug) check that a leased pool is never
- * destroyed directly. In a child, on a serial pool (no thread to start
- * there): it aborts, naming the executor and the call to use instead. */
-static void debug_build_catches_destroying_a_leased_pool(void **state) {
-  (void)state;
-  int err[2];
-  assert_int_equal(pipe(err), 0);
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    signal(SIGABRT, SIG_DFL); /* not CMocka's handler: the child must die of it */
-    dup2(err[1], 2);
-    cpuexec_registry *reg = NULL;
-    cpuexec_executor *e = NULL;
-    cpuexec_resolved *r = NULL;
-    cpuexec_policy p;
-    cpuexec_policy_init(&p);
-    p.num_threads = 1;
-    if (cpuexec_registry_create(NULL, &reg) != 0 || cpuexec_policy_resolve(&p, NULL, &r) != 0 ||
-        cpuexec_registry_acquire(reg, r, &e) != 0)
-      _exit(2);
-    cpuexec_executor_release(e); /* the misuse */
-    _exit(0);
-  }
-  close(err[1]);
-  char text[1024] = "";
-  size_t n = 0;
-  ssize_t got;
-  while (n + 1 < sizeof text && (got = read(err[0], text + n, sizeof text - 1 - n)) > 0) n += (size_t)got;
-  text[n] = '\0';
-  close(err[0]);
-  int status = 0;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  assert_true(WIFSIGNALED(status));
-  assert_int_equal(WTERMSIG(status), SIGABRT);
-  assert_non_null(strstr(text, "libcpuexec debug check failed"));
-  assert_non_null(strstr(text, "cpuexec_executor_release"));
-}
-#endif
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_failed_start_leaves_nothing_behind),
       cmocka_unit_test(racing_acquirers_share_one_start),
-#if CPUEXEC_DEBUG
-      cmocka_unit_test(debug_build_catches_destroying_a_leased_pool),
-#endif
   };
   return cmocka_run_group_tests_name("registry start failures", tests, NULL, NULL);
 }
