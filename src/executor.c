@@ -16,7 +16,7 @@ _Atomic int cpuexec__test_fail_thread_create_at = 0;
 /* Process-local executor ids: never reused, never 0. */
 static _Atomic uint64_t next_executor_id = 1;
 
-_Atomic(cpuexec__worker_gate_fn) cpuexec__test_worker_gate = NULL;
+_Atomic(cpuexec__worker_gate_fn) cpuexec__test_worker_gate; /* NULL: static storage starts zeroed */
 
 /* Worker k's loop: wait for an open region, check in, run, leave. A worker
  * that finds its region taken (see executor_internal.h) has read only its

@@ -103,7 +103,7 @@ static int default_env_error;
 static char default_env_detail[400];
 
 /* The clock retention is measured on; tests replace it (registry_internal.h). */
-_Atomic(cpuexec__clock_fn) cpuexec__registry_clock = NULL;
+_Atomic(cpuexec__clock_fn) cpuexec__registry_clock; /* NULL: static storage starts zeroed */
 
 static uint64_t registry_now(void) {
   cpuexec__clock_fn clock = atomic_load_explicit(&cpuexec__registry_clock, memory_order_relaxed);
