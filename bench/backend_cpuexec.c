@@ -30,8 +30,8 @@ int bench_backend_init(unsigned participants, char *err, size_t err_size) {
   char text[512];
   cpuexec_policy_format(&policy, text, sizeof text);
   printf("# libcpuexec policy: %s\n", text);
-  if (cpuexec_executor_effective_threads(executor) != participants) {
-    snprintf(err, err_size, "the executor runs %u participants", cpuexec_executor_effective_threads(executor));
+  if (cpuexec_executor_effective_threads(executor) != (int32_t)participants) {
+    snprintf(err, err_size, "the executor runs %d participants", (int)cpuexec_executor_effective_threads(executor));
     return 1;
   }
   return 0;
