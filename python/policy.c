@@ -15,10 +15,13 @@ typedef struct {
   cpuexec_policy policy;
 } PolicyObject;
 
-enum { F_NUM_THREADS, F_SPIN_POLICY, F_SPIN_BUDGET, F_AFFINITY_POLICY, F_CPU_SET, F_NESTED, F_COUNT };
+enum { F_NUM_THREADS, F_SPIN_POLICY, F_SPIN_BUDGET, F_AFFINITY_POLICY, F_CPU_SET, F_NESTED, F_FPENV, F_COUNT };
 static const char *const field_names[F_COUNT] = {"num_threads",     "spin_policy", "spin_budget",
-                                                 "affinity_policy", "cpu_set",     "allow_nested_parallelism"};
-#define FIELD_LIST "num_threads, spin_policy, spin_budget, affinity_policy, cpu_set, allow_nested_parallelism"
+                                                 "affinity_policy", "cpu_set",     "allow_nested_parallelism",
+                                                 "inherit_fp_environment"};
+#define FIELD_LIST                                                                                          \
+  "num_threads, spin_policy, spin_budget, affinity_policy, cpu_set, allow_nested_parallelism, "               \
+  "inherit_fp_environment"
 
 /* Grammar strings longer than this are not valid names, budgets or lists
  * worth parsing; the message quotes them briefly. */
@@ -221,6 +224,14 @@ static int policy_from_fields(cpx_state *st, PyObject *const values[F_COUNT], co
     }
     p.allow_nested_parallelism = values[F_NESTED] == Py_True;
   }
+  if (values[F_FPENV] != NULL) {
+    if (!PyBool_Check(values[F_FPENV])) {
+      PyErr_Format(PyExc_TypeError, "inherit_fp_environment: got %.100s; use True or False",
+                   Py_TYPE(values[F_FPENV])->tp_name);
+      return -1;
+    }
+    p.inherit_fp_environment = values[F_FPENV] == Py_True;
+  }
   int rc = cpuexec_policy_validate(&p);
   if (rc != 0) {
     cpx_raise(st, rc);
@@ -400,10 +411,11 @@ static PyObject *policy_to_dict(PyObject *self, PyObject *unused) {
   PyObject *cpu_set = cpu_set_tuple(p);
   if (cpu_set == NULL)
     return NULL;
-  return Py_BuildValue("{s:i,s:s,s:K,s:s,s:N,s:O}", "num_threads", (int)p->num_threads, "spin_policy",
+  return Py_BuildValue("{s:i,s:s,s:K,s:s,s:N,s:O,s:O}", "num_threads", (int)p->num_threads, "spin_policy",
                        cpuexec_spin_policy_name(p->spin_policy), "spin_budget", (unsigned long long)p->spin_budget,
                        "affinity_policy", cpuexec_affinity_policy_name(p->affinity_policy), "cpu_set", cpu_set,
-                       "allow_nested_parallelism", p->allow_nested_parallelism ? Py_True : Py_False);
+                       "allow_nested_parallelism", p->allow_nested_parallelism ? Py_True : Py_False,
+                       "inherit_fp_environment", p->inherit_fp_environment ? Py_True : Py_False);
 }
 
 static PyObject *policy_str(PyObject *self) {
@@ -429,9 +441,10 @@ static PyObject *policy_repr(PyObject *self) {
     return NULL;
   PyObject *r = PyUnicode_FromFormat(
       "cpuexec.Policy(num_threads=%d, spin_policy='%s', spin_budget=%llu, affinity_policy='%s', cpu_set=%R, "
-      "allow_nested_parallelism=%s)",
+      "allow_nested_parallelism=%s, inherit_fp_environment=%s)",
       (int)p->num_threads, cpuexec_spin_policy_name(p->spin_policy), (unsigned long long)p->spin_budget,
-      cpuexec_affinity_policy_name(p->affinity_policy), cpu_set, p->allow_nested_parallelism ? "True" : "False");
+      cpuexec_affinity_policy_name(p->affinity_policy), cpu_set, p->allow_nested_parallelism ? "True" : "False",
+      p->inherit_fp_environment ? "True" : "False");
   Py_DECREF(cpu_set);
   return r;
 }
@@ -484,6 +497,10 @@ static PyObject *get_nested(PyObject *self, void *c) {
   return PyBool_FromLong(((PolicyObject *)self)->policy.allow_nested_parallelism);
 }
 
+static PyObject *get_fpenv(PyObject *self, void *c) {
+  return PyBool_FromLong(((PolicyObject *)self)->policy.inherit_fp_environment);
+}
+
 static PyGetSetDef policy_getset[] = {
     {"num_threads", get_num_threads, NULL, "0: the topology default; 1: serial; N: participants with the caller"},
     {"spin_policy", get_spin_policy, NULL, "how waiting threads spin before they park (cpuexec.SpinPolicy)"},
@@ -491,6 +508,7 @@ static PyGetSetDef policy_getset[] = {
     {"affinity_policy", get_affinity_policy, NULL, "where workers run (cpuexec.AffinityPolicy)"},
     {"cpu_set", get_cpu_set, NULL, "explicit processor ids, the caller's first (tuple of int)"},
     {"allow_nested_parallelism", get_nested, NULL, "recorded in the sharing key; nested calls still run inline"},
+    {"inherit_fp_environment", get_fpenv, NULL, "workers take the caller's floating-point control state per region"},
     {NULL},
 };
 
@@ -509,7 +527,7 @@ static PyMethodDef policy_methods[] = {
 
 static PyType_Slot policy_slots[] = {
     {Py_tp_doc, "Policy(*, num_threads=0, spin_policy='adaptive', spin_budget=0, affinity_policy='none', "
-                "cpu_set=(), allow_nested_parallelism=False)\n\nA CPU execution request: immutable, hashable, "
+                "cpu_set=(), allow_nested_parallelism=False, inherit_fp_environment=False)\n\nA CPU execution request: immutable, hashable, "
                 "validated when built. str() is the text grammar."},
     {Py_tp_new, policy_new},
     {Py_tp_dealloc, policy_dealloc},

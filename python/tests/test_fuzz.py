@@ -9,7 +9,8 @@ import pytest
 import cpuexec
 from conftest import TOPOLOGIES
 
-KEYS = ["num_threads", "spin_policy", "spin_budget", "affinity_policy", "cpu_set", "allow_nested_parallelism"]
+KEYS = ["num_threads", "spin_policy", "spin_budget", "affinity_policy", "cpu_set", "allow_nested_parallelism",
+        "inherit_fp_environment"]
 ALLOWED = (KeyError, TypeError, ValueError, cpuexec.Error)
 
 

@@ -33,7 +33,20 @@ def test_defaults_and_field_types():
     assert str(p) == DEFAULT_TEXT
     assert p.to_dict() == {"num_threads": 0, "spin_policy": "adaptive", "spin_budget": 0,
                            "affinity_policy": "none", "cpu_set": (),
-                           "allow_nested_parallelism": False}
+                           "allow_nested_parallelism": False, "inherit_fp_environment": False}
+    assert p.inherit_fp_environment is False
+
+
+def test_inherit_fp_environment_is_a_field_in_every_form():
+    p = cpuexec.Policy(num_threads=2, inherit_fp_environment=True)
+    assert p.inherit_fp_environment is True
+    assert "inherit_fp_environment=true" in str(p)
+    assert "inherit_fp_environment=True" in repr(p)
+    assert p == cpuexec.Policy.parse(str(p)) == cpuexec.Policy.from_mapping(p.to_dict())
+    assert p != p.replace(inherit_fp_environment=False)
+    assert hash(p) == hash(cpuexec.Policy.parse("num_threads=2,inherit_fp_environment=true"))
+    with pytest.raises(TypeError, match="inherit_fp_environment: got int; use True or False"):
+        cpuexec.Policy(inherit_fp_environment=1)
 
 
 def test_every_field_is_kept():
@@ -214,7 +227,8 @@ def test_library_rules_give_the_same_message_as_text():
 
 
 def test_unknown_keys_name_the_key_and_the_allowed_ones():
-    allowed = "num_threads, spin_policy, spin_budget, affinity_policy, cpu_set, allow_nested_parallelism"
+    allowed = ("num_threads, spin_policy, spin_budget, affinity_policy, cpu_set, allow_nested_parallelism, "
+               "inherit_fp_environment")
     with pytest.raises(KeyError) as info:
         cpuexec.Policy.from_mapping({"num_threads": 2, "threads": 2})
     assert info.value.args[0] == f"policy: unknown key 'threads'; keys are {allowed}"
