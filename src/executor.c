@@ -301,7 +301,6 @@ int cpuexec__executor_unref(cpuexec_executor *exec) {
   return 0;
 }
 
-
 CPUEXEC_EXPORT int32_t cpuexec_executor_effective_threads(const cpuexec_executor *exec) {
   return exec ? (int32_t)exec->threads : 1;
 }

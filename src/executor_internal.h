@@ -154,7 +154,6 @@ struct cpuexec_executor {
   _Atomic uint32_t finish_goal;   /* `finished` the parked caller waits for */
 };
 
-
 /* True in a process other than the one that created exec (after fork):
  * its threads do not exist here (fork.h's generation). */
 bool cpuexec__executor_inherited(const cpuexec_executor *exec);

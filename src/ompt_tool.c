@@ -397,7 +397,6 @@ static bool declined_by_environment(void) {
   return false;
 }
 
-
 CPUEXEC_EXPORT cpuexec__ompt_start_tool_result *ompt_start_tool(unsigned int omp_version,
                                                                 const char *runtime_version) {
   int expected = 0;

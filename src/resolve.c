@@ -481,7 +481,6 @@ static char *sharing_key(const cpuexec_resolved *r) {
   return cpuexec__strbuf_take(&sb);
 }
 
-
 CPUEXEC_EXPORT int cpuexec_policy_resolve(const cpuexec_policy *request, const cpuexec_topology *topology,
                                    cpuexec_resolved **out) {
   if (out == NULL)

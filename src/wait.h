@@ -62,7 +62,6 @@ static inline void cpuexec__cpu_relax(void) {
 #endif
 }
 
-
 /* Spins per plan while the wait lasts: while *word == value when
  * while_equal, else while *word != value. Returns true when the wait ended
  * during the spin (no park needed).
