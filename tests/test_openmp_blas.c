@@ -50,10 +50,10 @@ static void sgemm_in_callbacks_matches_the_reference_without_threads(void **stat
       g.b[i][k] = (float)((k * 5 + 3 * i) % 11) / 11.0f;
     }
   cpuexec_openmp_counters_reset();
-  int tasks_before = task_count();
+  int tasks_before = task_baseline();
   for (int round = 0; round < 3; round++)
     assert_int_equal(cpuexec_parallel_for_flags(exec, ITEMS, 1, &g, gemm_each, 0, CPUEXEC_FOR_EVERY_PARTICIPANT), 0);
-  assert_int_equal(task_count(), tasks_before);
+  assert_int_equal(wait_task_count(tasks_before), tasks_before);
   for (int i = 0; i < ITEMS; i++)
     for (int r = 0; r < N; r++)
       for (int col = 0; col < N; col++) {

@@ -89,7 +89,7 @@ static void run_region(kernels_ctx *c) {
 static void kernels_in_callbacks_run_inline_on_every_participant(void **state) {
   (void)state;
   cpuexec_openmp_counters_reset();
-  int tasks_before = task_count();
+  int tasks_before = task_baseline();
   static kernels_ctx c;
   memset(&c, 0, sizeof c);
   run_region(&c);
@@ -101,7 +101,7 @@ static void kernels_in_callbacks_run_inline_on_every_participant(void **state) {
       seen = seen || c.participant[i] == p;
     assert_true(seen);
   }
-  assert_int_equal(task_count(), tasks_before);
+  assert_int_equal(wait_task_count(tasks_before), tasks_before);
   cpuexec_openmp_counters n;
   assert_int_equal(cpuexec_openmp_counters_get(&n), 0);
   assert_int_equal(n.openmp_workers_created, 0);
@@ -127,7 +127,7 @@ static void kernels_run_inline_on_every_participant_of_a_foreign_pool(void **sta
   kernel_set_num_threads(3);
   kernel_set_max_active_levels(2);
   cpuexec_openmp_counters_reset();
-  int tasks_before = task_count();
+  int tasks_before = task_baseline();
   static kernels_ctx c;
   memset(&c, 0, sizeof c);
   c.set_eight = true;
@@ -143,7 +143,7 @@ static void kernels_run_inline_on_every_participant_of_a_foreign_pool(void **sta
   }
   assert_int_equal(kernel_get_max_threads(), 3);
   assert_int_equal(kernel_get_max_active_levels(), 2);
-  assert_int_equal(task_count(), tasks_before);
+  assert_int_equal(wait_task_count(tasks_before), tasks_before);
   cpuexec_openmp_counters n;
   assert_int_equal(cpuexec_openmp_counters_get(&n), 0);
   assert_int_equal(n.openmp_workers_created, 0);
@@ -159,7 +159,7 @@ static void kernels_run_inline_on_every_participant_of_a_foreign_pool(void **sta
 
 static void omp_set_num_threads_in_a_callback_does_not_leak_into_the_next(void **state) {
   (void)state;
-  int tasks_before = task_count();
+  int tasks_before = task_baseline();
   static kernels_ctx c;
   memset(&c, 0, sizeof c);
   c.set_eight = true;
@@ -167,7 +167,7 @@ static void omp_set_num_threads_in_a_callback_does_not_leak_into_the_next(void *
     run_region(&c);
     check_kernels(&c); /* every callback started at 1 thread, 0 levels */
   }
-  assert_int_equal(task_count(), tasks_before);
+  assert_int_equal(wait_task_count(tasks_before), tasks_before);
 }
 
 static void callers_own_settings_come_back_after_the_region(void **state) {

@@ -68,7 +68,7 @@ static void standalone_calls_share_one_process_wide_pool(void **state) {
     free(c);
     /* Created once, from CPUEXEC_POLICY, and never a second one. */
     assert_int_equal(cpuexec_registry_live_pools(cpuexec_registry_default()), 1);
-    assert_int_equal(task_count(), baseline + PROCESS_THREADS - 1);
+    assert_int_equal(wait_task_count(baseline + PROCESS_THREADS - 1), baseline + PROCESS_THREADS - 1);
   }
   assert_int_equal(ParallelForThreadCount(), PROCESS_THREADS);
 }

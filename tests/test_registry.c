@@ -163,11 +163,11 @@ static void capacity_two_rejects_a_third_pool_until_one_is_released(void **state
   cpuexec_executor *e2 = NULL, *e3 = NULL, *e4 = NULL, *again = NULL;
   assert_int_equal(cpuexec_registry_acquire(reg, r2, &e2), 0);
   assert_int_equal(cpuexec_registry_acquire(reg, r3, &e3), 0);
-  int baseline = task_count();
+  int baseline = task_baseline();
   assert_int_equal(cpuexec_registry_acquire(reg, r4, &e4), CPUEXEC_ECAPACITY);
   assert_null(e4);
   assert_non_null(strstr(cpuexec_error_message(), "capacity 2"));
-  assert_int_equal(task_count(), baseline); /* nothing started for the refused pool */
+  assert_int_equal(wait_task_count(baseline), baseline); /* nothing started for the refused pool */
   /* A compatible acquire still succeeds at capacity. */
   assert_int_equal(cpuexec_registry_acquire(reg, r2, &again), 0);
   assert_ptr_equal(again, e2);
@@ -192,7 +192,7 @@ static void serial_policies_take_no_capacity_and_start_no_thread(void **state) {
   int before = task_baseline();
   assert_int_equal(cpuexec_registry_acquire(reg, r1, &s1), 0); /* capacity 1 is full, serial still fits */
   assert_int_equal(cpuexec_registry_acquire(reg, r1, &s2), 0);
-  assert_int_equal(task_count(), before);
+  assert_int_equal(wait_task_count(before), before);
   assert_int_equal(cpuexec_registry_live_pools(reg), 1);
   assert_int_equal(cpuexec_executor_effective_threads(s1), 1);
   atomic_llong sum = 0;
@@ -215,11 +215,11 @@ static void releasing_the_last_lease_stops_the_threads(void **state) {
   cpuexec_resolved *r = resolve_threads(3);
   cpuexec_executor *e1 = NULL, *e2 = NULL;
   assert_int_equal(cpuexec_registry_acquire(reg, r, &e1), 0);
-  assert_int_equal(task_count(), baseline + 2);
+  assert_int_equal(wait_task_count(baseline + 2), baseline + 2);
   assert_int_equal(cpuexec_registry_acquire(reg, r, &e2), 0);
-  assert_int_equal(task_count(), baseline + 2);
+  assert_int_equal(wait_task_count(baseline + 2), baseline + 2);
   cpuexec_executor_release(e1);
-  assert_int_equal(task_count(), baseline + 2);
+  assert_int_equal(wait_task_count(baseline + 2), baseline + 2);
   cpuexec_executor_release(e2);
   assert_int_equal(wait_task_count(baseline), baseline);
   assert_int_equal(cpuexec_registry_live_pools(reg), 0);
@@ -244,7 +244,7 @@ static void idle_retention_keeps_the_pool_then_stops_it(void **state) {
   cpuexec_executor_release(e);
   /* Retained: still live, threads kept, reused by a compatible acquire. */
   assert_int_equal(cpuexec_registry_live_pools(reg), 1);
-  assert_int_equal(task_count(), baseline + 2);
+  assert_int_equal(wait_task_count(baseline + 2), baseline + 2);
   assert_int_equal(cpuexec_registry_acquire(reg, r, &e), 0);
   assert_int_equal(cpuexec_executor_id(e), id);
   cpuexec_executor_release(e);
@@ -294,7 +294,7 @@ static void releasing_an_unshared_executor_destroys_it(void **state) {
   cpuexec_resolved *r = resolve_threads(3);
   cpuexec_executor *e = NULL;
   assert_int_equal(cpuexec_executor_create(r, &e), 0);
-  assert_int_equal(task_count(), baseline + 2);
+  assert_int_equal(wait_task_count(baseline + 2), baseline + 2);
   cpuexec_executor_release(e);
   assert_int_equal(wait_task_count(baseline), baseline);
   cpuexec_resolved_destroy(r);

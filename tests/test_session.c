@@ -123,7 +123,7 @@ static void a_serial_session_runs_every_range_inline(void **state) {
   (void)state;
   int baseline = task_baseline();
   cpuexec_session *s = session_with(1);
-  assert_int_equal(task_count(), baseline);
+  assert_int_equal(wait_task_count(baseline), baseline);
   serial_probe p;
   memset(&p, 0, sizeof p);
   p.caller = pthread_self();
@@ -168,7 +168,7 @@ static void a_nested_session_keeps_the_enclosing_executor(void **state) {
   assert_ptr_equal(p.inner_current, exec);
   assert_null(cpuexec_executor_current());
   cpuexec_session_destroy(outer);
-  assert_int_equal(task_count(), baseline + 2);
+  assert_int_equal(wait_task_count(baseline + 2), baseline + 2);
   participants_probe pp;
   memset(&pp, 0, sizeof pp);
   pp.expected_count = 3;
@@ -310,7 +310,7 @@ static void bad_arguments_are_reported_and_start_nothing(void **state) {
   assert_int_equal(cpuexec_session_create(&p, &s), CPUEXEC_EINVAL);
   assert_null(s);
   assert_non_null(strstr(cpuexec_error_message(), "num_threads"));
-  assert_int_equal(task_count(), baseline);
+  assert_int_equal(wait_task_count(baseline), baseline);
   assert_int_equal(cpuexec_session_create(NULL, NULL), CPUEXEC_EINVAL);
   assert_int_equal(cpuexec_session_run(NULL, NULL, record_current), CPUEXEC_EINVAL);
   s = session_with(2);
