@@ -157,6 +157,8 @@ static void free_executor(struct cpuexec_executor *exec) {
   free(exec->foreign);
   free(exec->workers);
   free(exec->slots);
+  free(exec->finish);
+  free(exec->finish_tally);
   free(atomic_load_explicit(&exec->counters, memory_order_relaxed));
   if (exec->resolved) cpuexec_resolved_destroy((cpuexec_resolved *)exec->resolved);
   free(exec);
@@ -198,7 +200,9 @@ CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpu
   exec->worker_count = threads - 1;
   exec->workers = alloc_lines(threads, sizeof(cpuexec__worker));
   exec->slots = alloc_lines(threads, sizeof(cpuexec__slot));
-  if (!exec->workers || !exec->slots) {
+  exec->finish = alloc_lines(cpuexec__finish_groups_for(threads), sizeof(cpuexec__finish_group));
+  exec->finish_tally = calloc(cpuexec__finish_groups_for(threads), sizeof(cpuexec__finish_tally));
+  if (!exec->workers || !exec->slots || !exec->finish || !exec->finish_tally) {
     free_executor(exec);
     return cpuexec__fail(CPUEXEC_ENOMEM, "executor: no memory for %u threads", threads);
   }

@@ -6,7 +6,8 @@
  * between the caller and the workers, so the layout is built around them:
  * admitting worker k writes one line (slots[k]: the region as k needs it
  * and k's share), k reads it once, and k's finishing step is one atomic
- * add on `finished`. The caller writes nothing else shared per region.
+ * add on its group's `finished` (finish_count.h). The caller writes nothing
+ * else shared per region.
  *
  * Check-in (doc/spinning.md). slots[k].epoch is worker k's futex word and
  * says, in its low two bits, where k stands in the latest region:
@@ -43,10 +44,10 @@
  *   - `error` is the first non-zero callback result (compare-exchange); the
  *     caller resets it, under the lock, only after a failed region, so in
  *     the common case the line is never written and stays shared;
- *   - `finished` counts worker regions completed by joined workers; the
- *     worker whose add reaches `finish_goal` wakes the caller only if
- *     `caller_parked` is set. finish_target is the caller's, under the
- *     lock; it publishes finish_goal before it parks (Dekker, see wait.h);
+ *   - finish[g].finished counts worker regions completed by group g's
+ *     joined workers; the worker whose add reaches the group's goal wakes
+ *     the caller only if it parked on that group (finish_count.h).
+ *     finish_tally is the caller's, under the lock;
  *   - workers[k-1].cadence is worker k's (cadence.h);
  *   - `counters` is NULL until counting is turned on, then a block that lives
  *     as long as the executor (release store / acquire load). */
@@ -61,16 +62,15 @@
 #include <cpuexec/executor.h>
 
 #include "counters_internal.h"
+#include "cache_line.h"
 #include "executor_lease.h"
+#include "finish_count.h"
 #include "fork.h"
 #include "fpenv.h"
 #include "resolved.h"
 #include "cadence.h"
 #include "wait.h"
 #include "wake_tree.h"
-
-/* Two lines: adjacent-line prefetch makes neighbours of 64-byte lines share. */
-#define CPUEXEC__LINE 128
 
 /* Participant p's view of a region, one cache line. Chunk `first` (computed,
  * see region.c) is reserved for p: p runs it once it checks in, or, when
@@ -136,12 +136,15 @@ struct cpuexec_executor {
   /* Regions of at least wake_tree_min participants share out their wake
    * calls as a tree (wake_tree.h); UINT32_MAX below the threshold. */
   uint32_t wake_tree_min;
+  /* Finished-worker counts, one line per group of workers
+   * (finish_count.h), and the caller's tally of each. */
+  cpuexec__finish_group *finish;
+  cpuexec__finish_tally *finish_tally;
   _Atomic(cpuexec__counters_block *) counters;
 
   /* What the dispatcher writes on every region lives apart from what
    * workers read, or each region would move one more line to each worker. */
   alignas(CPUEXEC__LINE) pthread_mutex_t dispatch_lock; /* one region runs on the pool at a time */
-  uint32_t finish_target;                               /* under dispatch_lock */
 
   alignas(CPUEXEC__LINE) _Atomic int error;
   /* Adaptive policy (see cpuexec__spin): the processor the last dispatch
@@ -149,9 +152,6 @@ struct cpuexec_executor {
    * stays shared; and worker 1's pinned processor (-1: not pinned). */
   _Atomic int32_t caller_cpu;
   _Atomic int32_t first_worker_cpu;
-  alignas(CPUEXEC__LINE) _Atomic uint32_t finished;
-  _Atomic uint32_t caller_parked; /* set while the caller sleeps on finished */
-  _Atomic uint32_t finish_goal;   /* `finished` the parked caller waits for */
 };
 
 /* True in a process other than the one that created exec (after fork):

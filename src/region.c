@@ -139,21 +139,18 @@ void cpuexec__region_participate(struct cpuexec_executor *exec, uint32_t index) 
 }
 
 void cpuexec__region_leave(struct cpuexec_executor *exec, uint32_t index) {
-  (void)index;
-  /* The goal is read only when the caller is parked: it published the goal
-   * before announcing that (see executor_internal.h). */
-  uint32_t done = atomic_fetch_add_explicit(&exec->finished, 1, memory_order_seq_cst) + 1;
-  if (atomic_load_explicit(&exec->caller_parked, memory_order_seq_cst) &&
-      done == atomic_load_explicit(&exec->finish_goal, memory_order_relaxed))
-    cpuexec__os_wake_all(&exec->finished);
+  cpuexec__finish_count_leave(exec->finish, index);
 }
 
 /* After the caller's share: closes every worker region still open (a
- * failed region may have stopped before the ring reached it) and returns
- * the workers that joined, setting *waited_cpu to where one of them runs. */
-static uint32_t settle_workers(struct cpuexec_executor *exec, uint32_t participants,
-                               const _Atomic int32_t **waited_cpu) {
-  uint32_t joined = 0;
+ * failed region may have stopped before the ring reached it), counts in
+ * each group's tally the workers that joined, and sets *waited_cpu to where
+ * one of them runs. */
+static void settle_workers(struct cpuexec_executor *exec, uint32_t participants,
+                           const _Atomic int32_t **waited_cpu) {
+  cpuexec__finish_tally *tally = exec->finish_tally;
+  for (uint32_t g = 0; g <= cpuexec__finish_group_of(participants - 1); g++) tally[g].expect = tally[g].target;
+  bool first = true;
   for (uint32_t k = 1; k < participants; k++) {
     cpuexec__slot *s = &exec->slots[k];
     uint32_t e = atomic_load_explicit(&s->epoch, memory_order_relaxed);
@@ -162,10 +159,30 @@ static uint32_t settle_workers(struct cpuexec_executor *exec, uint32_t participa
                                                   memory_order_relaxed)) {
     }
     if ((e & 3u) == CPUEXEC__EPOCH_JOINED) {
-      if (joined++ == 0) *waited_cpu = &s->cpu;
+      tally[cpuexec__finish_group_of(k)].expect++;
+      if (first) *waited_cpu = &s->cpu;
+      first = false;
     }
   }
-  return joined;
+}
+
+/* Waits, group by group, for the joined workers' finishing adds; returns
+ * whether the caller had to wait, and *slept whether it parked. */
+static bool wait_for_workers(struct cpuexec_executor *exec, uint32_t participants,
+                             const _Atomic int32_t *waited_cpu, bool *slept) {
+  bool waited = false;
+  *slept = false;
+  for (uint32_t g = 0; g <= cpuexec__finish_group_of(participants - 1); g++) {
+    cpuexec__finish_group *group = &exec->finish[g];
+    uint32_t expect = exec->finish_tally[g].expect;
+    if (atomic_load_explicit(&group->finished, memory_order_acquire) == expect) continue;
+    bool parked;
+    atomic_store_explicit(&group->goal, expect, memory_order_relaxed);
+    cpuexec__wait_until_equal(&group->finished, expect, &group->caller_parked, &exec->spin, waited_cpu, &parked);
+    waited = true;
+    *slept = *slept || parked;
+  }
+  return waited;
 }
 
 /* The serial loop on the calling thread, as one participant of one. */
@@ -354,16 +371,13 @@ CPUEXEC_EXPORT int cpuexec_parallel_for_flags(cpuexec_executor *exec, int64_t to
     }
   }
   cpuexec__region_participate(exec, 0);
-  uint32_t target = exec->finish_target + (participants - 1);
   const _Atomic int32_t *waited_cpu = &exec->first_worker_cpu;
   /* Every worker joined and finished: nothing to settle (the common case
-   * of a hot pool reads only `finished`). */
-  if (atomic_load_explicit(&exec->finished, memory_order_acquire) != target) {
-    if (!every) target = exec->finish_target + settle_workers(exec, participants, &waited_cpu);
-    if (atomic_load_explicit(&exec->finished, memory_order_acquire) != target) {
-      bool slept;
-      atomic_store_explicit(&exec->finish_goal, target, memory_order_relaxed);
-      cpuexec__wait_until_equal(&exec->finished, target, &exec->caller_parked, &exec->spin, waited_cpu, &slept);
+   * of a hot pool reads one counter per group of workers). */
+  if (!cpuexec__finish_count_all_done(exec->finish, exec->finish_tally, participants)) {
+    if (!every) settle_workers(exec, participants, &waited_cpu);
+    bool slept;
+    if (wait_for_workers(exec, participants, waited_cpu, &slept)) {
       counters = cpuexec__counters_of(exec);
       CPUEXEC__COUNT(counters, caller_waits, 1);
       if (slept)
@@ -372,7 +386,8 @@ CPUEXEC_EXPORT int cpuexec_parallel_for_flags(cpuexec_executor *exec, int64_t to
         CPUEXEC__COUNT(counters, spins_found_work, 1);
     }
   }
-  exec->finish_target = target;
+  for (uint32_t g = 0; g <= cpuexec__finish_group_of(participants - 1); g++)
+    exec->finish_tally[g].target = exec->finish_tally[g].expect;
   if (wakes) CPUEXEC__COUNT(counters, wakeups, wakes);
   int rc = atomic_load_explicit(&exec->error, memory_order_relaxed);
   if (rc != 0) atomic_store_explicit(&exec->error, 0, memory_order_relaxed);
