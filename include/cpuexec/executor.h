@@ -60,7 +60,8 @@
  * it, then runs its region with every participant. Measured on 2 cores, two
  * callers of 100 us regions: waiting 44 us per region, running the second
  * one inline on its caller 62 us; for regions of a few hundred ns the two are
- * within noise (1.0 vs 0.9-1.2 us), so waiting it is.
+ * within noise (1.0 vs 0.9-1.2 us), so waiting it is (bench/bench_busy_pool
+ * measures it again; doc/performance.md, section 4).
  *
  * Thread safety: every function here may be called from any thread, on the
  * same executor at once (see above for concurrent parallel calls);
