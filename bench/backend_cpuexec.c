@@ -55,7 +55,7 @@ void bench_backend_describe(char *buf, size_t size) {
 /* The two-pools variant: a second executor from the same resolution. */
 void *bench_backend_pool_open(unsigned participants) {
   cpuexec_executor *e = NULL;
-  if (cpuexec_executor_create(resolved, &e) != 0 || cpuexec_executor_effective_threads(e) != participants) {
+  if (cpuexec_executor_create(resolved, &e) != 0 || cpuexec_executor_effective_threads(e) != (int32_t)participants) {
     cpuexec_executor_release(e);
     return NULL;
   }
