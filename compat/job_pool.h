@@ -1,4 +1,5 @@
-/* libcpuexec compat: (worker_id, worker_count) job pools, both directions.
+/** @file
+ * libcpuexec compat: (worker_id, worker_count) job pools, both directions.
  *
  * Many kernel libraries own a pool that runs one job on every worker:
  *
@@ -20,21 +21,22 @@
 
 #include "range_executor.h"
 
-/* One worker's share: 0 on success, non-zero to fail the run. */
+/** One worker's share: 0 on success, non-zero to fail the run. */
 typedef int (*cpuexec_worker_job_fn)(void *ctx, int32_t worker_id, int32_t worker_count);
 
-/* An existing pool. run_pool(pool, ctx, job) must call job(ctx, id, n) once
+/** An existing pool. run_pool(pool, ctx, job) must call job(ctx, id, n) once
  * for every id in [0, n) with one n (n >= 1), wait for all of them, and
  * return 0 or a job's non-zero value; it must not return before every
  * worker has finished, even after a job failed. */
 typedef struct cpuexec_job_pool {
+  /** Calls job(ctx, id, n) for every id in [0, n) and waits for them all. */
   int (*run_pool)(void *pool, void *ctx, cpuexec_worker_job_fn job);
-  void *pool;
+  void *pool; /**< the pool's state, passed to run_pool */
 } cpuexec_job_pool;
 
 CPUEXEC_BEGIN_DECLS
 
-/* A range executor on an existing pool: worker id of n runs the range
+/** A range executor on an existing pool: worker id of n runs the range
  * [floor(count * id / n), floor(count * (id + 1) / n)) (computed without
  * overflow), so the ranges are disjoint and cover [0, count); a worker whose
  * range is empty calls nothing. It returns what run_pool returned. A worker
@@ -44,7 +46,7 @@ CPUEXEC_BEGIN_DECLS
  * groups) fails with CPUEXEC_EINVAL naming it. */
 CPUEXEC_EXPORT cpuexec_range_executor cpuexec_range_executor_from_job_pool(const cpuexec_job_pool *pool);
 
-/* The serial loop
+/** The serial loop
  *
  *     for (int32_t id = 0; id < worker_count; id++)
  *       if ((rc = job(ctx, id, worker_count)) != 0) return rc;
@@ -62,7 +64,7 @@ CPUEXEC_EXPORT cpuexec_range_executor cpuexec_range_executor_from_job_pool(const
 CPUEXEC_EXPORT int cpuexec_worker_jobs_run(cpuexec_executor *exec, int32_t worker_count, void *ctx,
                                            cpuexec_worker_job_fn job);
 
-/* A job pool backed by the executor installed on the calling thread at the
+/** A job pool backed by the executor installed on the calling thread at the
  * time of each run (cpuexec_executor_current()): run_pool runs
  * cpuexec_worker_jobs_run(current, 0, ctx, job), so the worker count is the
  * session's thread count; with no executor installed, or from inside a

@@ -1,4 +1,5 @@
-/* libcpuexec compat: the legacy free ParallelFor.
+/** @file
+ * libcpuexec compat: the legacy free ParallelFor.
  *
  * For kernel code written against a free ParallelFor(total, grain, ctx, fn):
  * include <cpuexec/compat/parallel_for.h> and link with
@@ -57,11 +58,16 @@
 
 CPUEXEC_BEGIN_DECLS
 
+/** The loop body of ParallelFor: indices [begin, end) with the caller's ctx. */
 typedef void (*ParallelForFunction)(void *ctx, int64_t begin, int64_t end);
 
+/** Runs fn over [0, total) in ranges of `grain` indices, on the installed
+ * executor or the process-wide pool (see the top of this file). Returns 0
+ * or a negative CPUEXEC_E* code; every index ran either way, except when fn
+ * is NULL. */
 CPUEXEC_EXPORT int ParallelFor(int64_t total, int64_t grain, void *ctx, ParallelForFunction fn);
 
-/* Participants a ParallelFor call made here would use at most: the installed
+/** Participants a ParallelFor call made here would use at most: the installed
  * executor's effective threads inside a session, else the process-wide
  * pool's (creating it), or 1 when that pool cannot be created. */
 CPUEXEC_EXPORT int32_t ParallelForThreadCount(void);

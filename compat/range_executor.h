@@ -1,4 +1,5 @@
-/* libcpuexec compat: the (count, callback) range-executor contract.
+/** @file
+ * libcpuexec compat: the (count, callback) range-executor contract.
  *
  * Kernel libraries that schedule "groups" (matmul output rows, reduction
  * coordinates) take a range executor: a function that runs
@@ -38,33 +39,33 @@
 #include <cpuexec/common.h>
 #include <cpuexec/executor.h>
 
-
-/* A range executor: run(self, count, ctx, callback) under the contract
+/** A range executor: run(self, count, ctx, callback) under the contract
  * above. run NULL means serial. The struct is a value: copy it freely; what
  * self points to must outlive every call. It is an interface with a fixed
  * layout (doc/api-conventions.md): a later version adds a new interface
  * rather than a field. Thread safety: the executors below may be run from
  * any number of threads at once. */
 typedef struct cpuexec_range_executor {
+  /** Runs callback(ctx, start, end) over a partition of [0, count) (the contract above). */
   int (*run)(void *self, int64_t count, void *ctx, cpuexec_range_fn callback);
-  void *self;
+  void *self; /**< the executor's state, passed to run */
 } cpuexec_range_executor;
 
 CPUEXEC_BEGIN_DECLS
 
-/* The serial range executor: one callback over [0, count) on the caller. */
+/** The serial range executor: one callback over [0, count) on the caller. */
 CPUEXEC_EXPORT cpuexec_range_executor cpuexec_range_executor_serial(void);
 
-/* The executor installed on the calling thread at the time of each call
+/** The executor installed on the calling thread at the time of each call
  * (cpuexec_executor_current(): a session's, or an explicit scope's), serial when none
  * is installed. It hands each participant about one range:
  * cpuexec_parallel_for(exec, count, ceil(count / effective threads), ...). */
 CPUEXEC_EXPORT cpuexec_range_executor cpuexec_range_executor_installed(void);
 
-/* A given libcpuexec executor, whatever is installed (exec NULL: serial). */
+/** A given libcpuexec executor, whatever is installed (exec NULL: serial). */
 CPUEXEC_EXPORT cpuexec_range_executor cpuexec_range_executor_of(cpuexec_executor *exec);
 
-/* The core: calls executor (NULL or run NULL: serial) for [0, count).
+/** The core: calls executor (NULL or run NULL: serial) for [0, count).
  *   - count < 0 or callback NULL: CPUEXEC_EINVAL; count 0 calls nothing;
  *     count 1 runs callback(ctx, 0, 1) on the caller without the executor;
  *     a call from inside any libcpuexec callback runs serially on the caller;
@@ -80,7 +81,7 @@ CPUEXEC_EXPORT cpuexec_range_executor cpuexec_range_executor_of(cpuexec_executor
 CPUEXEC_EXPORT int cpuexec_range_executor_run(const cpuexec_range_executor *executor, int64_t count, void *ctx,
                                               cpuexec_range_fn callback);
 
-/* The checking wrapper: an executor that runs `inner` and, after it
+/** The checking wrapper: an executor that runs `inner` and, after it
  * returns, also reports contract violations the core cannot see:
  *   - a range that overlaps another (an index passed twice) or an index no
  *     range covered: CPUEXEC_ERANGE naming the index (only with
@@ -95,11 +96,13 @@ CPUEXEC_EXPORT int cpuexec_range_executor_run(const cpuexec_range_executor *exec
  * checker NULL: the executor returned fails each run (of 2 or more groups)
  * with CPUEXEC_EINVAL naming checker. */
 typedef struct cpuexec_range_checker {
-  cpuexec_range_executor inner;
-  bool verify_coverage;
-  uint64_t reserved_[2]; /* room for settings of later versions */
+  cpuexec_range_executor inner; /**< the executor being checked */
+  bool verify_coverage;         /**< also check that every index ran exactly once */
+  uint64_t reserved_[2]; /**< room for settings of later versions */
 } cpuexec_range_checker;
 
+/** Returns the checking wrapper of `inner`, its settings kept in *checker
+ * (see cpuexec_range_checker). */
 CPUEXEC_EXPORT cpuexec_range_executor cpuexec_range_executor_checking(cpuexec_range_checker *checker,
                                                                       cpuexec_range_executor inner,
                                                                       bool verify_coverage);

@@ -1,4 +1,5 @@
-/* libcpuexec compat: range schedules for existing kernel code.
+/** @file
+ * libcpuexec compat: range schedules for existing kernel code.
  *
  * A kernel turns its independent work into a one-dimensional total (elements,
  * output tiles, rows) and hands it to cpuexec_ranges_execute(). That call is
@@ -47,41 +48,41 @@
 #include <cpuexec/common.h>
 #include <cpuexec/executor.h>
 
-/* Every field's default is 0, so {0} and cpuexec_range_schedule_init() are
+/** Every field's default is 0, so {0} and cpuexec_range_schedule_init() are
  * the same schedule: as many blocks as the installed executor has threads,
  * of at least one index. Negative values are rejected (CPUEXEC_EINVAL). */
 typedef struct cpuexec_range_schedule {
-  /* A total below this runs as one block. 0: no threshold beyond
+  /** A total below this runs as one block. 0: no threshold beyond
    * min_block_size. */
   int64_t min_parallel_size;
-  /* The fewest indices a block should hold; bounds the block count to
+  /** The fewest indices a block should hold; bounds the block count to
    * total / min_block_size. 0 means 1. */
   int64_t min_block_size;
-  /* Block boundaries are multiples of this (for example SIMD lanes). 0
+  /** Block boundaries are multiples of this (for example SIMD lanes). 0
    * means 1. */
   int64_t block_multiple;
-  /* At most this many blocks (and so participants); 0: the executor's
+  /** At most this many blocks (and so participants); 0: the executor's
    * limit; 1 keeps the kernel serial. */
   int32_t max_participants;
-  /* The block count the kernel would like when the other limits allow it;
+  /** The block count the kernel would like when the other limits allow it;
    * 0: as many as the limits allow. */
   int32_t preferred_participants;
-  uint64_t reserved_[4]; /* zero: room for fields of later versions */
+  uint64_t reserved_[4]; /**< zero: room for fields of later versions */
 } cpuexec_range_schedule;
 
 CPUEXEC_BEGIN_DECLS
 
-/* Sets the defaults above (every field 0). NULL is ignored. */
+/** Sets the defaults above (every field 0). NULL is ignored. */
 CPUEXEC_EXPORT void cpuexec_range_schedule_init(cpuexec_range_schedule *schedule);
 
-/* Runs fn over [0, total) as described at the top of this header.
+/** Runs fn over [0, total) as described at the top of this header.
  * schedule NULL: the defaults. fn NULL or a schedule field out of range is
  * CPUEXEC_EINVAL with a message naming the field. Thread safety: callable
  * from any thread; the schedule is read during the call only. */
 CPUEXEC_EXPORT int cpuexec_ranges_execute(int64_t total, const cpuexec_range_schedule *schedule, void *ctx,
                                           cpuexec_range_fn fn);
 
-/* The same with the block size chosen by the installed executor's planner:
+/** The same with the block size chosen by the installed executor's planner:
  * cpuexec_parallel_for_plan(cpuexec_executor_current(), total, cost, constraints)
  * gives a grain and a participant count; the grain is rounded up to
  * block_multiple (at least 1), and the loop runs on at most the planned
