@@ -179,6 +179,12 @@ struct cpuexec_executor *cpuexec__executor_shell(uint32_t threads);
  * are done. */
 int cpuexec__foreign_run(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
                          cpuexec_range_fn fn, uint32_t participants);
+/* Test hook: when set, called on the caller's thread when a foreign pool's
+ * run_ranges has returned while calls it started were still running,
+ * before the caller waits for them (a test's held callback is released
+ * there, so the early return is seen for certain). */
+typedef void (*cpuexec__foreign_early_fn)(struct cpuexec_executor *exec);
+extern _Atomic(cpuexec__foreign_early_fn) cpuexec__test_foreign_returned_early;
 /* The foreign pool's planner, or false when it has none (plan.c then plans
  * with the built-in model); *rc is the planning result. */
 bool cpuexec__foreign_plan(const struct cpuexec_executor *exec, int64_t total, const cpuexec_cost *cost,

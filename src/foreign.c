@@ -44,6 +44,8 @@ struct cpuexec__foreign {
   void *pool;
 };
 
+_Atomic(cpuexec__foreign_early_fn) cpuexec__test_foreign_returned_early; /* NULL: static storage starts zeroed */
+
 /* ran[] lives on the caller's stack up to this many participants. */
 #define FOREIGN_STACK_PARTICIPANTS 64
 
@@ -195,6 +197,11 @@ int cpuexec__foreign_run(struct cpuexec_executor *exec, int64_t total, int64_t g
   int pool_rc = f->ops.run_ranges(f->pool, participants, &c, run_participants);
 
   bool returned_early = atomic_load_explicit(&c.in_flight, memory_order_acquire) != 0;
+  if (returned_early) {
+    cpuexec__foreign_early_fn seen =
+        atomic_load_explicit(&cpuexec__test_foreign_returned_early, memory_order_relaxed);
+    if (seen) seen(exec);
+  }
   while (atomic_load_explicit(&c.in_flight, memory_order_acquire) != 0) cpuexec__os_yield();
   pthread_mutex_lock(&c.violation_lock); /* orders the violation record before report() reads it */
   pthread_mutex_unlock(&c.violation_lock);
