@@ -47,6 +47,7 @@
 #include <cpuexec/cxx/session.hpp>
 #include <cpuexec/cxx/loops.hpp>
 #include <cpuexec/cxx/range_executor.hpp>
+#include <cpuexec/cxx/foreign.hpp>
 
 /** The C++ interface of libcpuexec (cpuexec.hpp and cpuexec/cxx/). */
 namespace cpuexec {}

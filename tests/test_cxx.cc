@@ -585,6 +585,82 @@ void errors_and_values() {
   }
 }
 
+// A pool of the application's own: index 0 on the calling thread, every
+// other index on a thread started for it; started ranges all finish before
+// it returns. `calls` counts its runs.
+struct thread_per_index_pool {
+  std::atomic<int> *calls;
+  void operator()(int64_t count, cpuexec::range_callback cb) const {
+    calls->fetch_add(1);
+    std::vector<std::thread> threads;
+    for (int64_t i = 1; i < count; i++) threads.emplace_back([cb, i] { cb(i, i + 1); });
+    cb(0, 1);
+    for (std::thread &t : threads) t.join();
+  }
+};
+
+void foreign_pool() {
+  std::atomic<int> calls{0};
+  cpuexec::foreign_executor<thread_per_index_pool> pool(3, thread_per_index_pool{&calls});
+  start_case("foreign_executor: a C++ pool is an executor of its thread count");
+  CHECK(pool.effective_threads() == 3);
+  CHECK(pool.get() != nullptr && pool.ref().get() == pool.get());
+  {
+    coverage cov(1000);
+    std::atomic<int> wrong_count{0};
+    cpuexec::parallel_for(pool, 1000, 10, [&](int64_t b, int64_t e) {
+      if (cpuexec::participant_count() != 3) wrong_count.fetch_add(1);
+      cov.add(b, e);
+    });
+    CHECK(cov.each_once());
+    CHECK(wrong_count.load() == 0);
+    CHECK(calls.load() == 1);
+  }
+  // The same suites as the built-in pool: every adapter, every exception rule.
+  adapters(pool);
+  exceptions(pool);
+  CHECK(calls.load() > 1);
+
+  start_case("foreign_executor: an exception from the pool itself reaches the caller with its type");
+  {
+    auto throwing = cpuexec::make_foreign_executor(2, [](int64_t, cpuexec::range_callback) {
+      throw impl_error("the pool failed");
+    });
+    bool caught = false;
+    try {
+      cpuexec::parallel_for(throwing, 100, 1, [](int64_t, int64_t) {});
+    } catch (const impl_error &e) {
+      caught = std::string(e.what()) == "the pool failed";
+    }
+    CHECK(caught);
+  }
+
+  start_case("foreign_executor: a scope installs it; nested loops run inline");
+  {
+    std::atomic<int> nested_wrong{0};
+    cpuexec::scope s(pool);
+    CHECK(cpuexec::current() == pool.ref());
+    cpuexec::parallel_for(cpuexec::current(), 6, 1, [&](int64_t, int64_t) {
+      cpuexec::parallel_for(cpuexec::current(), 4, 1, [&](int64_t, int64_t) {
+        if (cpuexec::participant_count() != 1) nested_wrong.fetch_add(1);
+      });
+    });
+    CHECK(nested_wrong.load() == 0);
+  }
+
+  start_case("foreign_executor: effective_threads below 1 is cpuexec::error naming it");
+  {
+    bool thrown = false;
+    try {
+      auto bad = cpuexec::make_foreign_executor(0, thread_per_index_pool{&calls});
+      (void)bad;
+    } catch (const cpuexec::error &e) {
+      thrown = e.code() == cpuexec::errc::einval && std::string(e.message()).find("effective_threads") != std::string::npos;
+    }
+    CHECK(thrown);
+  }
+}
+
 } // namespace
 
 int main() {
@@ -595,6 +671,7 @@ int main() {
   if (exec.effective_threads() != 3) return 1;
   adapters(exec);
   exceptions(exec);
+  foreign_pool();
   if (failures != 0) {
     std::fprintf(stderr, "test_cxx: %d checks failed\n", failures);
     return 1;

@@ -56,8 +56,10 @@ private:
 };
 
 /** The innermost call of this header running a range-executor
- * implementation on this thread (see range_executor_impl); cleared while a
- * body runs, so an exception is only ever given to the call it escaped. */
+ * implementation on this thread (see range_executor_impl: range executors,
+ * and foreign pools, whose run_ranges runs on the thread that called the
+ * loop); cleared while a body runs, so an exception is only ever given to
+ * the call it escaped. */
 inline thread_local call_state *active_call = nullptr;
 
 /** The call whose body is running on this thread (innermost), for cancelled(). */

@@ -66,6 +66,7 @@ template <class F> void parallel_for(executor_ref exec, int64_t total, int64_t g
   static_assert(detail::range_body_ok<F>::value, "f must be callable as f(int64_t begin, int64_t end) const");
   uint32_t limit = detail::count(max_participants, "max_participants");
   detail::range_call<std::remove_reference_t<F>> call(f);
+  detail::active_call_guard active(&call.state); /* a foreign pool's exception joins this call */
   call.state.finish(detail::capi::parallel_for(exec.get(), total, grain, limit, &call, &call.invoke));
 }
 /** parallel_for() with the executor's participant limit. */
@@ -94,6 +95,7 @@ void parallel_for_costed(executor_ref exec, int64_t total, const cost &c, const 
   cpuexec_cost cc = detail::c_cost(c);
   cpuexec_plan_constraints cl = detail::c_constraints(limits);
   detail::range_call<std::remove_reference_t<F>> call(f);
+  detail::active_call_guard active(&call.state); /* a foreign pool's exception joins this call */
   call.state.finish(detail::capi::parallel_for_costed(exec.get(), total, &cc, &cl, &call, &call.invoke));
 }
 /** parallel_for_costed() with at most max_participants participants. */
@@ -144,6 +146,7 @@ private:
 template <class F> void execute_ranges(int64_t total, const range_schedule &schedule, F &&f) {
   static_assert(detail::range_body_ok<F>::value, "f must be callable as f(int64_t begin, int64_t end) const");
   detail::range_call<std::remove_reference_t<F>> call(f);
+  detail::active_call_guard active(&call.state); /* a foreign pool's exception joins this call */
   call.state.finish(detail::capi::execute_ranges(total, &schedule.c_schedule(), &call, &call.invoke));
 }
 
@@ -156,6 +159,7 @@ void execute_costed_ranges(int64_t total, const cost &c, const plan_constraints 
   cpuexec_cost cc = detail::c_cost(c);
   cpuexec_plan_constraints cl = detail::c_constraints(limits);
   detail::range_call<std::remove_reference_t<F>> call(f);
+  detail::active_call_guard active(&call.state); /* a foreign pool's exception joins this call */
   call.state.finish(detail::capi::execute_costed_ranges(total, &cc, &cl, block_multiple, &call, &call.invoke));
 }
 
@@ -171,6 +175,7 @@ template <class F> void run_worker_jobs(executor_ref exec, int32_t worker_count,
                 "job must be callable as job(int32_t worker_id, int32_t worker_count) const");
   uint32_t n = detail::count(worker_count, "worker_count");
   detail::job_call<std::remove_reference_t<F>> call(job);
+  detail::active_call_guard active(&call.state); /* a foreign pool's exception joins this call */
   call.state.finish(detail::capi::run_worker_jobs(exec.get(), n, &call, &call.invoke));
 }
 

@@ -90,6 +90,8 @@ private:
  * own negative CPUEXEC_E* error. An exception impl throws reaches the C++
  * run() that called it, or, when C code called it, becomes
  * CPUEXEC_ECALLBACK. Not copyable or movable: executor() points at it. */
+template <class Impl> class foreign_executor;
+
 template <class Impl> class range_executor_impl {
 public:
   /** Keeps impl. */
@@ -104,6 +106,7 @@ public:
   operator range_executor() const noexcept { return executor(); }
 
 private:
+  friend class foreign_executor<Impl>; /* a foreign pool's run_ranges is the same C function */
   static int run_c(void *self, int64_t count, void *ctx, cpuexec_range_fn fn) noexcept {
     auto *me = static_cast<range_executor_impl *>(self);
     std::atomic<int> first{0};
