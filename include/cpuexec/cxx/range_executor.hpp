@@ -82,6 +82,8 @@ private:
   cpuexec_range_executor e_;
 };
 
+template <class Impl> class foreign_executor;
+
 /** A range executor implemented in C++: impl(int64_t count,
  * cpuexec::range_callback cb) calls cb(start, end) for disjoint half-open
  * ranges covering [0, count), possibly on other threads, stops starting
@@ -90,8 +92,6 @@ private:
  * own negative CPUEXEC_E* error. An exception impl throws reaches the C++
  * run() that called it, or, when C code called it, becomes
  * CPUEXEC_ECALLBACK. Not copyable or movable: executor() points at it. */
-template <class Impl> class foreign_executor;
-
 template <class Impl> class range_executor_impl {
 public:
   /** Keeps impl. */
