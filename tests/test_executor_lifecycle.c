@@ -51,19 +51,8 @@ static int first_allowed_cpu(void) {
 
 static int thread_count(void) { return threads_named("cpuexec-w*"); }
 
-/* A joined worker leaves /proc/self/task when the kernel reaps it, shortly
- * after pthread_join returns: poll (bounded by 5 s) for the expected count
- * of our workers and return the last count seen (test_util.h's
- * wait_task_count, for named threads). */
-static int wait_thread_count(int expected) {
-  int n = thread_count();
-  uint64_t deadline = test_now_ns() + 5000000000u;
-  while (n != expected && test_now_ns() < deadline) {
-    sched_yield();
-    n = thread_count();
-  }
-  return n;
-}
+/* Our workers, once joined ones have left /proc (test_util.h's wait_count). */
+static int wait_thread_count(int expected) { return wait_count(thread_count, expected); }
 
 static void a_serial_policy_starts_no_thread(void **state) {
   (void)state;

@@ -150,18 +150,20 @@ static inline int task_baseline(void) {
 }
 
 /* A joined thread leaves /proc/self/task when the kernel reaps it, shortly
- * after pthread_join returns: poll that (bounded by 5 s) for the expected
- * count; returns the last count seen. What the test waits for is the
- * kernel's bookkeeping of a thread already joined, not another thread. */
-static inline int wait_task_count(int expected) {
-  int n = task_count();
+ * after pthread_join returns: poll a count of listed threads (bounded by
+ * 5 s) for the expected value; returns the last count seen. What the test
+ * waits for is the kernel's bookkeeping of a thread already joined, not
+ * another thread. wait_task_count: every thread of the process. */
+static inline int wait_count(int (*count)(void), int expected) {
+  int n = count();
   uint64_t deadline = test_now_ns() + 5000000000u;
   while (n != expected && test_now_ns() < deadline) {
     sched_yield();
-    n = task_count();
+    n = count();
   }
   return n;
 }
+static inline int wait_task_count(int expected) { return wait_count(task_count, expected); }
 
 /* A callback that takes a while without waiting on anything: `rounds`
  * rounds of arithmetic and a yield (so other participants get the
