@@ -118,14 +118,32 @@ static inline uint64_t test_now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Threads of this process, from /proc/self/task. */
+/* Whether /proc/self/task/<tid> is a thread that still runs: a joined
+ * thread stays listed until the kernel reaps it, a little after
+ * pthread_join returned, but by then it has PF_EXITING (0x4) in its flags,
+ * the ninth field of its stat; a thread already gone has no stat. */
+static inline bool task_alive(const char *tid) {
+  char path[64], text[512];
+  snprintf(path, sizeof path, "/proc/self/task/%s/stat", tid);
+  FILE *f = fopen(path, "r");
+  if (!f) return false;
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = '\0';
+  const char *after_name = strrchr(text, ')');
+  unsigned long flags = 0;
+  if (!after_name || sscanf(after_name + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1) return true;
+  return (flags & 0x4u) == 0;
+}
+
+/* Threads of this process that still run, from /proc/self/task. */
 static inline int task_count(void) {
   DIR *dir = opendir("/proc/self/task");
   if (!dir) return -1;
   int n = 0;
   struct dirent *d;
   while ((d = readdir(dir)) != NULL)
-    if (d->d_name[0] != '.') n++;
+    if (d->d_name[0] != '.' && task_alive(d->d_name)) n++;
   closedir(dir);
   return n;
 }
@@ -137,23 +155,14 @@ static inline void *task_count_nothing(void *arg) { return arg; }
 static inline int task_baseline(void) {
   pthread_t t;
   if (pthread_create(&t, NULL, task_count_nothing, NULL) == 0) pthread_join(t, NULL);
-  /* The helper thread is joined; its task entry goes when the kernel
-   * reaps it: poll until two reads agree (bounded by 5 s). */
-  int n = task_count(), last = -1;
-  uint64_t deadline = test_now_ns() + 5000000000u;
-  while (n != last && test_now_ns() < deadline) {
-    sched_yield();
-    last = n;
-    n = task_count();
-  }
-  return n;
+  return task_count(); /* the joined helper is not counted (task_alive) */
 }
 
-/* A joined thread leaves /proc/self/task when the kernel reaps it, shortly
- * after pthread_join returns: poll a count of listed threads (bounded by
- * 5 s) for the expected value; returns the last count seen. What the test
- * waits for is the kernel's bookkeeping of a thread already joined, not
- * another thread. wait_task_count: every thread of the process. */
+/* Polls count() (bounded by 5 s) until it equals expected; returns the last
+ * value seen. Joined threads are never counted (task_alive), so a right
+ * count is there at once: the poll covers a kernel that marks an exiting
+ * thread late, and the bound only limits how long a wrong count takes to
+ * be reported. wait_task_count: every running thread of the process. */
 static inline int wait_count(int (*count)(void), int expected) {
   int n = count();
   uint64_t deadline = test_now_ns() + 5000000000u;
