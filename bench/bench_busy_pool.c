@@ -9,9 +9,11 @@
  *            itself), so the two run side by side, one thread more than
  *            the pool has;
  *   2 pools  each thread on its own pool.
- * Each thread runs back-to-back regions of `work` ns of arithmetic per
- * region (split over the indices); the figure is the median wall time per
- * region pair (both threads' regions done) over 7 repetitions. Usage:
+ * Each thread runs regions of `work` ns of arithmetic per region (split
+ * over the indices), back to back, and then again with as much serial work
+ * on the calling thread between regions (an inference's operators that do
+ * not run in parallel); the figure is the median wall time per region pair
+ * (both threads' regions done) over 7 repetitions. Usage:
  * bench_busy_pool [threads] (default 2; affinity none). */
 #include <pthread.h>
 #include <stdio.h>
@@ -34,6 +36,7 @@ static void spin_work(long units) {
 typedef struct job {
   cpuexec_executor *exec; /* NULL: run the loop on the calling thread */
   long units_per_index;
+  long serial_units; /* serial work before each region */
   long regions;
   pthread_barrier_t *start;
   int failures;
@@ -48,8 +51,10 @@ static int body(void *ctx, int64_t begin, int64_t end) {
 static void *caller(void *arg) {
   job *j = arg;
   pthread_barrier_wait(j->start);
-  for (long r = 0; r < j->regions; r++)
+  for (long r = 0; r < j->regions; r++) {
+    spin_work(j->serial_units);
     if (cpuexec_parallel_for(j->exec, INDICES, 1, j, body, 0) != 0) j->failures++;
+  }
   return NULL;
 }
 
@@ -59,15 +64,16 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 /* Median time per region (both callers running) in microseconds. */
-static double run(cpuexec_executor *a, cpuexec_executor *b, double work_ns, int *failures) {
+static double run(cpuexec_executor *a, cpuexec_executor *b, double work_ns, double serial_ns, int *failures) {
   long units = (long)(work_ns / ns_per_unit / INDICES + 0.5);
   if (units < 1) units = 1;
-  long regions = (long)(20e6 / (work_ns + 2000)); /* about 20 ms per repetition */
+  long serial = (long)(serial_ns / ns_per_unit + 0.5);
+  long regions = (long)(20e6 / (work_ns + serial_ns + 2000)); /* about 20 ms per repetition */
   double samples[REPEATS];
   for (int r = 0; r < REPEATS; r++) {
     pthread_barrier_t start;
     pthread_barrier_init(&start, NULL, 3);
-    job ja = {a, units, regions, &start, 0}, jb = {b, units, regions, &start, 0};
+    job ja = {a, units, serial, regions, &start, 0}, jb = {b, units, serial, regions, &start, 0};
     pthread_t ta, tb;
     pthread_create(&ta, NULL, caller, &ja);
     pthread_create(&tb, NULL, caller, &jb);
@@ -103,14 +109,18 @@ int main(int argc, char **argv) {
   int failures = 0;
   printf("bench_busy_pool: two callers, %d threads per pool, affinity none, us per region (median of %d)\n",
          threads, REPEATS);
-  printf("  %10s %10s %10s %10s %14s %14s\n", "work us", "wait", "inline", "2 pools", "wait/inline", "wait/2 pools");
+  printf("  %10s %10s %10s %10s %10s %14s %14s\n", "work us", "serial us", "wait", "inline", "2 pools",
+         "wait/inline", "wait/2 pools");
   static const double work_ns[] = {1e3, 1e4, 1e5, 1e6};
-  for (size_t w = 0; w < sizeof work_ns / sizeof work_ns[0]; w++) {
-    double wait = run(shared, shared, work_ns[w], &failures);
-    double in_line = run(shared, NULL, work_ns[w], &failures);
-    double two = run(shared, own, work_ns[w], &failures);
-    printf("  %10.0f %10.2f %10.2f %10.2f %14.2f %14.2f\n", work_ns[w] / 1e3, wait, in_line, two, wait / in_line,
-           wait / two);
+  for (int with_serial = 0; with_serial < 2; with_serial++) {
+    for (size_t w = 0; w < sizeof work_ns / sizeof work_ns[0]; w++) {
+      double serial_ns = with_serial ? work_ns[w] : 0;
+      double wait = run(shared, shared, work_ns[w], serial_ns, &failures);
+      double in_line = run(shared, NULL, work_ns[w], serial_ns, &failures);
+      double two = run(shared, own, work_ns[w], serial_ns, &failures);
+      printf("  %10.0f %10.0f %10.2f %10.2f %10.2f %14.2f %14.2f\n", work_ns[w] / 1e3, serial_ns / 1e3, wait,
+             in_line, two, wait / in_line, wait / two);
+    }
   }
   cpuexec_executor_release(own);
   cpuexec_executor_release(shared);
