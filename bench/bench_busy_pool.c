@@ -21,6 +21,7 @@
 
 #include <cpuexec.h>
 #include "clock.h"
+#include "stats.h"
 
 #define REPEATS 7
 #define INDICES 64
@@ -58,11 +59,6 @@ static void *caller(void *arg) {
   return NULL;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* Median time per region (both callers running) in microseconds. */
 static double run(cpuexec_executor *a, cpuexec_executor *b, double work_ns, double serial_ns, int *failures) {
   long units = (long)(work_ns / ns_per_unit / INDICES + 0.5);
@@ -85,8 +81,7 @@ static double run(cpuexec_executor *a, cpuexec_executor *b, double work_ns, doub
     pthread_barrier_destroy(&start);
     *failures += ja.failures + jb.failures;
   }
-  qsort(samples, REPEATS, sizeof samples[0], cmp_double);
-  return samples[REPEATS / 2];
+  return bench_median(samples, REPEATS);
 }
 
 int main(int argc, char **argv) {

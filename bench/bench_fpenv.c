@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include <cpuexec.h>
+#include "stats.h"
 
 #define ROUNDS 9
 
@@ -17,11 +18,6 @@ static uint64_t now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
 }
 
 static int body(void *ctx, int64_t begin, int64_t end) {
@@ -56,8 +52,8 @@ int main(int argc, char **argv) {
     plain[r] = per_region(exec, regions, 0);
     carried[r] = per_region(exec, regions, CPUEXEC_FOR_INHERIT_FP_ENV);
   }
-  qsort(plain, ROUNDS, sizeof plain[0], cmp_double);
-  qsort(carried, ROUNDS, sizeof carried[0], cmp_double);
+  bench_sort(plain, ROUNDS);
+  bench_sort(carried, ROUNDS);
   double loads[3] = {0, 0, 0};
   FILE *f = fopen("/proc/loadavg", "r");
   if (f) {

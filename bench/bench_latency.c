@@ -26,6 +26,7 @@
 
 #include <cpuexec.h>
 #include "clock.h"
+#include "stats.h"
 
 static unsigned participants = 2;
 static _Atomic unsigned hits[64];
@@ -34,11 +35,6 @@ static void sleep_ns(double ns) {
   struct timespec ts = {(time_t)(ns / 1e9), (long)((long long)ns % 1000000000)};
   while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR) {
   }
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
 }
 
 /* The latency body of bench/common.c: count each index once. */
@@ -121,7 +117,7 @@ static double run_config(const config *c, const int samples[4], double serial_us
       }
     if (c->latency_rows)
       for (int j = 0; j < samples[g]; j++) printf("M %s %s us %.6g\n", c->backend, names[g], v[j]);
-    qsort(v, (size_t)samples[g], sizeof *v, cmp_double);
+    bench_sort(v, (size_t)samples[g]);
     int k = (int)(0.99 * samples[g] + 0.999) - 1;
     double p99 = v[k < 0 ? 0 : k] - serial_us;
     if (p99 > worst) worst = p99;

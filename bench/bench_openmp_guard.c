@@ -32,6 +32,7 @@
 
 #include <cpuexec.h>
 #include "clock.h"
+#include "stats.h"
 
 /* The OpenMP kernels, built by clang with libomp (tests/openmp_kernels.c;
  * see mk/openmp.am): declared here so the bench includes public headers
@@ -41,18 +42,10 @@ void kernel_empty_region(void);
 void kernel_set_num_threads(int n);
 void kernel_set_max_active_levels(int n);
 
-static int compare(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 #define BATCHES 7
 static long iterations = 200000;
 
-static double median(double *v) {
-  qsort(v, BATCHES, sizeof *v, compare);
-  return v[BATCHES / 2];
-}
+static double median(double *v) { return bench_median(v, BATCHES); }
 
 static int empty_range(void *arg, int64_t begin, int64_t end) {
   (void)arg, (void)begin, (void)end;

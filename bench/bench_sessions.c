@@ -14,13 +14,9 @@
 
 #include <cpuexec.h>
 #include "clock.h"
+#include "stats.h"
 
 #define REPEATS 7
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
 
 typedef void (*op_fn)(void *ctx, long iterations);
 
@@ -32,8 +28,7 @@ static double median_ns_per_op(op_fn op, void *ctx, long iterations) {
     op(ctx, iterations);
     samples[r] = (bench_now_ns() - t0) / (double)iterations;
   }
-  qsort(samples, REPEATS, sizeof samples[0], cmp_double);
-  return samples[REPEATS / 2];
+  return bench_median(samples, REPEATS);
 }
 
 typedef struct bench_ctx {

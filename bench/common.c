@@ -31,6 +31,7 @@
 #include <string.h>
 #include <time.h>
 #include "clock.h"
+#include "stats.h"
 
 /* ---- timing ------------------------------------------------------------ */
 
@@ -43,19 +44,6 @@ static void sleep_ns(double ns) {
 static void spin_until(double deadline_ns) {
   while (bench_now_ns() < deadline_ns) {
   }
-}
-
-/* ---- statistics -------------------------------------------------------- */
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-/* Median of v[0..n) (sorts v). */
-static double median(double *v, size_t n) {
-  qsort(v, n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 /* ---- the bodies -------------------------------------------------------- */
@@ -209,7 +197,8 @@ static void run_epcc(const scale *s) {
     }
     char metric[32];
     snprintf(metric, sizeof metric, "epcc_n%" PRId64, n);
-    emit(metric, "us", (median(test, (size_t)s->epcc_samples) - median(ref, (size_t)s->epcc_samples)) / 1e3);
+    size_t samples = (size_t)s->epcc_samples;
+    emit(metric, "us", (bench_median(test, samples) - bench_median(ref, samples)) / 1e3);
     free(ref);
     free(test);
   }
@@ -263,7 +252,7 @@ static void run_latency(const scale *s) {
     check_hits("latency", n, calls);
     /* Printed after the series, so no output falls between timed calls. */
     for (int j = 0; j < s->lat_samples[g]; j++) emit(names[g], "us", samples[j]);
-    qsort(samples, (size_t)s->lat_samples[g], sizeof *samples, cmp_double);
+    bench_sort(samples, (size_t)s->lat_samples[g]);
     int k = (int)(0.99 * s->lat_samples[g] + 0.999) - 1;
     double p99 = samples[k < 0 ? 0 : k] - body_us;
     if (p99 > worst) worst = p99;
@@ -342,7 +331,7 @@ static void run_axpy(const scale *s) {
     float calls = (float)(1 + s->axpy_samples[k] * s->axpy_calls[k]);
     for (int64_t i = 0; i < n; i++)
       if (y[i] != calls * x[i]) fail(names[k], i, (int64_t)y[i], (int64_t)(calls * x[i]));
-    emit(names[k], "GB/s", median(gbs, (size_t)s->axpy_samples[k]));
+    emit(names[k], "GB/s", bench_median(gbs, (size_t)s->axpy_samples[k]));
     free(gbs);
   }
   free(x);

@@ -20,16 +20,7 @@
 
 #include <cpuexec.h>
 #include "clock.h"
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp);
-  return v[n / 2];
-}
+#include "stats.h"
 
 static int empty(void *ctx, int64_t begin, int64_t end) {
   (void)ctx, (void)begin, (void)end;
@@ -62,7 +53,7 @@ static double region_ns(cpuexec_executor *e, int64_t total, uint32_t participant
     for (int i = 0; i < CALLS; i++) cpuexec_parallel_for(e, total, 1, NULL, empty, participants);
     t[b] = (bench_now_ns() - t0) / CALLS;
   }
-  return median(t, BLOCKS);
+  return bench_median(t, BLOCKS);
 }
 
 typedef struct axpy {
@@ -103,14 +94,14 @@ int main(void) {
     t[r] = (bench_now_ns() - t0) / (12.0 * N);
   }
   printf("ns_per_byte         %8.3f   (one participant, y += a*x over 16M floats: ns_per_byte_memory)\n",
-         median(t, REPS));
+         bench_median(t, REPS));
   /* The same over 16K floats, repeated: the data stays in cache. */
   for (int r = 0; r < REPS; r++) {
     double t0 = bench_now_ns();
     for (int k = 0; k < 64; k++) axpy_body(&a, 0, 16 << 10);
     t[r] = (bench_now_ns() - t0) / (12.0 * (16 << 10) * 64);
   }
-  printf("ns_per_byte_cached  %8.3f   (the same over 16K floats, in cache)\n", median(t, REPS));
+  printf("ns_per_byte_cached  %8.3f   (the same over 16K floats, in cache)\n", bench_median(t, REPS));
   free(x);
   free(y);
 
@@ -121,7 +112,7 @@ int main(void) {
     t[r] = (bench_now_ns() - t0) / 1e8;
     if (v == 0) printf("!");
   }
-  printf("ns_per_cycle        %8.3f   (dependent adds)\n", median(t, REPS));
+  printf("ns_per_cycle        %8.3f   (dependent adds)\n", bench_median(t, REPS));
 
   double off = region_ns(two, 2, 2);
   cpuexec_executor_counters_enable(two);

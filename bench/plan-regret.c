@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include <cpuexec.h>
+#include "stats.h"
 
 #define MAX_GRID 256
 
@@ -49,11 +50,6 @@ static double now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
 }
 
 
@@ -190,7 +186,7 @@ static cpuexec_executor *make(uint32_t threads, long online) {
 }
 
 static double percentile(double *v, int n, double q) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  bench_sort(v, (size_t)n);
   int i = (int)ceil(q * n) - 1;
   return v[i < 0 ? 0 : i];
 }

@@ -34,6 +34,8 @@
 #include <stdint.h>
 
 #include <cpuexec.h>
+#include "clock.h"
+#include "stats.h"
 
 /* The library's test hook for the wake-tree threshold (src/wake_tree.h),
  * read when an executor is created; this program links the internal
@@ -42,22 +44,6 @@
 extern _Atomic uint32_t cpuexec__test_wake_tree_min;
 
 #define BLOCKS 9
-
-static double now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp);
-  return v[n / 2];
-}
 
 /* ---- constants ---------------------------------------------------------- */
 
@@ -85,14 +71,14 @@ static double ping_pong(bool parked, long rounds) {
   atomic_store(&parked_mode, parked);
   pthread_t t;
   pthread_create(&t, NULL, partner, (void *)rounds);
-  double t0 = now_ns();
+  double t0 = bench_now_ns();
   for (uint32_t send = 1; send < 2 * rounds; send += 2) {
     atomic_store(&ball, send);
     if (parked) futex_wake(&ball);
     while (atomic_load(&ball) != send + 1)
       if (parked) futex_wait(&ball, send);
   }
-  double per = (now_ns() - t0) / rounds;
+  double per = (bench_now_ns() - t0) / rounds;
   pthread_join(t, NULL);
   return per / 2;
 }
@@ -101,11 +87,11 @@ static double wake_syscall_ns(void) {
   _Atomic uint32_t word = 0;
   double t[BLOCKS];
   for (int b = 0; b < BLOCKS; b++) {
-    double t0 = now_ns();
+    double t0 = bench_now_ns();
     for (int i = 0; i < 10000; i++) futex_wake(&word);
-    t[b] = (now_ns() - t0) / 10000;
+    t[b] = (bench_now_ns() - t0) / 10000;
   }
-  return median(t, BLOCKS);
+  return bench_median(t, BLOCKS);
 }
 
 /* ---- regions ------------------------------------------------------------ */
@@ -138,17 +124,17 @@ static double region_ns(uint32_t participants, cpuexec_spin_policy spin, bool tr
   double t[BLOCKS];
   for (int i = 0; i < 20; i++) cpuexec_parallel_for(e, participants, 1, NULL, empty, 0);
   for (int b = 0; b < BLOCKS; b++) {
-    double t0 = now_ns(), t1 = t0;
+    double t0 = bench_now_ns(), t1 = t0;
     int calls = 0;
     while (calls < 2000 && t1 - t0 < 2e7) {
       cpuexec_parallel_for(e, participants, 1, NULL, empty, 0);
       calls++;
-      if (calls % 8 == 0 || participants > 2) t1 = now_ns();
+      if (calls % 8 == 0 || participants > 2) t1 = bench_now_ns();
     }
-    t[b] = (now_ns() - t0) / calls;
+    t[b] = (bench_now_ns() - t0) / calls;
   }
   cpuexec_executor_release(e);
-  return median(t, BLOCKS);
+  return bench_median(t, BLOCKS);
 }
 
 int main(int argc, char **argv) {
