@@ -27,15 +27,8 @@ void cpuexec__fpenv_capture(cpuexec__fpenv *env) {
   env->x87 = read_x87();
 }
 
-void cpuexec__fpenv_apply(const cpuexec__fpenv *want, cpuexec__fpenv *saved) {
-  uint32_t now = read_mxcsr();
-  saved->control = now & ~MXCSR_STATUS;
-  saved->x87 = read_x87();
-  if ((now & ~MXCSR_STATUS) != want->control) write_mxcsr((now & MXCSR_STATUS) | (uint32_t)want->control);
-  if (saved->x87 != want->x87) write_x87(want->x87);
-}
-
 void cpuexec__fpenv_restore(const cpuexec__fpenv *saved) {
+  /* Only the control bits are set: the thread's status flags stay its own. */
   uint32_t now = read_mxcsr();
   if ((now & ~MXCSR_STATUS) != saved->control) write_mxcsr((now & MXCSR_STATUS) | (uint32_t)saved->control);
   if (read_x87() != saved->x87) write_x87(saved->x87);
@@ -56,12 +49,6 @@ void cpuexec__fpenv_capture(cpuexec__fpenv *env) {
   env->x87 = 0;
 }
 
-void cpuexec__fpenv_apply(const cpuexec__fpenv *want, cpuexec__fpenv *saved) {
-  saved->control = read_fpcr();
-  saved->x87 = 0;
-  if (saved->control != want->control) write_fpcr(want->control);
-}
-
 void cpuexec__fpenv_restore(const cpuexec__fpenv *saved) {
   if (read_fpcr() != saved->control) write_fpcr(saved->control);
 }
@@ -73,9 +60,11 @@ void cpuexec__fpenv_capture(cpuexec__fpenv *env) {
   env->control = 0;
   env->x87 = 0;
 }
-void cpuexec__fpenv_apply(const cpuexec__fpenv *want, cpuexec__fpenv *saved) {
-  (void)want;
-  cpuexec__fpenv_capture(saved);
-}
 void cpuexec__fpenv_restore(const cpuexec__fpenv *saved) { (void)saved; }
 #endif
+
+/* Setting a state is restoring it: one writer of the control bits. */
+void cpuexec__fpenv_apply(const cpuexec__fpenv *want, cpuexec__fpenv *saved) {
+  cpuexec__fpenv_capture(saved);
+  cpuexec__fpenv_restore(want);
+}
