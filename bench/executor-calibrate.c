@@ -1,4 +1,4 @@
-/* Calibrates the cost model of cpuexec_parallel_for_plan (src/plan.c) on
+/* Calibrates the cost model of cpuexec_parallel_for_plan (src/executor/plan.c) on
  * this machine and shows what counters cost.
  *
  * Prints the measured constants next to the ones compiled in:

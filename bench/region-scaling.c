@@ -1,6 +1,6 @@
 /* The cost of one region as a function of participants, with the flat
  * wake-up (the caller wakes every worker, every worker adds to one line)
- * and with the tree (src/wake_tree.h), and the constants of the cost model
+ * and with the tree (src/executor/wake_tree.h), and the constants of the cost model
  * in doc/performance.md:
  *   line_ns      one cache line moving between two cores (half a ping-pong
  *                round trip between the caller and a second thread)
@@ -37,7 +37,7 @@
 #include "clock.h"
 #include "stats.h"
 
-/* The library's test hook for the wake-tree threshold (src/wake_tree.h),
+/* The library's test hook for the wake-tree threshold (src/executor/wake_tree.h),
  * read when an executor is created; this program links the internal
  * library for it. Declared here because bench/ includes only public
  * headers (HACKING.md, "Modules"). */
@@ -156,7 +156,7 @@ int main(int argc, char **argv) {
   printf("line_ns      %8.1f   (spinning ping-pong, half a round trip)\n", ping_pong(false, ROUNDS));
   printf("wake_ns      %8.1f   (futex wake system call, nobody waiting)\n", wake_syscall_ns());
   printf("wake_lat_ns  %8.1f   (parked ping-pong, half a round trip)\n", ping_pong(true, PARKED_ROUNDS));
-  printf("tree: as src/wake_tree.h defines it (fan-out, default threshold), forced from 2 participants\n");
+  printf("tree: as src/executor/wake_tree.h defines it (fan-out, default threshold), forced from 2 participants\n");
   printf("%12s %14s %14s %14s %14s\n", "participants", "spin flat ns", "spin tree ns", "park flat ns", "park tree ns");
   for (long p = 2; p <= max; p *= 2) {
     double sf = region_ns((uint32_t)p, CPUEXEC_SPIN_FIXED_DURATION, false);

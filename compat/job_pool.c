@@ -8,7 +8,7 @@
 
 #include "compat/region.h"
 #include "compat/split.h"
-#include "src/error.h"
+#include "core/error.h"
 
 /* Pool -> range executor. One call's state, on the caller's stack; the pool
  * runs pool_job on its own threads. The first bad worker id is published
@@ -42,7 +42,7 @@ static int pool_job(void *arg, int32_t worker_id, int32_t worker_count) {
   if (start == end)
     return 0;
   /* The pool's thread is participant worker_id of worker_count of the
-   * region (src/participant.h): the kernel's scratch indexed by participant
+   * region (src/executor/participant.h): the kernel's scratch indexed by participant
    * and the runtime hooks see the pool's own numbering. */
   return cpuexec__participant_call(call->installed, (uint32_t)worker_id, (uint32_t)worker_count, call->ctx, call->callback, start, end);
 }

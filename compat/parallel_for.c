@@ -9,7 +9,7 @@
 #include <cpuexec/registry.h>
 #include <cpuexec/session.h>
 
-#include "../src/error.h"
+#include "core/error.h"
 #include "parallel_for.h"
 
 typedef struct legacy_call {

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 #include "compat/violation.h"
-#include "src/error.h"
+#include "core/error.h"
 
 enum { CHECK_OUT_OF_BOUNDS = CPUEXEC__VIOLATION_RECORDING + 1, CHECK_OVERLAP };
 

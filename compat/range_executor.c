@@ -9,7 +9,7 @@
 
 #include "compat/region.h"
 #include "compat/violation.h"
-#include "src/error.h"
+#include "core/error.h"
 
 static int run_serial(void *self, int64_t count, void *ctx, cpuexec_range_fn callback) {
   (void)self;

@@ -14,7 +14,7 @@
 
 #include "compat/region.h"
 #include "compat/split.h"
-#include "src/error.h"
+#include "core/error.h"
 
 CPUEXEC_EXPORT void cpuexec_range_schedule_init(cpuexec_range_schedule *schedule) {
   if (schedule != NULL)

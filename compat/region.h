@@ -1,6 +1,6 @@
 /* Internal to the compat adapters: how adapter callbacks enter a region.
  *
- * The adapters use the region primitive (src/participant.h) with its one
+ * The adapters use the region primitive (src/executor/participant.h) with its one
  * rule, as the executor does:
  *   - a callback an adapter runs itself (a serial path, on the caller, also
  *     when nested) is a region of one participant, 0 of 1, with the
@@ -19,7 +19,7 @@
 #ifndef CPUEXEC_COMPAT_REGION_H
 #define CPUEXEC_COMPAT_REGION_H
 
-#include "src/participant.h"
+#include "executor/participant.h"
 
 /* True inside any libcpuexec callback on this thread: parallel adapters run
  * one block inline. */

@@ -11,7 +11,7 @@
 # The private headers compat/ may include: the region primitive's header,
 # and error.h, the only way to report a failure through cpuexec_error_message()
 # (the public API has no setter). Adjust here when the primitive moves.
-COMPAT_ALLOW="src/participant.h src/error.h"
+COMPAT_ALLOW="src/executor/participant.h src/core/error.h"
 
 top=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$top" || exit 1
@@ -53,7 +53,7 @@ fail() {
 }
 
 # ---- 1. no include cycle among src/ files --------------------------------
-edges=$(quoted_includes src/*.c src/*.h | while IFS="$(printf '\t')" read -r f inc; do
+edges=$(quoted_includes src/*/*.c src/*/*.h | while IFS="$(printf '\t')" read -r f inc; do
   to=$(resolve "$f" "$inc")
   case $to in src/*) printf '%s %s\n' "$f" "$to" ;; esac
 done)

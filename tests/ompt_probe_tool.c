@@ -2,7 +2,7 @@
  * OMP_TOOL_LIBRARIES (or found after libcpuexec), it counts its initialize
  * call and the parallel regions it is told about. The counters are
  * exported so the scenario program can read them. Declares the few OMPT
- * types it needs from the specification, like src/ompt_abi.h. */
+ * types it needs from the specification, like src/openmp/ompt_abi.h. */
 #include <stdint.h>
 
 typedef union probe_data {

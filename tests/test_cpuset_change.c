@@ -53,7 +53,7 @@ static void run_and_check(cpuexec_executor *exec) {
   for (int i = 0; i < TOTAL; i++) assert_int_equal(atomic_load(&hits[i]), 1);
 }
 
-/* The resolution says the OS backend cannot pin (src/resolve.c). */
+/* The resolution says the OS backend cannot pin (src/resolve/resolve.c). */
 static bool unpinned_by_backend(const cpuexec_resolved *r) {
   for (size_t i = 0; i < cpuexec_resolved_diagnostic_count(r); i++)
     if (strstr(cpuexec_resolved_diagnostic(r, i), "OS backend cannot pin threads")) return true;

@@ -5,7 +5,7 @@
 #define TEST_UTIL_RESOLVE
 #include "test_util.h"
 
-#include "counters_internal.h"
+#include "executor/counters_internal.h"
 
 static cpuexec_resolved *resolve_on(cpuexec_topology *t, const char *text) {
   cpuexec_policy p;

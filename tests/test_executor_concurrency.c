@@ -8,7 +8,7 @@
 #include <pthread.h>
 #include <cmocka.h>
 
-#include "executor_internal.h"
+#include "executor/executor_internal.h"
 #include "test_util.h"
 
 typedef struct sum_ctx {

@@ -12,8 +12,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "executor_internal.h"
-#include "os.h"
+#include "executor/executor_internal.h"
+#include "os/os.h"
 #include "test_util.h"
 
 /* Counts threads whose name is `name` (a trailing '*' matches any rest).

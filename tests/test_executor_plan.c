@@ -67,7 +67,7 @@ static void more_work_or_compute_never_plans_fewer_participants(void **state) {
         cpuexec_cost fixed = {.bytes_read = bytes, .bytes_written = bytes / 2, .compute_cycles = 10};
         cpuexec_plan p;
         cpuexec_parallel_for_plan(exec, total, &fixed, NULL, &p);
-        /* Where the data leaves the cache (src/plan.c: CACHED_BYTES) the
+        /* Where the data leaves the cache (src/executor/plan.c: CACHED_BYTES) the
          * loop becomes bandwidth-bound, and the plan may narrow to what
          * memory can feed, never below 4 participants (or the limit). */
         double footprint = (double)total * bytes * 1.5, before = footprint / (1.5 + (double)1 / total);

@@ -13,7 +13,7 @@
 
 #include "test_util.h"
 #include "rendezvous.h"
-#include "thread_state.h"
+#include "executor/thread_state.h"
 
 typedef struct coverage {
   int64_t total;

@@ -14,7 +14,7 @@
 #include <sched.h>
 #include <cmocka.h>
 
-#include "executor_internal.h"
+#include "executor/executor_internal.h"
 #include "test_util.h"
 #include "rendezvous.h"
 

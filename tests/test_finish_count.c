@@ -1,4 +1,4 @@
-/* Split completion counting (src/finish_count.h): workers count their
+/* Split completion counting (src/executor/finish_count.h): workers count their
  * finished regions in groups of eight, each group on its own line, and the
  * caller waits on every group its region used. Checked on the counters
  * themselves: a group's counter moves only by its own members (so no line
@@ -12,7 +12,7 @@
 
 #include "test_util.h"
 
-#include "executor_internal.h"
+#include "executor/executor_internal.h"
 
 static void groups_follow_worker_indexes(void **state) {
   (void)state;

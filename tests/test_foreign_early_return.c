@@ -14,7 +14,7 @@
 
 #include <cpuexec/foreign.h>
 
-#include "executor_internal.h"
+#include "executor/executor_internal.h"
 #include "test_util.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;

@@ -1,6 +1,6 @@
 /* A process that starts without OpenMP: the hooks find nothing and cost a
  * branch; then a library using libomp is dlopen()ed, and the guard picks
- * the runtime up within 64 region begins per thread (src/openmp_runtimes.c)
+ * the runtime up within 64 region begins per thread (src/openmp/openmp_runtimes.c)
  * without anyone asking, and the tool (asked by libomp at its first use,
  * through the global scope) goes live. */
 #include <dlfcn.h>

@@ -2,7 +2,7 @@
  * thread (outside callbacks), top-level OpenMP regions the thread starts use
  * the executor's effective thread count, and libomp's block time follows
  * its spin policy; both come back when the scope is left. Drives the scope
- * hooks directly (src/openmp_guard.h), then through cpuexec_session_run. */
+ * hooks directly (src/openmp/openmp_guard.h), then through cpuexec_session_run. */
 #include <dlfcn.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,9 +15,9 @@
 
 #include "test_util.h"
 #include "openmp_tsan.h"
-#include "openmp_guard.h"
+#include "openmp/openmp_guard.h"
 #include "openmp_kernels.h"
-#include "thread_state.h"
+#include "executor/thread_state.h"
 
 static int (*get_blocktime)(void);
 static void (*set_blocktime)(int);

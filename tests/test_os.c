@@ -1,4 +1,4 @@
-/* The OS layer (src/os.h) on the backend this build chose: waits return
+/* The OS layer (src/os/os.h) on the backend this build chose: waits return
  * when the word moved and wake on a wake, pinning and the current processor
  * agree on Linux and are refused as unsupported on POSIX, the cgroup paths
  * and the clock. */
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "os.h"
+#include "os/os.h"
 #include "test_util.h"
 
 static void a_wait_on_a_moved_word_returns_at_once(void **state) {

@@ -16,7 +16,7 @@
 #include <cpuexec.h>
 
 #include "compat/parallel_for.h"
-#include "executor_internal.h"
+#include "executor/executor_internal.h"
 #include "test_util.h"
 
 extern _Atomic unsigned cpuexec__legacy_pool_attempts;

@@ -13,9 +13,9 @@
 
 #include <cpuexec.h>
 
-#include "cpulist.h"
-#include "decimal.h"
-#include "policy_check.h"
+#include "policy/cpulist.h"
+#include "core/decimal.h"
+#include "policy/policy_check.h"
 
 static void decimals_are_strict_and_bounded(void **state) {
   (void)state;

@@ -14,7 +14,7 @@
 
 #include <cpuexec.h>
 
-#include "registry_internal.h"
+#include "sessions/registry_internal.h"
 #include "test_util.h"
 
 /* A policy by its behaviour-changing fields. */

@@ -13,7 +13,7 @@
 
 #include <cpuexec.h>
 
-#include "executor_internal.h"
+#include "executor/executor_internal.h"
 #include "test_util.h"
 
 static cpuexec_resolved *resolve_threads(int32_t threads) {

@@ -3,7 +3,7 @@
  * else (stored and live), the resolved spin, descriptions and references. */
 #define TEST_UTIL_RESOLVE 1
 #include "test_util.h"
-#include "os.h"
+#include "os/os.h"
 
 /* The first processor of the most performant visible kind (the caller's
  * core for performance_cores), or the first processor (the others). */

@@ -1,7 +1,7 @@
 /* The process default never fails for a topology hwloc cannot load or a
  * malformed cgroup cpu.max: resolutions without a topology fall back and
  * say so; explicit loads still fail (issue 13, seed 000 S000-5). Driven
- * with the topology's test hooks (src/topology_internal.h), then
+ * with the topology's test hooks (src/topology/topology_internal.h), then
  * cpuexec_topology_refresh(). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,7 +15,7 @@
 
 #include <cpuexec.h>
 
-#include "topology_internal.h"
+#include "topology/topology_internal.h"
 
 #define FIXTURE TOP_SRCDIR "/tests/topologies/bad-cpu-max/"
 

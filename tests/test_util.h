@@ -304,8 +304,8 @@ unsigned test_coverage_threads(const test_coverage *c);
 
 /* ---- resolve fixtures ----------------------------------------------------- */
 #ifdef TEST_UTIL_RESOLVE
-#include "resolved.h"
-#include "topology_internal.h"
+#include "resolve/resolved.h"
+#include "topology/topology_internal.h"
 
 #define TOPOLOGIES TEST_TOPOLOGIES
 

@@ -1,4 +1,4 @@
-/* Tree wake-up (src/wake_tree.h) at 4, 8, 16, 32 and 64 participants on
+/* Tree wake-up (src/executor/wake_tree.h) at 4, 8, 16, 32 and 64 participants on
  * a machine with fewer processors (oversubscribed), with workers that park
  * at once and with workers that spin first: every index runs exactly once
  * in every region, a callback's error reaches the caller, every region
@@ -12,7 +12,8 @@
 
 #include "test_util.h"
 
-#include "executor_internal.h"
+#include "executor/executor_internal.h"
+#include "executor/wake_tree.h"
 
 #define REGIONS 40
 

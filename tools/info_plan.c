@@ -107,8 +107,8 @@ int info_plan_calibrate(FILE *out) {
   free(y);
   double cycle = ns_per_cycle();
 
-  fprintf(out, "planner calibration (src/plan.c's model), measured here; the compiled-in values are in\n"
-               "src/plan_model.h (CPUEXEC__PLAN_*): copy these there to recalibrate\n");
+  fprintf(out, "planner calibration (src/executor/plan.c's model), measured here; the compiled-in values are in\n"
+               "src/executor/plan_model.h (CPUEXEC__PLAN_*): copy these there to recalibrate\n");
   fprintf(out, "  %-26s %9.1f   (2-participant empty region %.1f ns - inline call %.1f ns)\n",
           "dispatch_ns + 1 worker", two_ns - inline_ns, two_ns, inline_ns);
   fprintf(out, "  %-26s %9.3f   (one participant, y += 2x over 16M floats)\n", "ns_per_byte_memory", memory);

@@ -1,6 +1,6 @@
-/* Calibration of the costed planner's model (src/plan.c) on this machine:
- * measures each constant the way src/plan.c documents and prints it (the
- * compiled-in values are src/plan_model.h's). */
+/* Calibration of the costed planner's model (src/executor/plan.c) on this machine:
+ * measures each constant the way src/executor/plan.c documents and prints it (the
+ * compiled-in values are src/executor/plan_model.h's). */
 #ifndef CPUEXEC_TOOLS_INFO_PLAN_H
 #define CPUEXEC_TOOLS_INFO_PLAN_H
 

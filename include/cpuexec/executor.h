@@ -190,7 +190,7 @@ CPUEXEC_EXPORT int32_t cpuexec_participant_index(void);
 CPUEXEC_EXPORT int32_t cpuexec_participant_count(void);
 
 /** Chooses grain and participants from the cost model documented in
- * src/plan.c. Small work plans one participant; exec NULL plans for the
+ * src/executor/plan.c. Small work plans one participant; exec NULL plans for the
  * serial caller; constraints NULL: none. cost or plan NULL, a cost field
  * negative or not finite, or a negative constraint is CPUEXEC_EINVAL naming
  * it. */

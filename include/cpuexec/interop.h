@@ -1,6 +1,6 @@
 /** @file
  * libcpuexec: OpenMP interop (the OMPT tool, the inline guard, the report).
- * Owned by src/openmp_*.c and src/ompt_tool.c; see doc/migrating-openmp.md.
+ * Owned by src/openmp_*.c and src/openmp/ompt_tool.c; see doc/migrating-openmp.md.
  * The inline guard and the scope settings are one runtime hook
  * (include/cpuexec/hooks.h), registered when the library loads, so they run
  * on every participant of every executor, foreign ones included.

@@ -13,7 +13,7 @@
 
 #include <cpuexec.h>
 
-#include "cpulist.h"
+#include "policy/cpulist.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

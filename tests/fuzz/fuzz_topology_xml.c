@@ -1,5 +1,5 @@
 /* libFuzzer target: the well-formedness check that stands before hwloc's
- * XML loader (src/topology_xml_check.c). The input is a file's bytes; the
+ * XML loader (src/topology/topology_xml_check.c). The input is a file's bytes; the
  * check must never crash, read out of bounds or accept a file that ends
  * inside markup. hwloc itself is not fuzzed here (its loader trusts its
  * input; see cpuexec/topology.h). */
@@ -12,7 +12,7 @@
 
 #include <cpuexec.h>
 
-#include "topology_internal.h"
+#include "topology/topology_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,0 +1,211 @@
+/* Internal: the layout of an executor, shared by executor.c (threads and
+ * lifetime), region.c (running a parallel region), cadence.c, counters.c
+ * and plan.c.
+ *
+ * The cost of a small region is the number of cache lines that travel
+ * between the caller and the workers, so the layout is built around them:
+ * admitting worker k writes one line (slots[k]: the region as k needs it
+ * and k's share), k reads it once, and k's finishing step is one atomic
+ * add on its group's `finished` (finish_count.h). The caller writes nothing
+ * else shared per region.
+ *
+ * Check-in (doc/spinning.md). slots[k].epoch is worker k's futex word and
+ * says, in its low two bits, where k stands in the latest region:
+ *   1 open     the dispatcher admitted k (its slot is published);
+ *   2 joined   k checked in (compare-exchange 1 -> 2) and runs its share;
+ *   0 taken    another participant found k not checked in and took its
+ *              reserved chunk (compare-exchange 1 -> 0 of the next four);
+ *              k, arriving later, finds no open region and goes back to
+ *              waiting, having read nothing but this word.
+ * The dispatcher opens with cpuexec__epoch_next_open(), the next value
+ * that is 1 mod 4 (every region moves it by 4), so the values only grow
+ * and a stale compare-exchange fails (a thread would have to stall across
+ * 2^30 regions to see a value again). The caller waits only for workers
+ * that joined.
+ *
+ * Concurrency, field by field:
+ *   - identity fields (resolved .. spin) are written by
+ *     cpuexec_executor_create() before the executor is handed out and never
+ *     change;
+ *   - slots[*] (all but epoch/parked/next/cpu) are written by the one
+ *     dispatching thread, holding dispatch_lock, for every participant
+ *     before it opens any worker's epoch (seq_cst store, which releases
+ *     them); a worker reads its slot only after its acquire compare-exchange
+ *     joined it, reads another slot only to claim from its cursor, and the
+ *     caller waits for every joined worker to finish before it writes the
+ *     slots again; a worker that did not join reads no slot field;
+ *   - slots[p].next is claimed by every participant with relaxed fetch_add:
+ *     claims are disjoint by construction;
+ *   - in regions of wake_tree_min participants or more, worker k's parent
+ *     in the wake tree reads slots[k].parked and makes k's wake call
+ *     (wake_tree.h); the epochs still move as above;
+ *   - slots[k].parked is written by worker k only (see wait.h); slots[k].cpu
+ *     by worker k when it joins (read by a caller waiting for it);
+ *   - `error` is the first non-zero callback result (compare-exchange); the
+ *     caller resets it, under the lock, only after a failed region, so in
+ *     the common case the line is never written and stays shared;
+ *   - finish[g].finished counts worker regions completed by group g's
+ *     joined workers; the worker whose add reaches the group's goal wakes
+ *     the caller only if it parked on that group (finish_count.h).
+ *     finish_tally is the caller's, under the lock;
+ *   - workers[k-1].cadence is worker k's (cadence.h);
+ *   - `counters` is NULL until counting is turned on, then a block that lives
+ *     as long as the executor (release store / acquire load). */
+#ifndef CPUEXEC_SRC_EXECUTOR_INTERNAL_H
+#define CPUEXEC_SRC_EXECUTOR_INTERNAL_H
+
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+
+#include <cpuexec/counters.h>
+#include <cpuexec/executor.h>
+
+#include "counters_internal.h"
+#include "core/cache_line.h"
+#include "executor_lease.h"
+#include "finish_count.h"
+#include "os/fork.h"
+#include "fpenv.h"
+#include "resolve/resolved.h"
+#include "cadence.h"
+#include "wait.h"
+
+/* Participant p's view of a region, one cache line. Chunk `first` (computed,
+ * see region.c) is reserved for p: p runs it once it checks in, or, when
+ * take-overs are allowed, whoever finds p not checked in runs it; chunks
+ * [next, end) are open to p first, then to thieves. */
+typedef struct cpuexec__slot {
+  alignas(CPUEXEC__LINE) _Atomic uint32_t epoch; /* worker k's futex word, see the top */
+  _Atomic uint32_t parked;                        /* set by worker k while it sleeps */
+  cpuexec_range_fn fn;
+  void *ctx;
+  int64_t total;
+  int64_t grain;
+  _Atomic int64_t next;
+  int64_t end;
+  /* The partition of the region's chunks (region.c), computed once by the
+   * dispatcher: three divisions fewer on every participant's way in. */
+  int64_t chunks, q, rem;
+  uint32_t participants; /* 0: the executor is being destroyed, leave */
+  bool takeover;         /* false: every admitted participant runs its reserved chunk */
+  _Atomic int32_t cpu;   /* worker k's processor when it last joined (-1: unknown) */
+  bool fpenv;             /* apply `env` (the caller's FP control state) for the region */
+  cpuexec__fpenv env;
+} cpuexec__slot;
+
+_Static_assert(sizeof(cpuexec__slot) == CPUEXEC__LINE, "a slot is one line pair");
+
+/* The epoch states (see the top of this file). */
+#define CPUEXEC__EPOCH_OPEN 1u
+#define CPUEXEC__EPOCH_JOINED 2u
+#define CPUEXEC__EPOCH_TAKEN 0u
+static inline bool cpuexec__epoch_open(uint32_t e) { return (e & 3u) == CPUEXEC__EPOCH_OPEN; }
+static inline uint32_t cpuexec__epoch_next_open(uint32_t e) { return ((e + 3u) & ~3u) + 1u; }
+
+/* What a worker thread needs to start, and its cadence model: one line
+ * each, since every worker writes its model after every region. */
+typedef struct cpuexec__worker {
+  alignas(CPUEXEC__LINE) struct cpuexec_executor *exec;
+  uint32_t index; /* participant index, 1-based */
+  pthread_t thread;
+  cpuexec__cadence cadence;
+} cpuexec__worker;
+
+struct cpuexec_executor {
+  const cpuexec_resolved *resolved;
+  uint64_t id;
+  uint32_t threads;         /* effective threads: the caller + worker_count */
+  uint32_t worker_count;
+  uint64_t fork_generation; /* cpuexec__fork_generation at creation */
+  cpuexec__spin_plan spin;
+  bool pin_caller;
+  int32_t caller_processor;
+  cpuexec__lease_slot lease; /* the registry's, under its lock */
+  /* References on an unshared executor (lease.registry NULL; foreign ones
+   * included): creator 1, plus each retain (sessions, scopes); the last
+   * release stops it. A shared executor counts its references as its
+   * registry entry's leases, under the registry lock, and leaves this at 0. */
+  _Atomic uint32_t refs;
+  /* NULL for the built-in pool; an application's pool otherwise (no
+   * workers, slots or resolved policy: src/executor/foreign.c runs its regions). */
+  struct cpuexec__foreign *foreign;
+  cpuexec__worker *workers;  /* worker_count entries */
+  cpuexec__slot *slots;      /* threads entries; slots[0] is the caller's */
+  /* Regions of at least wake_tree_min participants share out their wake
+   * calls as a tree (wake_tree.h); UINT32_MAX below the threshold. */
+  uint32_t wake_tree_min;
+  /* Finished-worker counts, one line per group of workers
+   * (finish_count.h), and the caller's tally of each. */
+  cpuexec__finish_group *finish;
+  cpuexec__finish_tally *finish_tally;
+  _Atomic(cpuexec__counters_block *) counters;
+
+  /* What the dispatcher writes on every region lives apart from what
+   * workers read, or each region would move one more line to each worker. */
+  alignas(CPUEXEC__LINE) pthread_mutex_t dispatch_lock; /* one region runs on the pool at a time */
+
+  alignas(CPUEXEC__LINE) _Atomic int error;
+  /* Adaptive policy (see cpuexec__spin): the processor the last dispatch
+   * ran on, written by the dispatcher only when it changes so the line
+   * stays shared; and worker 1's pinned processor (-1: not pinned). */
+  _Atomic int32_t caller_cpu;
+  _Atomic int32_t first_worker_cpu;
+};
+
+/* True in a process other than the one that created exec (after fork):
+ * its threads do not exist here (fork.h's generation). */
+bool cpuexec__executor_inherited(const cpuexec_executor *exec);
+
+/* Test hook: when k > 0, creating worker k (1-based) fails as if
+ * pthread_create had returned EAGAIN. */
+extern _Atomic int cpuexec__test_fail_thread_create_at;
+
+/* Test hook: when set, worker k calls it each time it sees an open region,
+ * before it checks in (a test holds a worker there to play a late one). */
+typedef void (*cpuexec__worker_gate_fn)(struct cpuexec_executor *exec, uint32_t index);
+extern _Atomic(cpuexec__worker_gate_fn) cpuexec__test_worker_gate;
+
+/* How waiting threads of an executor of `threads` participants spin for
+ * resolved (executor.c). */
+cpuexec__spin_plan cpuexec__spin_plan_of(const cpuexec_resolved *resolved, uint32_t threads);
+
+/* Foreign executors (foreign.c). An executor shell: zeroed, with its id,
+ * fork generation and `threads` set; no workers. NULL when out of memory. */
+struct cpuexec_executor *cpuexec__executor_shell(uint32_t threads);
+/* Runs a region of `participants` (>= 2) on exec->foreign: the tail of
+ * cpuexec_parallel_for once arguments, nesting, counters and the observer
+ * are done. */
+int cpuexec__foreign_run(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
+                         cpuexec_range_fn fn, uint32_t participants);
+/* Test hook: when set, called on the caller's thread when a foreign pool's
+ * run_ranges has returned while calls it started were still running,
+ * before the caller waits for them (a test's held callback is released
+ * there, so the early return is seen for certain). */
+typedef void (*cpuexec__foreign_early_fn)(struct cpuexec_executor *exec);
+extern _Atomic(cpuexec__foreign_early_fn) cpuexec__test_foreign_returned_early;
+/* The foreign pool's planner, or false when it has none (plan.c then plans
+ * with the built-in model); *rc is the planning result. */
+bool cpuexec__foreign_plan(const struct cpuexec_executor *exec, int64_t total, const cpuexec_cost *cost,
+                           const cpuexec_plan_constraints *constraints, cpuexec_plan *plan, int *rc);
+
+/* Runs participant `index` of the published region (region.c); the worker
+ * has joined it. */
+void cpuexec__region_participate(struct cpuexec_executor *exec, uint32_t index);
+/* Worker `index`'s finishing step: the last one out wakes a parked caller. */
+void cpuexec__region_leave(struct cpuexec_executor *exec, uint32_t index);
+
+static inline cpuexec__counters_block *cpuexec__counters_of(const struct cpuexec_executor *exec) {
+  /* acquire: the block's zeroed fields are visible before we add to them.
+   * On x86 and arm64 this is the same instruction as a relaxed load. */
+  return atomic_load_explicit(&((struct cpuexec_executor *)exec)->counters, memory_order_acquire);
+}
+
+/* The process-wide observer (counters.c); NULL when none is set. */
+typedef struct cpuexec__observer {
+  cpuexec_dispatch_observer fn;
+  void *user;
+} cpuexec__observer;
+extern _Atomic(const cpuexec__observer *) cpuexec__dispatch_observer;
+
+#endif

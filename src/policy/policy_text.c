@@ -1,0 +1,339 @@
+/* The policy's text form: "key=value,key=value" (grammar in cpuexec/policy.h),
+ * and the same text read from CPUEXEC_POLICY.
+ *
+ * Decisions the header leaves open, made strict on purpose so a typo never
+ * silently becomes a different policy:
+ * - No whitespace anywhere; keys and enum names are lower case.
+ * - Every item is key=value; the one exception is cpu_set, whose value is a
+ *   Linux cpulist: items without '=' after it continue its list.
+ * - Numbers are decimal digits without sign or leading zeros. num_threads
+ *   reads a leading '-' only to say "negative" rather than "not a number".
+ * - spin_budget is a plain count for fixed_iterations and a duration with a
+ *   unit (ns, us, ms, s) for fixed_duration; the other policies take none
+ *   (0 is accepted). The unit is checked against spin_policy after the whole
+ *   text is read, so the keys may come in any order.
+ * - cpu_set= (the empty cpulist, as Linux writes an empty set) is the only
+ *   empty value accepted; format writes it for a policy without a set.
+ * - The request-only rules of policy_check.h are applied, so a text that
+ *   parses is a request that only the topology can still reject. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cpuexec/policy.h>
+
+#include "cpulist.h"
+#include "core/decimal.h"
+#include "core/env_text.h"
+#include "core/error.h"
+#include "policy_check.h"
+#include "core/strbuf.h"
+
+enum policy_key {
+  KEY_NUM_THREADS,
+  KEY_SPIN_POLICY,
+  KEY_SPIN_BUDGET,
+  KEY_AFFINITY_POLICY,
+  KEY_CPU_SET,
+  KEY_ALLOW_NESTED,
+  KEY_INHERIT_FP,
+  KEY_COUNT
+};
+
+static const char *const key_names[KEY_COUNT] = {
+    [KEY_NUM_THREADS] = "num_threads",     [KEY_SPIN_POLICY] = "spin_policy",
+    [KEY_SPIN_BUDGET] = "spin_budget",     [KEY_AFFINITY_POLICY] = "affinity_policy",
+    [KEY_CPU_SET] = "cpu_set",             [KEY_ALLOW_NESTED] = "allow_nested_parallelism",
+    [KEY_INHERIT_FP] = "inherit_fp_environment",
+};
+
+#define KEY_LIST                                                                                              \
+  "num_threads, spin_policy, spin_budget, affinity_policy, cpu_set, allow_nested_parallelism, "                \
+  "inherit_fp_environment"
+#define SPIN_LIST "adaptive, fixed_iterations, fixed_duration or park_immediately"
+#define AFFINITY_LIST "none, physical_cores, performance_cores, physical_then_smt or explicit"
+
+static bool token_is(const char *text, size_t len, const char *word) {
+  return strlen(word) == len && memcmp(text, word, len) == 0;
+}
+
+static int parse_num_threads(const char *v, size_t n, cpuexec_policy *p) {
+  uint64_t value;
+  bool negative = n > 1 && v[0] == '-';
+  cpuexec__decimal_status status =
+      cpuexec__decimal_parse(v + negative, n - negative, (uint64_t)INT32_MAX + negative, &value);
+  if (negative && (status == CPUEXEC__DECIMAL_TOO_LARGE || (status == CPUEXEC__DECIMAL_OK && value > 0)))
+    return cpuexec__fail(CPUEXEC_EINVAL,
+                         "num_threads: '%.*s' is negative; use 0 for the topology default, 1 for serial or a "
+                         "participant count",
+                         CPUEXEC__QUOTE_LEN(n), v);
+  if (negative && status == CPUEXEC__DECIMAL_OK)
+    status = CPUEXEC__DECIMAL_NOT_DIGIT; /* "-0" */
+  if (status == CPUEXEC__DECIMAL_TOO_LARGE)
+    return cpuexec__fail(CPUEXEC_EINVAL, "num_threads: '%.*s' is above %d", CPUEXEC__QUOTE_LEN(n), v, INT32_MAX);
+  if (status != CPUEXEC__DECIMAL_OK)
+    return cpuexec__fail(CPUEXEC_EINVAL, "num_threads: '%.*s' %s", CPUEXEC__QUOTE_LEN(n), v,
+                         cpuexec__decimal_problem(status));
+  p->num_threads = (int32_t)value;
+  return 0;
+}
+
+static int parse_spin_policy(const char *v, size_t n, cpuexec_policy *p) {
+  for (int s = CPUEXEC_SPIN_ADAPTIVE; s <= CPUEXEC_SPIN_PARK_IMMEDIATELY; s++)
+    if (token_is(v, n, cpuexec_spin_policy_name((cpuexec_spin_policy)s))) {
+      p->spin_policy = (cpuexec_spin_policy)s;
+      return 0;
+    }
+  return cpuexec__fail(CPUEXEC_EINVAL, "spin_policy: '%.*s' is not a spin policy; use " SPIN_LIST,
+                       CPUEXEC__QUOTE_LEN(n), v);
+}
+
+static int parse_affinity_policy(const char *v, size_t n, cpuexec_policy *p) {
+  for (int a = CPUEXEC_AFFINITY_NONE; a <= CPUEXEC_AFFINITY_EXPLICIT; a++)
+    if (token_is(v, n, cpuexec_affinity_policy_name((cpuexec_affinity_policy)a))) {
+      p->affinity_policy = (cpuexec_affinity_policy)a;
+      return 0;
+    }
+  return cpuexec__fail(CPUEXEC_EINVAL, "affinity_policy: '%.*s' is not an affinity policy; use " AFFINITY_LIST,
+                       CPUEXEC__QUOTE_LEN(n), v);
+}
+
+static int parse_bool(const char *key, const char *v, size_t n, bool *out) {
+  if (token_is(v, n, "true") || token_is(v, n, "false")) {
+    *out = v[0] == 't';
+    return 0;
+  }
+  return cpuexec__fail(CPUEXEC_EINVAL, "%s: '%.*s' is not a boolean; use true or false", key, CPUEXEC__QUOTE_LEN(n),
+                       v);
+}
+
+/* Duration units, largest first (format picks the first that divides exactly). */
+static const struct {
+  const char *name;
+  uint64_t ns;
+} units[] = {{"s", 1000000000u}, {"ms", 1000000u}, {"us", 1000u}, {"ns", 1u}};
+#define UNIT_COUNT (sizeof units / sizeof units[0])
+
+/* Reads spin_budget once spin_policy is final: a count, or a duration in ns. */
+static int parse_spin_budget(const char *v, size_t n, cpuexec_policy *p) {
+  size_t digits = 0;
+  while (digits < n && v[digits] >= '0' && v[digits] <= '9')
+    digits++;
+  const char *unit = v + digits;
+  size_t unit_len = n - digits;
+  uint64_t scale = 1;
+  bool has_unit = unit_len > 0;
+  if (has_unit) {
+    size_t u = 0;
+    while (u < UNIT_COUNT && !token_is(unit, unit_len, units[u].name))
+      u++;
+    if (u == UNIT_COUNT || digits == 0)
+      return cpuexec__fail(CPUEXEC_EINVAL,
+                           "spin_budget: '%.*s' is neither a decimal count (1000) nor a duration with a unit "
+                           "ns, us, ms or s (50us)",
+                           CPUEXEC__QUOTE_LEN(n), v);
+    scale = units[u].ns;
+  }
+  const char *spin = cpuexec_spin_policy_name(p->spin_policy);
+  if (has_unit && p->spin_policy != CPUEXEC_SPIN_FIXED_DURATION)
+    return cpuexec__fail(CPUEXEC_EINVAL, "spin_budget: '%.*s' is a duration, but spin_policy=%s takes %s",
+                         CPUEXEC__QUOTE_LEN(n), v, spin,
+                         p->spin_policy == CPUEXEC_SPIN_FIXED_ITERATIONS
+                             ? "a plain iteration count such as 1000"
+                             : "no budget; give one only with fixed_iterations or fixed_duration");
+  if (!has_unit && p->spin_policy == CPUEXEC_SPIN_FIXED_DURATION)
+    return cpuexec__fail(CPUEXEC_EINVAL,
+                         "spin_budget: '%.*s' has no unit; spin_policy=fixed_duration takes a duration such as 50us "
+                         "(units ns, us, ms, s)",
+                         CPUEXEC__QUOTE_LEN(n), v);
+  uint64_t value;
+  cpuexec__decimal_status status = cpuexec__decimal_parse(v, digits, UINT64_MAX / scale, &value);
+  if (status == CPUEXEC__DECIMAL_TOO_LARGE)
+    return cpuexec__fail(CPUEXEC_EINVAL, "spin_budget: '%.*s' is above %llu%s", CPUEXEC__QUOTE_LEN(n), v,
+                         (unsigned long long)(UINT64_MAX / scale), has_unit ? "ns (2^64-1 ns in all)" : "");
+  if (status != CPUEXEC__DECIMAL_OK)
+    return cpuexec__fail(CPUEXEC_EINVAL, "spin_budget: '%.*s' %s", CPUEXEC__QUOTE_LEN(n), v,
+                         cpuexec__decimal_problem(status));
+  p->spin_budget = value * scale;
+  return 0;
+}
+
+CPUEXEC_EXPORT int cpuexec_policy_parse(const char *text, cpuexec_policy *policy) {
+  if (!text || !policy)
+    return cpuexec__fail(CPUEXEC_EINVAL, "policy: %s is NULL; pass a text (\"\" for the defaults) and a policy",
+                         !text ? "text" : "policy");
+  for (const char *c = text; *c; c++)
+    if (*c == ' ' || (*c >= '\t' && *c <= '\r')) {
+      /* Quote from the start of the item holding it, so a long text still shows where. */
+      const char *from = c;
+      while (from > text && from[-1] != ',')
+        from--;
+      return cpuexec__fail(CPUEXEC_EINVAL,
+                           "policy: whitespace at offset %zu (in '%.*s'); the text form is key=value,key=value "
+                           "without spaces",
+                           (size_t)(c - text), CPUEXEC__QUOTE_LEN(strlen(from)), from);
+    }
+
+  /* Parsed into a local copy: *policy changes only when everything is valid. */
+  cpuexec_policy p;
+  cpuexec_policy_init(&p);
+  bool seen[KEY_COUNT] = {false};
+  const char *budget = NULL;
+  size_t budget_len = 0;
+  bool in_cpu_set = false;
+  uint32_t set_count = 0; /* p.cpu_set_count as the cpulist reader counts it */
+  int rc;
+
+  /* Items run from one comma to the next; "" has none. */
+  for (const char *item = *text ? text : NULL; item;) {
+    const char *comma = strchr(item, ',');
+    size_t len = comma ? (size_t)(comma - item) : strlen(item);
+    const char *eq = memchr(item, '=', len);
+    if (len == 0)
+      return cpuexec__fail(CPUEXEC_EINVAL,
+                           "policy: empty item at offset %zu of '%.*s'; items are key=value separated by single "
+                           "commas",
+                           (size_t)(item - text), CPUEXEC__QUOTE_LEN(strlen(text)), text);
+    if (!eq && in_cpu_set) {
+      int32_t first, last;
+      if ((rc = cpuexec__cpulist_parse_item("cpu_set", item, len, &first, &last)) != 0 ||
+          (rc = cpuexec__cpulist_append("cpu_set", first, last, p.cpu_set, CPUEXEC_CPU_SET_MAX, &set_count)) != 0)
+        return rc;
+      p.cpu_set_count = (int32_t)set_count;
+    } else if (!eq) {
+      return cpuexec__fail(CPUEXEC_EINVAL,
+                           "policy: '%.*s' is not key=value; keys are " KEY_LIST
+                           " (only cpu_set continues its list after a comma)",
+                           CPUEXEC__QUOTE_LEN(len), item);
+    } else {
+      size_t key_len = (size_t)(eq - item);
+      const char *v = eq + 1;
+      size_t n = len - key_len - 1;
+      if (key_len == 0)
+        return cpuexec__fail(CPUEXEC_EINVAL, "policy: '%.*s' has no key; keys are " KEY_LIST,
+                             CPUEXEC__QUOTE_LEN(len), item);
+      int key = 0;
+      while (key < KEY_COUNT && !token_is(item, key_len, key_names[key]))
+        key++;
+      if (key == KEY_COUNT)
+        return cpuexec__fail(CPUEXEC_EINVAL, "policy: unknown key '%.*s'; keys are " KEY_LIST,
+                             CPUEXEC__QUOTE_LEN(key_len), item);
+      if (seen[key])
+        return cpuexec__fail(CPUEXEC_EINVAL, "%s: given twice (again as '%.*s'); each key may appear once",
+                             key_names[key], CPUEXEC__QUOTE_LEN(len), item);
+      seen[key] = true;
+      in_cpu_set = false;
+      if (n == 0 && key != KEY_CPU_SET)
+        return cpuexec__fail(CPUEXEC_EINVAL, "%s: empty value; write %s=VALUE", key_names[key], key_names[key]);
+      switch (key) {
+      case KEY_NUM_THREADS:
+        rc = parse_num_threads(v, n, &p);
+        break;
+      case KEY_SPIN_POLICY:
+        rc = parse_spin_policy(v, n, &p);
+        break;
+      case KEY_SPIN_BUDGET:
+        budget = v; /* read after the loop, when spin_policy is known */
+        budget_len = n;
+        rc = 0;
+        break;
+      case KEY_AFFINITY_POLICY:
+        rc = parse_affinity_policy(v, n, &p);
+        break;
+      case KEY_CPU_SET:
+        rc = cpuexec__cpulist_parse("cpu_set", v, n, p.cpu_set, CPUEXEC_CPU_SET_MAX, &set_count);
+        p.cpu_set_count = (int32_t)set_count;
+        /* An empty cpu_set= has no list for later items to continue. */
+        in_cpu_set = n > 0;
+        break;
+      case KEY_ALLOW_NESTED:
+        rc = parse_bool(key_names[key], v, n, &p.allow_nested_parallelism);
+        break;
+      default:
+        rc = parse_bool(key_names[key], v, n, &p.inherit_fp_environment);
+        break;
+      }
+      if (rc != 0)
+        return rc;
+    }
+    item = comma ? comma + 1 : NULL;
+  }
+
+  if (budget && (rc = parse_spin_budget(budget, budget_len, &p)) != 0)
+    return rc;
+  if ((rc = cpuexec__policy_check(&p)) != 0)
+    return rc;
+  *policy = p;
+  return 0;
+}
+
+CPUEXEC_EXPORT int cpuexec_policy_format(const cpuexec_policy *policy, char *buf, size_t size) {
+  if (!policy || (!buf && size > 0))
+    return cpuexec__fail(CPUEXEC_EINVAL, "policy_format: %s is NULL", !policy ? "policy" : "buf (with size > 0)");
+  const char *spin = cpuexec_spin_policy_name(policy->spin_policy);
+  const char *affinity = cpuexec_affinity_policy_name(policy->affinity_policy);
+  if (!spin)
+    return cpuexec__fail(CPUEXEC_EINVAL, "spin_policy: %d is not a spin policy; use " SPIN_LIST,
+                         (int)policy->spin_policy);
+  if (!affinity)
+    return cpuexec__fail(CPUEXEC_EINVAL, "affinity_policy: %d is not an affinity policy; use " AFFINITY_LIST,
+                         (int)policy->affinity_policy);
+  if (policy->cpu_set_count < 0 || policy->cpu_set_count > CPUEXEC_CPU_SET_MAX)
+    return cpuexec__fail(CPUEXEC_EINVAL, "cpu_set_count: %d; use 0 to %d entries", (int)policy->cpu_set_count,
+                         CPUEXEC_CPU_SET_MAX);
+
+  /* A duration in the largest unit that keeps it exact: 50000 ns is 50us. */
+  char budget[32];
+  if (policy->spin_policy == CPUEXEC_SPIN_FIXED_DURATION) {
+    size_t u = 0;
+    while (policy->spin_budget == 0 ? u + 1 < UNIT_COUNT : policy->spin_budget % units[u].ns != 0)
+      u++;
+    snprintf(budget, sizeof budget, "%llu%s", (unsigned long long)(policy->spin_budget / units[u].ns),
+             units[u].name);
+  } else {
+    snprintf(budget, sizeof budget, "%llu", (unsigned long long)policy->spin_budget);
+  }
+
+  /* cpu_set last: its value holds commas, and last it reads unambiguously. */
+  char head[320];
+  snprintf(head, sizeof head,
+           "num_threads=%d,spin_policy=%s,spin_budget=%s,affinity_policy=%s,allow_nested_parallelism=%s,"
+           "inherit_fp_environment=%s,cpu_set=",
+           (int)policy->num_threads, spin, budget, affinity, policy->allow_nested_parallelism ? "true" : "false",
+           policy->inherit_fp_environment ? "true" : "false");
+  cpuexec__bounded out = cpuexec__bounded_on(buf, size);
+  cpuexec__bounded_put(&out, head, strlen(head));
+  size_t len = out.len;
+  len += cpuexec__cpulist_format(policy->cpu_set, (uint32_t)policy->cpu_set_count, len < size ? buf + len : NULL,
+                                 len < size ? size - len : 0);
+  return (int)len;
+}
+
+CPUEXEC_EXPORT int cpuexec_policy_from_environment(cpuexec_policy *policy) {
+  if (!policy)
+    return cpuexec__fail(CPUEXEC_EINVAL, "policy: NULL; pass a cpuexec_policy to fill");
+  /* getenv is not safe against a concurrent setenv; like the OpenMP runtimes
+   * we read the environment and expect the process not to change it meanwhile. */
+  const char *text = getenv("CPUEXEC_POLICY");
+  if (!text) {
+    cpuexec_policy_init(policy);
+    return 0;
+  }
+  /* The environment's whitespace rule (env_text.h): surrounding blanks go,
+   * the grammar itself stays strict. */
+  size_t len;
+  const char *trimmed = cpuexec__env_trim(text, &len);
+  char *copy = malloc(len + 1);
+  if (!copy) return cpuexec__fail(CPUEXEC_ENOMEM, "CPUEXEC_POLICY: out of memory reading the value");
+  memcpy(copy, trimmed, len);
+  copy[len] = '\0';
+  int rc = cpuexec_policy_parse(copy, policy);
+  free(copy);
+  if (rc != 0) {
+    char detail[400];
+    strncpy(detail, cpuexec_error_message(), sizeof detail - 1);
+    detail[sizeof detail - 1] = '\0';
+    return cpuexec__fail(rc, "CPUEXEC_POLICY: %s", detail);
+  }
+  return 0;
+}
