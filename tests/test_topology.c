@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <stdatomic.h>
 
 #include "test_util.h"
 
@@ -379,6 +380,75 @@ static void malformed_xml_corpus_fails_without_crashing(void **state) {
   assert_true(files >= 20);
 }
 
+/* Well-formed files of odd structure (tests/odd-xml/README) load with
+ * counts that agree with each other, and a default policy resolves on them
+ * and runs a region: nothing indexes past what the file really holds. */
+static int count_indices(void *ctx, int64_t begin, int64_t end) {
+  _Atomic int64_t *seen = ctx;
+  atomic_fetch_add(seen, end - begin);
+  return 0;
+}
+
+static void structurally_odd_files_load_with_consistent_counts(void **state) {
+  (void)state;
+  DIR *dir = opendir(TOP_SRCDIR "/tests/odd-xml");
+  assert_non_null(dir);
+  int files = 0;
+  struct dirent *d;
+  while ((d = readdir(dir)) != NULL) {
+    size_t len = strlen(d->d_name);
+    if (len < 4 || strcmp(d->d_name + len - 4, ".xml") != 0) continue;
+    char path[1024];
+    snprintf(path, sizeof path, TOP_SRCDIR "/tests/odd-xml/%s", d->d_name);
+    cpuexec_topology *t = NULL;
+    int rc = cpuexec_topology_load_xml(path, NULL, &t);
+    files++;
+    if (rc != 0) {
+      if (rc != CPUEXEC_ETOPOLOGY) fail_msg("%s: rc %d: %s", d->d_name, rc, cpuexec_error_message());
+      assert_non_null(strstr(cpuexec_error_message(), d->d_name));
+      continue;
+    }
+    int32_t n = cpuexec_topology_processor_count(t);
+    printf("# %-28s processors %d cores %d packages %d\n", d->d_name, (int)n,
+           (int)cpuexec_topology_core_count(t), (int)cpuexec_topology_package_count(t));
+    assert_true(n >= 1);
+    assert_true(cpuexec_topology_core_count(t) >= 1 && cpuexec_topology_core_count(t) <= n);
+    assert_true(cpuexec_topology_package_count(t) >= 1);
+    for (int32_t i = 0; i < n; i++)
+      for (int32_t j = 0; j < i; j++)
+        if (cpuexec_topology_processor_id(t, i) == cpuexec_topology_processor_id(t, j))
+          fail_msg("%s: processor %d listed twice", d->d_name, (int)cpuexec_topology_processor_id(t, i));
+    cpuexec_policy policy;
+    cpuexec_policy_init(&policy);
+    policy.affinity_policy = CPUEXEC_AFFINITY_PHYSICAL_THEN_SMT;
+    cpuexec_resolved *resolved = NULL;
+    if (cpuexec_policy_resolve(&policy, t, &resolved) != 0)
+      fail_msg("%s: %s", d->d_name, cpuexec_error_message());
+    int32_t threads = cpuexec_resolved_effective_threads(resolved);
+    assert_true(threads >= 1 && threads <= n);
+    int32_t workers = 0;
+    const int32_t *placed = cpuexec_resolved_worker_processors(resolved, &workers);
+    assert_int_equal(workers, threads - 1);
+    for (int32_t i = 0; i < workers; i++) {
+      assert_int_not_equal(placed[i], cpuexec_resolved_caller_processor(resolved));
+      for (int32_t j = 0; j < i; j++) assert_int_not_equal(placed[i], placed[j]);
+    }
+    cpuexec_resolved_destroy(resolved);
+    /* Unpinned (the default), the resolution runs here whatever the file says. */
+    assert_int_equal(cpuexec_policy_resolve(NULL, t, &resolved), 0);
+    cpuexec_executor *exec = NULL;
+    assert_int_equal(cpuexec_executor_create(resolved, &exec), 0);
+    _Atomic int64_t seen = 0;
+    assert_int_equal(cpuexec_parallel_for(exec, 1000, 7, &seen, count_indices, 0), 0);
+    assert_int_equal(atomic_load(&seen), 1000);
+    assert_int_equal(cpuexec_executor_release(exec), 0);
+    cpuexec_resolved_destroy(resolved);
+    cpuexec_topology_destroy(t);
+  }
+  closedir(dir);
+  assert_true(files >= 5);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_stored_topology_reads_as_its_shape),
@@ -387,6 +457,7 @@ int main(void) {
       cmocka_unit_test(bad_options_are_rejected_naming_the_field),
       cmocka_unit_test(load_errors_name_the_file),
       cmocka_unit_test(malformed_xml_corpus_fails_without_crashing),
+      cmocka_unit_test(structurally_odd_files_load_with_consistent_counts),
       cmocka_unit_test(cgroup_quota_is_the_smallest_on_the_path),
       cmocka_unit_test(malformed_cgroup_files_fail_naming_the_file),
       cmocka_unit_test(quota_fixture_and_option_give_one_and_a_half_cpus),

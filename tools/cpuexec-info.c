@@ -100,9 +100,10 @@ static int load_topology(const char *path, cpuexec_topology **out) {
 }
 
 /* Reads the topology once in a child first: the library checks a file
- * before hwloc sees it, but hwloc's loader is not written for hostile
- * input, so a file that still crashes it takes down the child, not this
- * command (exit 2 with a message, never a signal). */
+ * before hwloc sees it and checks what hwloc made of it, but hwloc's loader
+ * is not written for hostile input, so a file that still crashes the load
+ * takes down the child, not this command (exit 2 with a message, never a
+ * signal). The message does not guess whose code crashed. */
 static bool topology_crashes_in_child(const char *path) {
   fflush(NULL);
   pid_t pid = fork();
@@ -122,8 +123,8 @@ static bool topology_crashes_in_child(const char *path) {
   }
   if (!WIFSIGNALED(status))
     return false;
-  fprintf(stderr, "cpuexec-info: topology: reading \"%s\" crashed hwloc's loader (signal %d, %s); it is not a "
-                  "usable hwloc XML topology\n",
+  fprintf(stderr, "cpuexec-info: topology: reading \"%s\" crashed (signal %d, %s); it is not a usable hwloc XML "
+                  "topology\n",
           path, WTERMSIG(status), strsignal(WTERMSIG(status)));
   return true;
 }

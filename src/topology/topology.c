@@ -122,6 +122,7 @@ static int extract(hwloc_topology_t topo, const cpuexec_topology_options *o, cpu
   t->machine_processors = (uint32_t)(complete > npu ? complete : npu > 0 ? npu : 0);
   t->kind_count = (uint32_t)(nkinds > 0 ? nkinds : 0);
   t->kinds_ranked = rank_kinds(topo, nkinds, rank_of_kind);
+  rc = CPUEXEC_ENOMEM; /* the cpulist parses above may have left 0 */
   t->processors = calloc((size_t)hwloc_bitmap_weight(visible), sizeof *t->processors);
   /* Dense indices by first appearance; +1 so 0 means "not seen yet". PUs
    * without a core (or package) ancestor get their own slot past the end. */
@@ -132,8 +133,28 @@ static int extract(hwloc_topology_t topo, const cpuexec_topology_options *o, cpu
     free(core_siblings);
     goto out;
   }
+  /* t->processors holds one entry per visible processor, so the walk over
+   * PU objects below must meet each OS index once: hwloc accepts a file that
+   * lists a PU (or the core holding it) twice, and writing one entry per
+   * object would then run past the array. */
+  hwloc_bitmap_zero(scratch);
   for (hwloc_obj_t pu = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_PU, NULL); pu != NULL;
        pu = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_PU, pu)) {
+    if (pu->os_index == HWLOC_UNKNOWN_INDEX)
+      continue;
+    if (hwloc_bitmap_isset(scratch, pu->os_index)) {
+      rc = cpuexec__fail(CPUEXEC_ETOPOLOGY,
+                         "%s: processor %u is listed twice (two PU objects with OS index %u); a topology lists "
+                         "each processor once",
+                         t->source, pu->os_index, pu->os_index);
+      free(core_siblings);
+      goto out;
+    }
+    if (hwloc_bitmap_set(scratch, pu->os_index) != 0) {
+      rc = CPUEXEC_ENOMEM;
+      free(core_siblings);
+      goto out;
+    }
     if (!hwloc_bitmap_isset(visible, pu->os_index))
       continue;
     hwloc_obj_t core = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_CORE, pu);
@@ -253,9 +274,12 @@ static int load(enum source_kind kind, const char *arg, const cpuexec_topology_o
     rc = cpuexec__fail(CPUEXEC_ETOPOLOGY, "topology: \"%s\" is not an hwloc synthetic description", arg);
     goto fail;
   }
+  errno = 0;
   if ((t->live && atomic_load_explicit(&cpuexec__test_hwloc_load_fails, memory_order_relaxed)) ||
       hwloc_topology_load(topo) != 0) {
-    rc = cpuexec__fail(CPUEXEC_ETOPOLOGY, "topology: hwloc could not load %s: %s", t->source, strerror(errno));
+    /* hwloc sets errno on some refusals only; a stale one would name a cause that is not. */
+    rc = cpuexec__fail(CPUEXEC_ETOPOLOGY, "topology: hwloc could not load %s: %s", t->source,
+                       errno != 0 ? strerror(errno) : "hwloc refused its content");
     goto fail;
   }
   if ((rc = extract(topo, options, t)) != 0 || (rc = fill_options_side(options, tolerant, t)) != 0)
