@@ -1,12 +1,24 @@
 #!/bin/sh
-# The module boundaries, checked on the source tree (HACKING.md, "Modules"):
-#   1. no include cycle among src/ files;
-#   2. compat/*.c include only public headers (<cpuexec/...>, compat's own
+# The architecture, checked on the source tree and the built objects
+# (HACKING.md, "Modules and the data flow"):
+#   1. src/ holds only the module folders of RANK, no loose file;
+#   2. no include cycle among src/ files;
+#   3. every include between modules points down RANK (nothing in src/
+#      includes compat/; sessions and openmp, of one rank, include neither
+#      the other);
+#   4. every symbol an object of a module takes from another module is
+#      defined in a lower one (nm on the built objects, same rule as 3);
+#   5. compat/*.c include only public headers (<cpuexec/...>, compat's own
 #      installed headers) and the private headers named in COMPAT_ALLOW;
-#   3. bench/ and tools/ include only public headers or their own (a quoted
+#   6. bench/ and tools/ include only public headers or their own (a quoted
 #      include must name a file of the including file's own directory);
-#   4. every file HACKING.md names (a `path` under a top-level folder) exists.
+#   7. HACKING.md's module map is the folder list, in RANK's order, and
+#      every file HACKING.md names (a `path` under a top-level folder) exists.
 # Prints every violation, one a line, and exits 1 if there is any.
+
+# The modules, lowest first; "a|b" are of one rank (neither uses the other).
+# compat/ is the layer above every src/ module. HACKING.md carries this line.
+RANK="core os policy topology resolve executor sessions|openmp compat"
 
 # The private headers compat/ may include: the region primitive's header,
 # and error.h, the only way to report a failure through cpuexec_error_message()
@@ -14,7 +26,30 @@
 COMPAT_ALLOW="src/executor/participant.h src/core/error.h"
 
 top=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
+top=$(cd "$top" && pwd)
+build=${top_builddir:-$top}
+build=$(cd "$build" && pwd)
 cd "$top" || exit 1
+
+# "module rank" for every module of RANK, one a line.
+ranks() {
+  i=0
+  for step in $RANK; do
+    for m in $(printf '%s\n' "$step" | tr '|' ' '); do printf '%s %d\n' "$m" "$i"; done
+    i=$((i + 1))
+  done
+}
+modules=$(ranks | cut -d ' ' -f 1 | grep -v '^compat$')
+
+# The module a repository path belongs to: src/<module>/..., compat/... (not
+# compat/pthreadpool/, a library of its own on the public API), or nothing.
+module_of() {
+  case $1 in
+    src/*/*) printf '%s\n' "$1" | cut -d / -f 2 ;;
+    compat/pthreadpool/*) ;;
+    compat/*) echo compat ;;
+  esac
+}
 
 # "file<TAB>quoted-include" for every #include "..." of the given files.
 quoted_includes() {
@@ -52,7 +87,21 @@ fail() {
   failures=$((failures + 1))
 }
 
-# ---- 1. no include cycle among src/ files --------------------------------
+# ---- 1. src/: the module folders only ------------------------------------
+# (Build by-products, .deps and .dirstamp, are not sources.)
+out=$(for entry in src/*; do
+  [ -e "$entry" ] || continue
+  name=${entry#src/}
+  if [ -d "$entry" ]; then
+    printf '%s\n' "$modules" | grep -qx "$name" ||
+      printf 'src/%s/ is not a module of the rank (%s); add it to RANK and HACKING.md, or move its files\n' "$name" "$RANK"
+  else
+    printf 'src/%s is a loose file; put it in its module'"'"'s folder\n' "$name"
+  fi
+done)
+[ -n "$out" ] && fail "$out"
+
+# ---- 2. no include cycle among src/ files --------------------------------
 edges=$(quoted_includes src/*/*.c src/*/*.h | while IFS="$(printf '\t')" read -r f inc; do
   to=$(resolve "$f" "$inc")
   case $to in src/*) printf '%s %s\n' "$f" "$to" ;; esac
@@ -78,7 +127,57 @@ cycle=$(printf '%s\n' "$edges" | awk '
   END { for (v in node) if (!found && color[v] == 0) visit(v) }')
 [ -n "$cycle" ] && fail "include cycle among src/ files: $cycle"
 
-# ---- 2. compat/*.c: public headers and COMPAT_ALLOW only ------------------
+# ---- 3. includes between modules point down the rank ----------------------
+# "from to" module pairs whose tie points up or sideways, as awk reads them.
+rank_table=$(ranks)
+bad_tie() { # from-module to-module: true when from may not use to
+  printf '%s\n' "$rank_table" | awk -v a="$1" -v b="$2" '
+    $1 == a { ra = $2 } $1 == b { rb = $2 }
+    END { exit !(ra != "" && rb != "" && a != b && rb >= ra) }'
+}
+out=$(quoted_includes src/*/*.c src/*/*.h compat/*.c compat/*.h | while IFS="$(printf '\t')" read -r f inc; do
+  to=$(resolve "$f" "$inc")
+  from_mod=$(module_of "$f")
+  to_mod=$(module_of "$to")
+  [ -n "$to_mod" ] || continue
+  if bad_tie "$from_mod" "$to_mod"; then
+    printf '%s (%s) includes "%s" (%s, module %s): a tie up or across the rank %s\n' \
+      "$f" "$from_mod" "$inc" "$to" "$to_mod" "$RANK"
+  fi
+done)
+[ -n "$out" ] && fail "$out"
+
+# ---- 4. symbols between modules point down the rank (nm) ------------------
+# The library's objects, by the module folder they are built in (in-tree or
+# VPATH builds alike): src/<module>/**/*.o and compat/*.o.
+objects=$(cd "$build" && for m in $modules; do
+  [ -d "src/$m" ] && find "src/$m" -name '*.o' -type f
+done; [ -d compat ] && find compat -path compat/pthreadpool -prune -o -name '*.o' -type f -print)
+if [ -z "$objects" ]; then
+  fail "no built objects under $build/src: run the check after the library is built (make check does)"
+else
+  out=$(cd "$build" && for o in $objects; do
+    m=$(module_of "$o")
+    nm -P "$o" 2>/dev/null | awk -v m="$m" -v o="$o" '
+      $2 ~ /^[TDBRCVW]$/ { print "D", m, $1, o }
+      $2 == "U" || $2 == "w" { print "U", m, $1, o }'
+  done | awk -v table="$rank_table" '
+    BEGIN { n = split(table, lines, "\n"); for (i = 1; i <= n; i++) { split(lines[i], f, " "); rank[f[1]] = f[2] } }
+    $1 == "D" { if (!($3 in def)) { def[$3] = $2; where[$3] = $4 } next }
+    { use[++uses] = $0 }
+    END {
+      for (i = 1; i <= uses; i++) {
+        split(use[i], u, " ")
+        if (!(u[3] in def)) continue
+        d = def[u[3]]
+        if (d != u[2] && rank[d] >= rank[u[2]])
+          printf "%s (%s) uses %s, defined in %s (%s): a tie up or across the rank\n", u[4], u[2], u[3], where[u[3]], d
+      }
+    }' | sort -u)
+  [ -n "$out" ] && fail "$out"
+fi
+
+# ---- 5. compat/*.c: public headers and COMPAT_ALLOW only ------------------
 # A compat header is public when it installs as <cpuexec/compat/...>; its own
 # includes are checked the same way (it is part of what the .c includes).
 allowed() {
@@ -102,7 +201,7 @@ for f in compat/*.c compat/pthreadpool/*.c; do
   [ -n "$out" ] && fail "$out"
 done
 
-# ---- 3. bench/ and tools/: public headers or their own ---------------------
+# ---- 6. bench/ and tools/: public headers or their own ---------------------
 out=$(for f in bench/*.c bench/*.cc bench/*.h tools/*.c tools/*.h; do
   [ -f "$f" ] || continue
   quoted_includes "$f"
@@ -118,14 +217,23 @@ done | while IFS="$(printf '\t')" read -r f inc; do
 done)
 [ -n "$out" ] && fail "$out"
 
-# ---- 4. HACKING.md names only files that exist ------------------------------
+# ---- 7. HACKING.md: the module map is the folder list; named files exist ---
+grep -qF "    $(printf '%s' "$RANK" | sed 's/ / < /g; s/\([a-z]*\)|\([a-z]*\)/{\1, \2}/g')" HACKING.md ||
+  fail "HACKING.md does not carry the rank line \"$(printf '%s' "$RANK" | sed 's/ / < /g; s/\([a-z]*\)|\([a-z]*\)/{\1, \2}/g')\" (the RANK of this script)"
+mapped=$(sed -n 's/^- \*\*`src\/\([a-z_]*\)\/`\*\*.*/\1/p' HACKING.md | tr '\n' ' ')
+folders=$(printf '%s\n' "$modules" | while IFS= read -r m; do [ -d "src/$m" ] && printf '%s ' "$m"; done)
+[ "$mapped" = "$folders" ] ||
+  fail "HACKING.md's module map (- **\`src/<module>/\`** ...) lists \"$mapped\"; the folders in rank order are \"$folders\""
+for m in $modules; do
+  [ -f "mk/$m.am" ] || fail "src/$m/ has no mk/$m.am to build it"
+done
 out=$(grep -o '`[^`]*`' HACKING.md | tr -d '`' | sed 's/ .*//' |
   grep -E '^(src|compat|tests|tools|bench|mk|include|doc|examples)/' | grep -v '[*<]' | grep -v '\.dir$' | sort -u |
   while IFS= read -r path; do [ -e "$path" ] || printf 'HACKING.md names %s, which does not exist\n' "$path"; done)
 [ -n "$out" ] && fail "$out"
 
 if [ "$failures" -ne 0 ]; then
-  printf 'check-includes: %d rule(s) broken (see HACKING.md, "Modules")\n' "$failures"
+  printf 'check-includes: %d rule(s) broken (see HACKING.md, "Modules and the data flow")\n' "$failures"
   exit 1
 fi
-echo "check-includes: src/ has no include cycle; compat/, bench/ and tools/ include what they may; HACKING.md names existing files"
+echo "check-includes: src/ is the module folders; includes and symbols point down the rank ($RANK); no include cycle; compat/, bench/ and tools/ include what they may; HACKING.md's map is the folder list"
