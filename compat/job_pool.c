@@ -1,14 +1,13 @@
-/* (worker_id, worker_count) job pools, both directions (compat/job_pool.h). */
-#include "compat/job_pool.h"
+/* (worker_id, worker_count) job pools, both directions (include/cpuexec/compat/job_pool.h). */
+#include <cpuexec/compat/job_pool.h>
 
 #include <inttypes.h>
 #include <stdatomic.h>
 
 #include <cpuexec/session.h>
 
-#include "compat/region.h"
-#include "compat/split.h"
-#include "core/error.h"
+#include "adapter_private.h"
+#include "split_private.h"
 
 /* Pool -> range executor. One call's state, on the caller's stack; the pool
  * runs pool_job on its own threads. The first bad worker id is published
@@ -23,7 +22,7 @@ typedef struct pool_call {
   atomic_int bad_workers;
 } pool_call;
 
-/* Worker id's share of [0, count) starts here (compat/split.h). */
+/* Worker id's share of [0, count) starts here (compat/split_private.h). */
 static int64_t share_boundary(int64_t count, uint32_t id, uint32_t workers) {
   return (int64_t)cpuexec__split_point((uint64_t)count, workers, id);
 }

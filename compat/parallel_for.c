@@ -9,8 +9,8 @@
 #include <cpuexec/registry.h>
 #include <cpuexec/session.h>
 
-#include "core/error.h"
-#include "parallel_for.h"
+#include "adapter_private.h"
+#include <cpuexec/compat/parallel_for.h>
 
 typedef struct legacy_call {
   ParallelForFunction fn;

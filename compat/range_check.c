@@ -1,8 +1,8 @@
 /* The checking range executor (cpuexec_range_executor_checking() in
- * compat/range_executor.h): for tests and debugging of executors written by
+ * include/cpuexec/compat/range_executor.h): for tests and debugging of executors written by
  * others. It costs O(count) memory and a pass over every index, which is why
  * the core does not do it. */
-#include "compat/range_executor.h"
+#include <cpuexec/compat/range_executor.h>
 
 #include <inttypes.h>
 #include <sched.h>
@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "compat/violation.h"
-#include "core/error.h"
+#include "violation_private.h"
+#include "adapter_private.h"
 
 enum { CHECK_OUT_OF_BOUNDS = CPUEXEC__VIOLATION_RECORDING + 1, CHECK_OVERLAP };
 
@@ -20,7 +20,7 @@ enum { CHECK_OUT_OF_BOUNDS = CPUEXEC__VIOLATION_RECORDING + 1, CHECK_OVERLAP };
  *   - in_flight counts callbacks between entry and exit (acq_rel), so the
  *     caller, after the inner executor returns, knows whether any is still
  *     running and waits for it before the frame goes away;
- *   - the first violation is published like the core's (compat/violation.h). */
+ *   - the first violation is published like the core's (compat/violation_private.h). */
 typedef struct check_call {
   int64_t count;
   void *ctx;

@@ -1,15 +1,14 @@
 /* The range-executor core and libcpuexec's own range executors
- * (compat/range_executor.h). */
-#include "compat/range_executor.h"
+ * (include/cpuexec/compat/range_executor.h). */
+#include <cpuexec/compat/range_executor.h>
 
 #include <inttypes.h>
 #include <stdatomic.h>
 
 #include <cpuexec/session.h>
 
-#include "compat/region.h"
-#include "compat/violation.h"
-#include "core/error.h"
+#include "adapter_private.h"
+#include "violation_private.h"
 
 static int run_serial(void *self, int64_t count, void *ctx, cpuexec_range_fn callback) {
   (void)self;
@@ -51,7 +50,7 @@ CPUEXEC_EXPORT cpuexec_range_executor cpuexec_range_executor_of(cpuexec_executor
 }
 
 /* One core call. The callback may run on any thread the executor uses, so
- * the first bounds violation is published by compat/violation.h. */
+ * the first bounds violation is published by compat/violation_private.h. */
 enum { OUT_OF_BOUNDS = CPUEXEC__VIOLATION_RECORDING + 1 };
 
 typedef struct core_call {

@@ -1,20 +1,19 @@
-/* Range schedules and costed ranges for existing kernel code (compat/ranges.h).
+/* Range schedules and costed ranges for existing kernel code (include/cpuexec/compat/ranges.h).
  *
  * The schedule decides how many blocks a call is worth; the executor decides
  * which participant runs which. Blocks are numbered 0..blocks-1 and handed to
  * cpuexec_parallel_for() as a loop over block indices with grain 1, so the
  * executor's "each index exactly once" becomes "each block exactly once",
  * and a range of adjacent blocks maps back to one contiguous index range. */
-#include "compat/ranges.h"
+#include <cpuexec/compat/ranges.h>
 
 #include <inttypes.h>
 #include <string.h>
 
 #include <cpuexec/session.h>
 
-#include "compat/region.h"
-#include "compat/split.h"
-#include "core/error.h"
+#include "adapter_private.h"
+#include "split_private.h"
 
 CPUEXEC_EXPORT void cpuexec_range_schedule_init(cpuexec_range_schedule *schedule) {
   if (schedule != NULL)
@@ -34,7 +33,7 @@ typedef struct ranges_split {
 } ranges_split;
 
 /* The first index of block b: multiple * floor(units * b / blocks)
- * (compat/split.h; blocks < 2^32). */
+ * (compat/split_private.h; blocks < 2^32). */
 static int64_t split_boundary(const ranges_split *split, uint64_t b) {
   uint64_t unit = cpuexec__split_point(split->units, split->blocks, b);
   uint64_t index = unit * split->multiple; /* <= total + multiple - 1 < 2^64 */

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include <cpuexec.h>
-#include "compat/omp_migrate.h" /* installed: <cpuexec/compat/omp_migrate.h> */
+#include <cpuexec/compat/omp_migrate.h>
 
 #include "openmp_kernel.h"
 

@@ -13,8 +13,8 @@
 
 #include <cpuexec.h>
 
-#include "compat/range_executor.h"
-#include "compat/ranges.h"
+#include <cpuexec/compat/range_executor.h>
+#include <cpuexec/compat/ranges.h>
 
 enum { N = 1 << 16, ROWS = 64, COLS = 256 };
 

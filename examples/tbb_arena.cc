@@ -29,12 +29,12 @@
 
 #include <cpuexec.h>
 
-#include "compat/range_executor.h"
-#include "compat/ranges.h"
+#include <cpuexec/compat/range_executor.h>
+#include <cpuexec/compat/ranges.h>
 
 namespace {
 
-// run_ranges for a task_arena: the contract of compat/range_executor.h.
+// run_ranges for a task_arena: the contract of include/cpuexec/compat/range_executor.h.
 int arena_run_ranges(void *pool, int64_t count, void *arg, cpuexec_range_fn fn) {
   auto *arena = static_cast<tbb::task_arena *>(pool);
   std::atomic<int> first_error{0};

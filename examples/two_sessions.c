@@ -11,7 +11,7 @@
 
 #include <cpuexec.h>
 
-#include "compat/parallel_for.h"
+#include <cpuexec/compat/parallel_for.h>
 
 /* A legacy kernel: scales a vector through the free ParallelFor, written
  * long before sessions existed. */

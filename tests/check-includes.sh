@@ -8,20 +8,23 @@
 #      the other);
 #   4. every symbol an object of a module takes from another module is
 #      defined in a lower one (nm on the built objects, same rule as 3);
-#   5. compat/*.c include only public headers (<cpuexec/...>, compat's own
-#      installed headers) and the private headers named in COMPAT_ALLOW;
+#   5. compat/ holds sources and *_private.h headers; they include public
+#      headers, compat's private ones, and (compat/adapter_private.h only)
+#      the src/ headers named in COMPAT_ALLOW;
 #   6. bench/ and tools/ include only public headers or their own (a quoted
 #      include must name a file of the including file's own directory);
 #   7. HACKING.md's module map is the folder list, in RANK's order, and
-#      every file HACKING.md names (a `path` under a top-level folder) exists.
+#      every file HACKING.md names (a `path` under a top-level folder) exists;
+#   8. installed headers (include/) name no internal path, no document
+#      outside the repository and no measured figure.
 # Prints every violation, one a line, and exits 1 if there is any.
 
 # The modules, lowest first; "a|b" are of one rank (neither uses the other).
 # compat/ is the layer above every src/ module. HACKING.md carries this line.
 RANK="core os policy topology resolve executor sessions|openmp compat"
 
-# The private headers compat/ may include: the region primitive's header,
-# and error.h, the only way to report a failure through cpuexec_error_message()
+# The src/ headers compat/adapter_private.h may include: the region
+# primitive's header, and error.h, the only way to report a failure through cpuexec_error_message()
 # (the public API has no setter). Adjust here when the primitive moves.
 COMPAT_ALLOW="src/executor/participant.h src/core/error.h"
 
@@ -177,29 +180,34 @@ else
   [ -n "$out" ] && fail "$out"
 fi
 
-# ---- 5. compat/*.c: public headers and COMPAT_ALLOW only ------------------
-# A compat header is public when it installs as <cpuexec/compat/...>; its own
-# includes are checked the same way (it is part of what the .c includes).
+# ---- 5. compat/: the public API, and src/ through one private header ------
+# compat/ holds adapter sources and private headers, named *_private.h (the
+# installed ones live in include/cpuexec/compat/). A compat file includes
+# public headers and compat's private headers; only COMPAT_GATE reaches
+# src/, and only the headers of COMPAT_ALLOW. compat/pthreadpool/, a library
+# of its own, includes public headers and its own private ones only.
+COMPAT_GATE=compat/adapter_private.h
+out=$(for h in compat/*.h compat/pthreadpool/*.h; do
+  [ -f "$h" ] || continue
+  case $h in *_private.h) ;; *) printf '%s: compat/ keeps private headers only (*_private.h); an installed header belongs in include/cpuexec/compat/\n' "$h" ;; esac
+done)
+[ -n "$out" ] && fail "$out"
 allowed() {
   for a in $COMPAT_ALLOW; do [ "$1" = "$a" ] && return 0; done
   return 1
 }
-check_compat() { # file, chain
-  quoted_includes "$1" | while IFS="$(printf '\t')" read -r f inc; do
-    to=$(resolve "$f" "$inc")
-    if allowed "$to"; then continue; fi
-    case $to in
-      include/*) ;;
-      compat/*.h) check_compat "$to" "$2 -> $to" ;;
-      *) printf 'compat: %s includes "%s" (%s), not a public header or the region primitive\n' "$2" "$inc" "$to" ;;
-    esac
-  done
-}
-for f in compat/*.c compat/pthreadpool/*.c; do
-  [ -f "$f" ] || continue
-  out=$(check_compat "$f" "$f")
-  [ -n "$out" ] && fail "$out"
-done
+out=$(quoted_includes compat/*.c compat/*.h compat/pthreadpool/*.c compat/pthreadpool/*.h |
+  while IFS="$(printf '\t')" read -r f inc; do
+  to=$(resolve "$f" "$inc")
+  case $to in
+    include/*) continue ;;
+    "$(dirname "$f")"/*_private.h) continue ;;
+  esac
+  if [ "$f" = "$COMPAT_GATE" ] && allowed "$to"; then continue; fi
+  printf 'compat: %s includes "%s" (%s); adapters include public headers, their own *_private.h and, through %s only, %s\n' \
+    "$f" "$inc" "$to" "$COMPAT_GATE" "$COMPAT_ALLOW"
+done)
+[ -n "$out" ] && fail "$out"
 
 # ---- 6. bench/ and tools/: public headers or their own ---------------------
 out=$(for f in bench/*.c bench/*.cc bench/*.h tools/*.c tools/*.h; do
@@ -230,6 +238,13 @@ done
 out=$(grep -o '`[^`]*`' HACKING.md | tr -d '`' | sed 's/ .*//' |
   grep -E '^(src|compat|tests|tools|bench|mk|include|doc|examples)/' | grep -v '[*<]' | grep -v '\.dir$' | sort -u |
   while IFS= read -r path; do [ -e "$path" ] || printf 'HACKING.md names %s, which does not exist\n' "$path"; done)
+[ -n "$out" ] && fail "$out"
+
+# ---- 8. installed headers speak of the public API only ---------------------
+# No internal path, no document outside the repository (seeds, issues), no
+# measured figure that can go stale; documents of doc/ may be named.
+out=$(grep -rnE '(^|[^a-z_/])(src|bench|tests|compat)/|[Ss]eed [0-9]|[Ii]ssue [0-9]|[Mm]easured|\.\./' include |
+  sed 's/^/installed header: /')
 [ -n "$out" ] && fail "$out"
 
 if [ "$failures" -ne 0 ]; then

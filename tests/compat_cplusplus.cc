@@ -5,7 +5,7 @@
 
 #include <cpuexec.h>
 
-#include "compat/parallel_for.h"
+#include <cpuexec/compat/parallel_for.h>
 
 namespace {
 

@@ -14,7 +14,7 @@ if [ -z "$cxx" ]; then
   echo "cxx-header: no clang++; skipped"
   exit 77
 fi
-flags="-std=c++17 -Wall -Wextra -Wpedantic -Werror -fsyntax-only -I$src/include -I$build/cxx-include"
+flags="-std=c++17 -Wall -Wextra -Wpedantic -Werror -fsyntax-only -I$src/include"
 "$cxx" $flags "$src/tests/test_cxx.cc"
 "$cxx" $flags -fno-exceptions "$src/tests/test_cxx_noexcept.cc"
 # Each header alone, first in its translation unit (each stands alone).

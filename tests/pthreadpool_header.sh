@@ -1,5 +1,5 @@
 #!/bin/sh
-# compat/pthreadpool/pthreadpool.h declares every type, flag and function of
+# include/cpuexec-pthreadpool/pthreadpool.h declares every type, flag and function of
 # Debian's pthreadpool.h identically: one C translation unit includes
 # Debian's header and then ours, and with -Werror any declaration that
 # differs (a conflicting prototype or typedef, a redefined flag) fails it.
@@ -13,7 +13,7 @@ if ! "$cc" -E "$tmp/probe.c" > /dev/null 2>&1; then
   echo "Debian pthreadpool.h not installed (libpthreadpool-dev); nothing to compare"
   exit 77
 fi
-ours=$(cd "$srcdir/compat/pthreadpool" && pwd)/pthreadpool.h
+ours=$(cd "$srcdir/include/cpuexec-pthreadpool" && pwd)/pthreadpool.h
 cat > "$tmp/both.c" <<EOC
 #include <pthreadpool.h>
 #ifdef CPUEXEC_PTHREADPOOL_COMPAT

@@ -24,10 +24,10 @@
 #include <cpuexec.h>
 #include <pthreadpool.h>
 
-#include "compat/job_pool.h"
-#include "compat/parallel_for.h"
-#include "compat/range_executor.h"
-#include "compat/ranges.h"
+#include <cpuexec/compat/job_pool.h>
+#include <cpuexec/compat/parallel_for.h>
+#include <cpuexec/compat/range_executor.h>
+#include <cpuexec/compat/ranges.h>
 
 /* Valid objects the rows pass beside the one bad argument, so each row
  * tests one argument only. */

@@ -17,9 +17,9 @@
 #include <cmocka.h>
 
 #include "test_util.h"
-#include "compat/job_pool.h"
-#include "compat/range_executor.h"
-#include "compat/ranges.h"
+#include <cpuexec/compat/job_pool.h>
+#include <cpuexec/compat/range_executor.h>
+#include <cpuexec/compat/ranges.h>
 
 static const int values[] = {-1, 1, INT_MIN, INT_MAX,
 #define VALUE_OF(name, value, text) CPUEXEC_##name,

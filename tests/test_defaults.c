@@ -27,7 +27,7 @@
 
 #include <cpuexec.h>
 
-#include "compat/parallel_for.h"
+#include <cpuexec/compat/parallel_for.h>
 #include "pthreadpool.h"
 
 static char self_path[4096];

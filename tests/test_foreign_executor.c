@@ -20,10 +20,10 @@
 #include <pthreadpool.h>
 
 #include "test_util.h"
-#include "compat/job_pool.h"
-#include "compat/parallel_for.h"
-#include "compat/range_executor.h"
-#include "compat/ranges.h"
+#include <cpuexec/compat/job_pool.h>
+#include <cpuexec/compat/parallel_for.h>
+#include <cpuexec/compat/range_executor.h>
+#include <cpuexec/compat/ranges.h>
 #include "foreign_pool.h"
 
 #define N 1000

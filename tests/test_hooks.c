@@ -17,9 +17,9 @@
 #include <cpuexec.h>
 
 #include "test_util.h"
-#include "compat/job_pool.h"
-#include "compat/range_executor.h"
-#include "compat/ranges.h"
+#include <cpuexec/compat/job_pool.h>
+#include <cpuexec/compat/range_executor.h>
+#include <cpuexec/compat/ranges.h>
 #include "foreign_pool.h"
 
 /* What the hooks saw, process-wide. */

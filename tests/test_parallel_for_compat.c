@@ -16,7 +16,7 @@
 
 #include <cpuexec.h>
 
-#include "compat/parallel_for.h"
+#include <cpuexec/compat/parallel_for.h>
 #include "test_util.h"
 #include "rendezvous.h"
 

@@ -15,7 +15,7 @@
 
 #include <cpuexec.h>
 
-#include "compat/parallel_for.h"
+#include <cpuexec/compat/parallel_for.h>
 #include "executor/executor_internal.h"
 #include "test_util.h"
 

@@ -1,5 +1,5 @@
-/* The (count, callback) range-executor contract (compat/range_executor.h)
- * and the (worker_id, worker_count) job-pool adapters (compat/job_pool.h):
+/* The (count, callback) range-executor contract (include/cpuexec/compat/range_executor.h)
+ * and the (worker_id, worker_count) job-pool adapters (include/cpuexec/compat/job_pool.h):
  * coverage for many counts and worker counts, errors, bounds violations from
  * broken executors, zero and one groups, nesting, and the destination rules
  * of a reduction and a matmul written against the contract. */
@@ -15,9 +15,9 @@
 
 #include "test_util.h"
 #include "rendezvous.h"
-#include "compat/job_pool.h"
-#include "compat/range_executor.h"
-#include "compat/ranges.h"
+#include <cpuexec/compat/job_pool.h>
+#include <cpuexec/compat/range_executor.h>
+#include <cpuexec/compat/ranges.h>
 
 static const int64_t counts[] = {0, 1, 2, 3, 5, 7, 8, 64, 1000, 4097};
 #define N_COUNTS (sizeof counts / sizeof counts[0])
@@ -729,7 +729,7 @@ static int row_sums_range(void *arg, int64_t begin, int64_t end) {
   return 0;
 }
 
-/* An axis reduction as compat/range_executor.h describes it: one group per retained
+/* An axis reduction as include/cpuexec/compat/range_executor.h describes it: one group per retained
  * coordinate, results staged, copied to dest only after success. */
 static int row_sums(const cpuexec_range_executor *ex, const double *m, int64_t rows, int64_t cols, double *dest) {
   double *stage = malloc((size_t)rows * sizeof *stage);
@@ -765,7 +765,7 @@ static int matmul_rows(void *arg, int64_t begin, int64_t end) {
   return 0;
 }
 
-/* A matmul as compat/range_executor.h describes it: one group per output row, written in
+/* A matmul as include/cpuexec/compat/range_executor.h describes it: one group per output row, written in
  * place, so a failure may leave c partly written. */
 static int matmul(const cpuexec_range_executor *ex, const double *a, const double *b, double *c, int64_t rows,
                   int64_t inner, int64_t cols) {

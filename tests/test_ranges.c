@@ -1,4 +1,4 @@
-/* Range schedules and costed ranges (compat/ranges.h): its header's rules as a
+/* Range schedules and costed ranges (include/cpuexec/compat/ranges.h): its header's rules as a
  * matrix of executors x totals x schedules. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 #include "test_util.h"
-#include "compat/ranges.h"
+#include <cpuexec/compat/ranges.h>
 
 static uint64_t expected_blocks(int64_t total, const cpuexec_range_schedule *s, uint32_t threads) {
   if (total < s->min_parallel_size)

@@ -40,7 +40,7 @@
 #include <cpuexec.h>
 
 #ifndef __cplusplus
-#include "../compat/job_pool.h"
+#include <cpuexec/compat/job_pool.h>
 #endif
 
 /* ---- the per-case watchdog ------------------------------------------------

@@ -19,7 +19,7 @@
 
 #include <cpuexec.h>
 
-#include "engine.h"
+#include "engine_private.h"
 
 /* exec and threads are immutable after pthreadpool_create() returns, so
  * calls from several threads read them without synchronisation. The split

@@ -6,7 +6,7 @@
  * call expression. Inside the loops `pos[d]` is the item's coordinate along
  * dimension d and PP_TILE(d) the size of its tile there; the grid is copied
  * into locals so it stays in registers across the user's calls. */
-#include "engine.h"
+#include "engine_private.h"
 
 #define PP_ALWAYS_INLINE static inline __attribute__((always_inline))
 

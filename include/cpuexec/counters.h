@@ -24,14 +24,14 @@ typedef struct cpuexec_counters {
   uint64_t wakeups;           /**< wake system calls made by dispatches */
   uint64_t caller_waits;      /**< times the caller waited for workers to finish */
   uint64_t worker_active_ns;  /**< time workers spent running callbacks */
-  /** Since issue 9 (doc/spinning.md): */
+  /** Take-overs and the cadence (doc/spinning.md): */
   uint64_t takeovers;         /**< reserved chunks run by another participant: their owner had not checked in */
   uint64_t late_arrivals;     /**< times a worker woke to a region whose share was already taken */
   uint64_t cadence_hits;      /**< regions that found a worker spinning in its cadence window */
   uint64_t cadence_misses;    /**< cadence windows that ended without a region, or regions that came before theirs */
   uint64_t reserved_[8];
 } cpuexec_counters;
-/* A foreign executor (include/cpuexec/foreign.h) counts dispatches (calls
+/* A foreign executor (<cpuexec/foreign.h>) counts dispatches (calls
  * handed to its pool), nested_inline and limited_inline; its pool does the
  * waiting, so the others stay 0. */
 
@@ -70,8 +70,8 @@ typedef struct cpuexec_dispatch_event {
  * cpuexec_dispatch_observer_set(), and must not let a C++ exception escape. */
 typedef void (*cpuexec_dispatch_observer)(void *ctx, const cpuexec_dispatch_event *event);
 
-/** Stable properties a tuning profile depends on (seed 000 "Tuning and cache
- * identity"). Every field describes what the executor does, never how its
+/** Stable properties a tuning profile depends on (its cache identity).
+ * Every field describes what the executor does, never how its
  * policy was spelt, so executors that share a pool describe it alike:
  * affinity_class is NONE when nothing is pinned (affinity none, and every
  * serial policy but explicit), EXPLICIT when the caller is pinned,
@@ -110,7 +110,7 @@ CPUEXEC_EXPORT int cpuexec_executor_spin_state_get(const cpuexec_executor *exec,
 CPUEXEC_EXPORT void cpuexec_dispatch_observer_set(void *ctx, cpuexec_dispatch_observer observer);
 
 /** Writes exec's stable properties to *out, for keying a tuning cache. A
- * foreign executor (include/cpuexec/foreign.h) describes itself as its
+ * foreign executor (<cpuexec/foreign.h>) describes itself as its
  * effective threads, CPUEXEC_AFFINITY_NONE, no SMT, CPUEXEC_SPIN_PARK_IMMEDIATELY:
  * libcpuexec neither places nor spins its threads. exec or out NULL is
  * CPUEXEC_EINVAL. */
@@ -119,10 +119,8 @@ CPUEXEC_EXPORT int cpuexec_executor_descriptor_get(const cpuexec_executor *exec,
 CPUEXEC_EXPORT int cpuexec_executor_descriptor_check(const cpuexec_executor *exec,
                                                      const cpuexec_descriptor *expected);
 
-/** Calibration (seed 000 Pool PR04: "Calibration may lease an explicit
- * compatible executor and rejects an execution descriptor whose
- * participants differ from the active executor before invoking a callback"):
- * runs fn(user, exec) on the executor calibration must measure, after
+/** Calibration: leases a compatible executor and refuses a profile whose
+ * descriptor differs from it before invoking any callback; then runs fn(user, exec) on the executor calibration must measure, after
  * checking that it matches the profile's descriptor `expected`.
  *   exec given        that executor;
  *   exec NULL         the executor installed on this thread (cpuexec_executor_current()),

@@ -57,11 +57,9 @@
  *
  * Threads calling into one executor at once all complete correctly: one
  * region runs on the pool at a time and a second caller waits (asleep) for
- * it, then runs its region with every participant. Measured on 2 cores, two
- * callers of 100 us regions: waiting 44 us per region, running the second
- * one inline on its caller 62 us; for regions of a few hundred ns the two are
- * within noise (1.0 vs 0.9-1.2 us), so waiting it is (bench/bench_busy_pool
- * measures it again; doc/performance.md, section 4).
+ * it, then runs its region with every participant: waiting for the pool
+ * costs less than running the second region inline on its caller
+ * (doc/performance.md, section 4, has the measurements).
  *
  * Thread safety: every function here may be called from any thread, on the
  * same executor at once (see above for concurrent parallel calls);
@@ -81,7 +79,7 @@
 /** An executor (opaque): the built-in pool (cpuexec_executor_create, the
  * registry, sessions: the caller plus effective_threads - 1 persistent
  * workers) or an application's own pool wrapped with
- * cpuexec_executor_create_foreign() (include/cpuexec/foreign.h); every call
+ * cpuexec_executor_create_foreign() (<cpuexec/foreign.h>); every call
  * that takes an executor takes both. Owned by whoever created or leased
  * it; any number of threads may call into it at once; it must not be
  * destroyed or released while a call is in progress. */
@@ -160,8 +158,8 @@ CPUEXEC_EXPORT int cpuexec_parallel_for(cpuexec_executor *exec, int64_t total, i
  * control word, aarch64 FPCR; nothing on other architectures), each
  * restoring its own state after; status flags are never copied. Policies
  * ask for it on every region with inherit_fp_environment=true; a foreign
- * executor's pool applies it around every range. Costs a few ns per
- * participant per region when set (bench/bench_fpenv), nothing when not. */
+ * executor's pool applies it around every range. Costs a little per
+ * participant per region when set (doc/performance.md), nothing when not. */
 #define CPUEXEC_FOR_INHERIT_FP_ENV 0x2u
 
 /** cpuexec_parallel_for with flags (0 is cpuexec_parallel_for). A flag
@@ -189,8 +187,9 @@ CPUEXEC_EXPORT int32_t cpuexec_participant_index(void);
  * any callback: 1. Thread-local. */
 CPUEXEC_EXPORT int32_t cpuexec_participant_count(void);
 
-/** Chooses grain and participants from the cost model documented in
- * src/executor/plan.c. Small work plans one participant; exec NULL plans for the
+/** Chooses grain and participants from a cost model of the work's bytes
+ * and cycles against the executor's participants (doc/performance.md
+ * describes it). Small work plans one participant; exec NULL plans for the
  * serial caller; constraints NULL: none. cost or plan NULL, a cost field
  * negative or not finite, or a negative constraint is CPUEXEC_EINVAL naming
  * it. */

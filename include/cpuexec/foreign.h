@@ -11,7 +11,7 @@
  * doc/foreign-executors.md walks through one.
  *
  * The pool supplies one function, the range-executor contract of
- * compat/range_executor.h:
+ * <cpuexec/compat/range_executor.h>:
  *
  *     run_ranges(pool, count, arg, fn)
  *

@@ -6,7 +6,7 @@
  * it saves the library's per-thread setting when a thread joins a region,
  * sets "one thread" before each callback, and restores the setting when the
  * thread leaves. libcpuexec's own OpenMP inline guard is such a hook
- * (include/cpuexec/interop.h); examples/openblas_hook.c is another.
+ * (<cpuexec/interop.h>); examples/openblas_hook.c is another.
  *
  * When each part runs, on the thread concerned:
  *   - participant_begin(user, state): a thread starts running callbacks of a

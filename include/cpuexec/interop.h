@@ -1,8 +1,8 @@
 /** @file
  * libcpuexec: OpenMP interop (the OMPT tool, the inline guard, the report).
- * Owned by src/openmp_*.c and src/openmp/ompt_tool.c; see doc/migrating-openmp.md.
+ * See doc/migrating-openmp.md.
  * The inline guard and the scope settings are one runtime hook
- * (include/cpuexec/hooks.h), registered when the library loads, so they run
+ * (<cpuexec/hooks.h>), registered when the library loads, so they run
  * on every participant of every executor, foreign ones included.
  *
  * What libcpuexec does about OpenMP, without linking an OpenMP runtime:

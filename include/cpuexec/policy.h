@@ -79,7 +79,7 @@ typedef enum cpuexec_format {
 CPUEXEC_BEGIN_DECLS
 
 /** Defaults: num_threads 0, ADAPTIVE spin with budget 0, affinity NONE
- * (unpinned, as seed 000 PR03 asks of every implicit default; pin with
+ * (unpinned, like every implicit default; pin with
  * affinity_policy=physical_cores or another placement), empty cpu_set,
  * nesting not allowed; every field 0 except struct_size. NULL is ignored. */
 CPUEXEC_EXPORT void cpuexec_policy_init(cpuexec_policy *policy);

@@ -29,7 +29,7 @@ typedef struct cpuexec_session cpuexec_session;
 
 /** Saved state of one installed scope: opaque storage, private to the
  * library, public only so scopes can live on the stack. It holds what the
- * runtime hooks save for the scope (include/cpuexec/hooks.h:
+ * runtime hooks save for the scope (<cpuexec/hooks.h>:
  * CPUEXEC_HOOKS_MAX blocks of CPUEXEC_HOOK_STATE_MAX bytes) and leaves room
  * so later versions can keep more without changing its size. */
 typedef struct cpuexec_scope {
@@ -66,7 +66,7 @@ CPUEXEC_BEGIN_DECLS
 /** Zeroes every field (the defaults above); NULL is ignored. */
 CPUEXEC_EXPORT void cpuexec_session_options_init(cpuexec_session_options *options);
 /** options NULL: the defaults. Every executor a session uses, a foreign
- * one (include/cpuexec/foreign.h) included, is held by the session's own
+ * one (<cpuexec/foreign.h>) included, is held by the session's own
  * reference. out NULL is CPUEXEC_EINVAL; *out is NULL on failure. A
  * malformed CPUEXEC_POLICY (policy NULL) or CPUEXEC_REGISTRY (registry
  * NULL) is an error naming the variable. */

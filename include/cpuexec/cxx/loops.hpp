@@ -1,6 +1,6 @@
 /** @file cxx/loops.hpp
  * Parallel loops with callables: parallel_for (and its costed and planned
- * forms), seed 001's range schedules, and worker jobs. Part of cpuexec.hpp. */
+ * forms), range schedules, and worker jobs. Part of cpuexec.hpp. */
 #ifndef CPUEXEC_CXX_LOOPS_HPP
 #define CPUEXEC_CXX_LOOPS_HPP
 
@@ -110,7 +110,7 @@ template <class F> void parallel_for_costed(executor_ref exec, int64_t total, co
   parallel_for_costed(exec, total, c, plan_constraints{}, std::forward<F>(f));
 }
 
-/** A range schedule for kernels (seed 001; cpuexec_range_schedule) with
+/** A range schedule for kernels (cpuexec_range_schedule) with
  * builder-style setters. The defaults are serial until the kernel raises
  * max_participants. */
 class range_schedule {
@@ -141,7 +141,7 @@ private:
 };
 
 /** The serial loop `f(0, total)` split into blocks by the schedule and run on
- * the installed executor (cpuexec_ranges_execute(), seed 001); the exception
+ * the installed executor (cpuexec_ranges_execute()); the exception
  * rules of parallel_for(). */
 template <class F> void execute_ranges(int64_t total, const range_schedule &schedule, F &&f) {
   static_assert(detail::range_body_ok<F>::value, "f must be callable as f(int64_t begin, int64_t end) const");

@@ -1,5 +1,5 @@
 /** @file cxx/range_executor.hpp
- * Seed 003's (count, callback) range executors from C++: running kernels
+ * The (count, callback) range executors from C++: running kernels
  * with lambdas through any range executor, and range executors implemented
  * by lambdas. Part of cpuexec.hpp. */
 #ifndef CPUEXEC_CXX_RANGE_EXECUTOR_HPP
@@ -18,7 +18,7 @@
 
 namespace cpuexec {
 
-/** What a range-executor implementation calls for each range (seed 003):
+/** What a range-executor implementation calls for each range (<cpuexec/compat/range_executor.h>):
  * cb(start, end) runs the kernel's callback and returns false when the run
  * should stop (a callback failed or threw, or the range was out of bounds).
  * Copy it to any thread; it is valid until the implementation returns. */
@@ -44,7 +44,7 @@ private:
   std::atomic<int> *first_;
 };
 
-/** A range executor (seed 003; cpuexec_range_executor): a value naming how
+/** A range executor (cpuexec_range_executor): a value naming how
  * to run the ranges of [0, count). Copy freely; what it refers to must
  * outlive its uses. */
 class range_executor {
@@ -88,7 +88,7 @@ template <class Impl> class foreign_executor;
  * cpuexec::range_callback cb) calls cb(start, end) for disjoint half-open
  * ranges covering [0, count), possibly on other threads, stops starting
  * ranges once cb returns false, and returns after every started cb call
- * returned (seed 003's contract). impl returns void, or an int: 0 or its
+ * returned (the range-executor contract). impl returns void, or an int: 0 or its
  * own negative CPUEXEC_E* error. An exception impl throws reaches the C++
  * run() that called it, or, when C code called it, becomes
  * CPUEXEC_ECALLBACK. Not copyable or movable: executor() points at it. */

@@ -1,4 +1,4 @@
-/* Internal: how libcpuexec-pthreadpool runs one parallelize call.
+/* Private to libcpuexec-pthreadpool (not installed): how it runs one parallelize call.
  *
  * Every pthreadpool shape is a grid of up to six dimensions; a tiled
  * dimension steps by its tile, an untiled one by 1. A call is one task:
@@ -18,14 +18,14 @@
  * odometer, and only stolen items are decomposed with divisions. Thieves
  * are patient: they leave a slot to an owner that keeps claiming short
  * items (see pp_take in pool.c). */
-#ifndef CPUEXEC_COMPAT_PTHREADPOOL_ENGINE_H
-#define CPUEXEC_COMPAT_PTHREADPOOL_ENGINE_H
+#ifndef CPUEXEC_COMPAT_PTHREADPOOL_ENGINE_PRIVATE_H
+#define CPUEXEC_COMPAT_PTHREADPOOL_ENGINE_PRIVATE_H
 
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pthreadpool.h"
+#include <cpuexec-pthreadpool/pthreadpool.h>
 
 #define CPUEXEC__PP_MAX_DIMS 6
 #define CPUEXEC__PP_CACHE_LINE 128

@@ -1,7 +1,10 @@
-/* Internal to the compat adapters: how adapter callbacks enter a region.
+/* Private to the compat adapters (not installed): the one header through
+ * which they reach the library beneath the public API, for two things
+ * only: the region primitive (executor/participant.h) and reporting a
+ * failure through cpuexec_error_message() (core/error.h: cpuexec__fail).
  *
- * The adapters use the region primitive (src/executor/participant.h) with its one
- * rule, as the executor does:
+ * How adapter callbacks enter a region. The adapters use the region
+ * primitive with its one rule, as the executor does:
  *   - a callback an adapter runs itself (a serial path, on the caller, also
  *     when nested) is a region of one participant, 0 of 1, with the
  *     installed executor kept,
@@ -16,9 +19,10 @@
  *     1: its thread gets the same hooks and nesting rule. A job pool knows
  *     its worker ids and enters as worker_id of worker_count instead
  *     (compat/job_pool.c). */
-#ifndef CPUEXEC_COMPAT_REGION_H
-#define CPUEXEC_COMPAT_REGION_H
+#ifndef CPUEXEC_COMPAT_ADAPTER_PRIVATE_H
+#define CPUEXEC_COMPAT_ADAPTER_PRIVATE_H
 
+#include "core/error.h"
 #include "executor/participant.h"
 
 /* True inside any libcpuexec callback on this thread: parallel adapters run

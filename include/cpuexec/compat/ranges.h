@@ -26,7 +26,7 @@
  *     up to the multiple. A callback receives one block or several adjacent
  *     blocks merged into one range, never a part of one;
  *   - every callback runs inside a region scope: the thread's callback depth
- *     (the same depth the executor keeps, src/executor/thread_state.h) is raised for
+ *     (the same depth the executor keeps for nested calls) is raised for
  *     the call, so anything it calls through libcpuexec runs as one block on
  *     that thread, and cpuexec_executor_current() still names the region's executor;
  *   - a callback returning non-zero stops blocks that have not started; the

@@ -19,7 +19,7 @@
 #include <cpuexec/common.h>
 #include <cpuexec/executor.h>
 
-#include "range_executor.h"
+#include <cpuexec/compat/range_executor.h>
 
 /** One worker's share: 0 on success, non-zero to fail the run. */
 typedef int (*cpuexec_worker_job_fn)(void *ctx, int32_t worker_id, int32_t worker_count);

@@ -1,4 +1,4 @@
-/* Internal to compat/: the first contract violation of one call, recorded
+/* Private to compat/: the first contract violation of one call, recorded
  * from whichever thread sees it (range_executor.c, range_check.c). Not
  * installed.
  *
@@ -8,8 +8,8 @@
  * returned, and start/end after it. A kind still RECORDING then means the
  * recording thread had not finished: the executor returned before its
  * callback did. */
-#ifndef CPUEXEC_COMPAT_VIOLATION_H
-#define CPUEXEC_COMPAT_VIOLATION_H
+#ifndef CPUEXEC_COMPAT_VIOLATION_PRIVATE_H
+#define CPUEXEC_COMPAT_VIOLATION_PRIVATE_H
 
 #include <stdatomic.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
-/* Internal to compat/: the balanced split of n items into `parts` pieces,
+/* Private to compat/: the balanced split of n items into `parts` pieces,
  * shared by the range schedules (ranges.c) and the job-pool adapter
  * (job_pool.c). Not installed. */
-#ifndef CPUEXEC_COMPAT_SPLIT_H
-#define CPUEXEC_COMPAT_SPLIT_H
+#ifndef CPUEXEC_COMPAT_SPLIT_PRIVATE_H
+#define CPUEXEC_COMPAT_SPLIT_PRIVATE_H
 
 #include <stdint.h>
 
