@@ -19,7 +19,7 @@
 #include "executor/executor_internal.h"
 #include "test_util.h"
 
-extern _Atomic unsigned cpuexec__legacy_pool_attempts;
+extern _Atomic unsigned cpuexec__test_legacy_pool_attempts;
 
 #define TOTAL 1000
 
@@ -59,18 +59,18 @@ static void transient_thread_failure_is_retried_with_backoff(void **state) {
   for (unsigned call = 0; call < 10; call++) {
     int rc = covered_call(16);
     assert_int_equal(rc, CPUEXEC_ETHREAD);
-    if (atomic_load(&cpuexec__legacy_pool_attempts) != attempts_after[call])
-      fail_msg("call %u: %u attempts, want %u", call + 1, atomic_load(&cpuexec__legacy_pool_attempts),
+    if (atomic_load(&cpuexec__test_legacy_pool_attempts) != attempts_after[call])
+      fail_msg("call %u: %u attempts, want %u", call + 1, atomic_load(&cpuexec__test_legacy_pool_attempts),
                attempts_after[call]);
   }
   /* Threads are available again: calls 11.. go on serially until the gap
    * of 4 is over, then the pool is made and the call returns 0. */
   atomic_store(&cpuexec__test_fail_thread_create_at, 0);
   assert_int_equal(covered_call(16), 0);
-  assert_int_equal(atomic_load(&cpuexec__legacy_pool_attempts), 4);
+  assert_int_equal(atomic_load(&cpuexec__test_legacy_pool_attempts), 4);
   assert_int_equal(ParallelForThreadCount(), 2);
   assert_int_equal(covered_call(16), 0);
-  assert_int_equal(atomic_load(&cpuexec__legacy_pool_attempts), 4); /* made once */
+  assert_int_equal(atomic_load(&cpuexec__test_legacy_pool_attempts), 4); /* made once */
 }
 
 static void grain_below_one_runs_as_one(void **state) {

@@ -227,14 +227,14 @@ static void releasing_the_last_lease_stops_the_threads(void **state) {
   assert_int_equal(cpuexec_registry_destroy(reg), 0);
 }
 
-/* The registry's clock, moved by hand (cpuexec__registry_clock). */
+/* The registry's clock, moved by hand (cpuexec__test_registry_clock). */
 static _Atomic uint64_t fake_now_ns = 1000000000u;
 static uint64_t fake_clock(void) { return atomic_load(&fake_now_ns); }
 
 static void idle_retention_keeps_the_pool_then_stops_it(void **state) {
   (void)state;
   const uint64_t retention_ms = 300;
-  atomic_store(&cpuexec__registry_clock, fake_clock);
+  atomic_store(&cpuexec__test_registry_clock, fake_clock);
   cpuexec_registry *reg = make_registry(8, retention_ms * 1000000u);
   int baseline = task_baseline();
   cpuexec_resolved *r = resolve_threads(3);
@@ -264,7 +264,7 @@ static void idle_retention_keeps_the_pool_then_stops_it(void **state) {
   cpuexec_resolved_destroy(r);
   assert_int_equal(cpuexec_registry_destroy(reg), 0); /* stops the retained pool */
   assert_int_equal(wait_task_count(baseline), baseline);
-  atomic_store(&cpuexec__registry_clock, NULL);
+  atomic_store(&cpuexec__test_registry_clock, NULL);
 }
 
 static void a_full_registry_evicts_an_idle_retained_pool(void **state) {

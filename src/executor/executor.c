@@ -12,12 +12,16 @@
 #include "thread_state.h"
 #include "wake_tree.h"
 
+#if CPUEXEC_TEST_HOOKS
 _Atomic int cpuexec__test_fail_thread_create_at = 0;
+#endif
 
 /* Process-local executor ids: never reused, never 0. */
 static _Atomic uint64_t next_executor_id = 1;
 
+#if CPUEXEC_TEST_HOOKS
 _Atomic(cpuexec__worker_gate_fn) cpuexec__test_worker_gate; /* NULL: static storage starts zeroed */
+#endif
 
 /* Worker k's loop: wait for an open region, check in, run, leave. A worker
  * that finds its region taken (see executor_internal.h) has read only its
@@ -36,7 +40,7 @@ static void *worker_main(void *arg) {
     cpuexec__wait_report seen;
     e = cpuexec__wait_while_equal(&slot->epoch, e, &slot->parked, &exec->spin, &exec->caller_cpu, &hint, &seen);
     while (cpuexec__epoch_open(e)) {
-      cpuexec__worker_gate_fn gate = atomic_load_explicit(&cpuexec__test_worker_gate, memory_order_relaxed);
+      cpuexec__worker_gate_fn gate = CPUEXEC__TEST_HOOK(cpuexec__test_worker_gate, NULL);
       if (gate) {
         gate(exec, w->index);
         e = atomic_load_explicit(&slot->epoch, memory_order_relaxed);
@@ -142,7 +146,7 @@ static int start_worker(struct cpuexec_executor *exec, uint32_t k, int32_t cpu) 
   cpuexec__worker *w = &exec->workers[k - 1];
   w->exec = exec;
   w->index = k;
-  int rc = atomic_load_explicit(&cpuexec__test_fail_thread_create_at, memory_order_relaxed) == (int)k
+  int rc = CPUEXEC__TEST_HOOK(cpuexec__test_fail_thread_create_at, 0) == (int)k
                ? EAGAIN
                : pthread_create(&w->thread, NULL, worker_main, w);
   if (rc != 0) {

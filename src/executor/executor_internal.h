@@ -61,6 +61,7 @@
 #include <cpuexec/counters.h>
 #include <cpuexec/executor.h>
 
+#include "core/test_hooks.h"
 #include "counters_internal.h"
 #include "core/cache_line.h"
 #include "executor_lease.h"
@@ -159,12 +160,16 @@ bool cpuexec__executor_inherited(const cpuexec_executor *exec);
 
 /* Test hook: when k > 0, creating worker k (1-based) fails as if
  * pthread_create had returned EAGAIN. */
+#if CPUEXEC_TEST_HOOKS
 extern _Atomic int cpuexec__test_fail_thread_create_at;
+#endif
 
 /* Test hook: when set, worker k calls it each time it sees an open region,
  * before it checks in (a test holds a worker there to play a late one). */
 typedef void (*cpuexec__worker_gate_fn)(struct cpuexec_executor *exec, uint32_t index);
+#if CPUEXEC_TEST_HOOKS
 extern _Atomic(cpuexec__worker_gate_fn) cpuexec__test_worker_gate;
+#endif
 
 /* How waiting threads of an executor of `threads` participants spin for
  * resolved (executor.c). */
@@ -183,7 +188,9 @@ int cpuexec__foreign_run(struct cpuexec_executor *exec, int64_t total, int64_t g
  * before the caller waits for them (a test's held callback is released
  * there, so the early return is seen for certain). */
 typedef void (*cpuexec__foreign_early_fn)(struct cpuexec_executor *exec);
+#if CPUEXEC_TEST_HOOKS
 extern _Atomic(cpuexec__foreign_early_fn) cpuexec__test_foreign_returned_early;
+#endif
 /* The foreign pool's planner, or false when it has none (plan.c then plans
  * with the built-in model); *rc is the planning result. */
 bool cpuexec__foreign_plan(const struct cpuexec_executor *exec, int64_t total, const cpuexec_cost *cost,

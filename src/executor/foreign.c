@@ -44,7 +44,9 @@ struct cpuexec__foreign {
   void *pool;
 };
 
+#if CPUEXEC_TEST_HOOKS
 _Atomic(cpuexec__foreign_early_fn) cpuexec__test_foreign_returned_early; /* NULL: static storage starts zeroed */
+#endif
 
 /* ran[] lives on the caller's stack up to this many participants. */
 #define FOREIGN_STACK_PARTICIPANTS 64
@@ -198,8 +200,7 @@ int cpuexec__foreign_run(struct cpuexec_executor *exec, int64_t total, int64_t g
 
   bool returned_early = atomic_load_explicit(&c.in_flight, memory_order_acquire) != 0;
   if (returned_early) {
-    cpuexec__foreign_early_fn seen =
-        atomic_load_explicit(&cpuexec__test_foreign_returned_early, memory_order_relaxed);
+    cpuexec__foreign_early_fn seen = CPUEXEC__TEST_HOOK(cpuexec__test_foreign_returned_early, NULL);
     if (seen) seen(exec);
   }
   while (atomic_load_explicit(&c.in_flight, memory_order_acquire) != 0) cpuexec__os_yield();

@@ -1,12 +1,15 @@
 /* Tree wake-up for wide regions (see wake_tree.h). */
+#include "core/test_hooks.h"
 #include "wake_tree.h"
 
 #include "executor_internal.h"
 
+#if CPUEXEC_TEST_HOOKS
 _Atomic uint32_t cpuexec__test_wake_tree_min = 0;
+#endif
 
 uint32_t cpuexec__wake_tree_min(void) {
-  uint32_t t = atomic_load_explicit(&cpuexec__test_wake_tree_min, memory_order_relaxed);
+  uint32_t t = CPUEXEC__TEST_HOOK(cpuexec__test_wake_tree_min, 0);
   return t != 0 ? t : CPUEXEC__WAKE_TREE_MIN;
 }
 

@@ -36,6 +36,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "core/test_hooks.h"
+
 #define CPUEXEC__WAKE_TREE_MIN 16u
 #define CPUEXEC__WAKE_TREE_FANOUT 4u
 
@@ -44,7 +46,9 @@ struct cpuexec_executor;
 /* The smallest participant count that uses the tree: CPUEXEC__WAKE_TREE_MIN,
  * or a test's value (cpuexec__test_wake_tree_min, when non-zero, read when
  * an executor is created). */
+#if CPUEXEC_TEST_HOOKS
 extern _Atomic uint32_t cpuexec__test_wake_tree_min;
+#endif
 uint32_t cpuexec__wake_tree_min(void);
 
 /* What an executor of `threads` participants stores in wake_tree_min:

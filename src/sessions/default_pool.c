@@ -29,6 +29,7 @@
 #include <cpuexec/registry.h>
 #include <cpuexec/resolve.h>
 
+#include "core/test_hooks.h"
 #include "core/error.h"
 #include "os/fork.h"
 
@@ -53,7 +54,9 @@ __attribute__((constructor)) static void fork_register(void) {
 #define RETRY_GAP_MAX 1024u
 static atomic_uint retry_gap = 1; /* calls to answer without trying before the next attempt */
 static atomic_uint calls_skipped; /* calls since the last failed attempt */
-_Atomic unsigned cpuexec__legacy_pool_attempts; /* attempts made (tests read it) */
+#if CPUEXEC_TEST_HOOKS
+_Atomic unsigned cpuexec__test_legacy_pool_attempts; /* attempts made (tests read it) */
+#endif
 
 /* The default resolution, or, when it cannot be placed (CPUEXEC_NUM_THREADS
  * above the cores a pinning policy can use, a cpu_set the process cannot
@@ -83,7 +86,7 @@ static void make_pool(uint64_t generation, bool retrying) {
   const cpuexec_resolved *resolved = NULL;
   cpuexec_resolved *owned = NULL;
   cpuexec_registry *registry = cpuexec_registry_default();
-  atomic_fetch_add_explicit(&cpuexec__legacy_pool_attempts, 1, memory_order_relaxed);
+  CPUEXEC__TEST_COUNT(cpuexec__test_legacy_pool_attempts);
   int rc = registry ? resolve_for_pool(&owned, &resolved)
                     : cpuexec__fail(CPUEXEC_ENOMEM, "default pool: the process registry could not be allocated");
   if (rc == 0) rc = cpuexec_registry_acquire(registry, resolved, &made);

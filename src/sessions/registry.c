@@ -46,6 +46,7 @@
 
 #include <cpuexec/registry.h>
 
+#include "core/test_hooks.h"
 #include "core/debug.h"
 #include "core/error.h"
 #include "executor/executor_lease.h"
@@ -103,10 +104,12 @@ static int default_env_error;
 static char default_env_detail[400];
 
 /* The clock retention is measured on; tests replace it (registry_internal.h). */
-_Atomic(cpuexec__clock_fn) cpuexec__registry_clock; /* NULL: static storage starts zeroed */
+#if CPUEXEC_TEST_HOOKS
+_Atomic(cpuexec__clock_fn) cpuexec__test_registry_clock; /* NULL: static storage starts zeroed */
+#endif
 
 static uint64_t registry_now(void) {
-  cpuexec__clock_fn clock = atomic_load_explicit(&cpuexec__registry_clock, memory_order_relaxed);
+  cpuexec__clock_fn clock = CPUEXEC__TEST_HOOK(cpuexec__test_registry_clock, NULL);
   return clock ? clock() : cpuexec__os_now_ns();
 }
 

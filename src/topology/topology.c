@@ -1,5 +1,6 @@
 /* Topology: the process-visible processors, their cores, packages and
  * kinds, read once with hwloc into plain arrays (topology_internal.h). */
+#include "core/test_hooks.h"
 #include "topology_internal.h"
 
 #include <errno.h>
@@ -232,7 +233,9 @@ static int fill_options_side(const cpuexec_topology_options *o, bool tolerant, c
 
 enum source_kind { SOURCE_PROCESS, SOURCE_XML, SOURCE_SYNTHETIC };
 
+#if CPUEXEC_TEST_HOOKS
 _Atomic int cpuexec__test_hwloc_load_fails;
+#endif
 
 static int load(enum source_kind kind, const char *arg, const cpuexec_topology_options *options, bool tolerant,
                 cpuexec_topology **out) {
@@ -275,7 +278,7 @@ static int load(enum source_kind kind, const char *arg, const cpuexec_topology_o
     goto fail;
   }
   errno = 0;
-  if ((t->live && atomic_load_explicit(&cpuexec__test_hwloc_load_fails, memory_order_relaxed)) ||
+  if ((t->live && CPUEXEC__TEST_HOOK(cpuexec__test_hwloc_load_fails, 0)) ||
       hwloc_topology_load(topo) != 0) {
     /* hwloc sets errno on some refusals only; a stale one would name a cause that is not. */
     rc = cpuexec__fail(CPUEXEC_ETOPOLOGY, "topology: hwloc could not load %s: %s", t->source,

@@ -11,6 +11,8 @@
 
 #include <cpuexec/topology.h>
 
+#include "core/test_hooks.h"
+
 /* Kind rank of a processor when the topology reports fewer than two kinds,
  * or hwloc could not rank them by efficiency. */
 #define CPUEXEC__KIND_UNKNOWN (-1)
@@ -76,11 +78,13 @@ int cpuexec__topology_load_live(const cpuexec_topology_options *options, bool to
  * (topology_xml_check.c, which lists what it checks). */
 int cpuexec__xml_check(const char *path);
 
-/* Test hooks (white-box tests only): hwloc fails to load the live topology
+/* Test hooks (the test build only, core/test_hooks.h): hwloc fails to load the live topology
  * as if it could not read the machine; options the process default loads
  * with (cgroup fixture paths) instead of NULL. */
+#if CPUEXEC_TEST_HOOKS
 extern _Atomic int cpuexec__test_hwloc_load_fails;
 extern const cpuexec_topology_options *_Atomic cpuexec__test_process_options;
+#endif
 
 /* Reads the cgroup v2 quota named by the options (cgroup_root,
  * proc_self_cgroup). *quota is 0 when unlimited; *source names the file the

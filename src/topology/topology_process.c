@@ -17,6 +17,7 @@
  *     (cpuexec_topology_load*()) still fail.
  * Replaced versions are kept until exit: callers hold plain pointers to the
  * version they resolved against. Everything here is under `lock`. */
+#include "core/test_hooks.h"
 #include "topology_internal.h"
 
 #include <pthread.h>
@@ -29,7 +30,9 @@
 #include "core/error.h"
 #include "os/fork.h"
 
+#if CPUEXEC_TEST_HOOKS
 const cpuexec_topology_options *_Atomic cpuexec__test_process_options;
+#endif
 
 typedef struct version {
   cpuexec_topology *topology;
@@ -85,7 +88,7 @@ static int reload(void) {
   cpu_set_t set;
   bool have = process_set(&set);
   cpuexec_topology *t = NULL;
-  int rc = cpuexec__topology_load_live(atomic_load(&cpuexec__test_process_options), true, &t);
+  int rc = cpuexec__topology_load_live(CPUEXEC__TEST_HOOK(cpuexec__test_process_options, NULL), true, &t);
   if (rc == CPUEXEC_ENOMEM) return rc;
   if (rc != 0) {
     char why[300];
