@@ -20,4 +20,8 @@ int cpuexec__registry_default_environment_error(void);
 typedef uint64_t (*cpuexec__clock_fn)(void);
 extern _Atomic(cpuexec__clock_fn) cpuexec__registry_clock;
 
+/* Test hook: while above 0, making the process registry fails as an
+ * allocation would, and the count goes down by one per attempt. */
+extern _Atomic int cpuexec__test_registry_alloc_fails;
+
 #endif
