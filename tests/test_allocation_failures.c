@@ -8,7 +8,9 @@
  *   - cpuexec_session_create(NULL) returns an error with a fresh message,
  *     or a session that works;
  *   - ParallelFor runs every index exactly once, whatever it returns;
- * and once allocations work again, each of them gets its parallel pool:
+ * no fallback warning is printed for an allocation failure (it is not
+ * about the policy), and once allocations work again, each of them gets
+ * its parallel pool:
  * "defaults never fail" after one failed allocation, the process registry
  * and the default resolution included. The replacement calls glibc's own
  * allocator, so sanitizer builds (which replace malloc themselves) skip it
@@ -19,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -146,7 +149,21 @@ static int sweep(enum which which) {
     if (pid < 0) return perror("fork"), 1;
     if (pid == 0) {
       alarm(60);
-      _exit(first_use(which, n));
+      /* stderr into memory: no fallback may be announced for an
+       * allocation failure (it is not about the policy). */
+      int err = memfd_create("stderr", 0);
+      int saved = dup(2);
+      if (err < 0 || saved < 0 || dup2(err, 2) < 0) _exit(2);
+      int rc = first_use(which, n);
+      char text[4096] = "";
+      ssize_t len = pread(err, text, sizeof text - 1, 0);
+      text[len > 0 ? len : 0] = '\0';
+      dup2(saved, 2);
+      if (strstr(text, "using the default policy") || strstr(text, "runs unpinned") || strstr(text, "could not be applied")) {
+        fprintf(stderr, "allocation %ld: %s announced a fallback: %s", n, names[which], text);
+        _exit(50);
+      }
+      _exit(rc);
     }
     int status;
     while (waitpid(pid, &status, 0) != pid) {

@@ -80,7 +80,10 @@ static int pp_resolve(size_t threads_count, cpuexec_resolved **out) {
     rc = cpuexec_policy_resolve(&policy, NULL, out);
     if (rc == 0 || rc == CPUEXEC_ENOMEM)
       return rc;
-    snprintf(why, sizeof why, "%s", cpuexec_error_message());
+    /* The request came from CPUEXEC_POLICY: the reason names it, unless it
+     * names its own variable already (CPUEXEC_NUM_THREADS). */
+    const char *reason = cpuexec_error_message();
+    snprintf(why, sizeof why, "%s%s", strncmp(reason, "CPUEXEC_", 8) == 0 ? "" : "CPUEXEC_POLICY: ", reason);
     cpuexec_policy_init(&policy);
     if (threads_count > 0)
       policy.num_threads = threads;
