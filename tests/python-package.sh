@@ -41,8 +41,9 @@ cp "$src/python/pyproject.toml" "$src/python/setup.py" "$src/python/MANIFEST.in"
 "$python" -m venv --system-site-packages --without-pip "$work/venv" >"$work/venv.log" 2>&1 ||
   { cat "$work/venv.log"; echo "python-package: python3 -m venv failed"; exit 1; }
 venv_python=$work/venv/bin/python
-# The interpreter of the build tree's wrapper: a sanitizer build's library
-# needs its runtime preloaded into the uninstrumented interpreter.
+# Importing a sanitizer build's library needs its runtime preloaded into the
+# uninstrumented interpreter, as python/with-cpuexec does (pip loads no
+# libcpuexec and runs without it).
 preload=${PYTHON_TEST_PRELOAD:-}
 run() {
   case "$preload" in
@@ -55,7 +56,7 @@ run() {
   unset LD_LIBRARY_PATH PYTHONPATH || true
   PKG_CONFIG_PATH=$(dirname "$pc") PKG_CONFIG_SYSROOT_DIR=$work/destdir PIP_CONFIG_FILE=/dev/null \
     PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1 PIP_NO_CACHE_DIR=1 \
-    run "$venv_python" -m pip install --no-build-isolation --no-index --no-deps "$work/project"
+    "$venv_python" -m pip install --no-build-isolation --no-index --no-deps "$work/project"
 ) >"$work/pip.log" 2>&1 || { cat "$work/pip.log"; echo "python-package: pip install failed"; exit 1; }
 
 cat >"$work/check.py" <<'EOF'
@@ -86,7 +87,7 @@ libdir=$(dirname "$pc")/..
   run "$venv_python" "$work/check.py" "$work/venv" "$(cd "$libdir" && pwd)" "$release"
 ) || { echo "python-package: importing the pip-installed module failed"; exit 1; }
 # pip knows it, with the library's version.
-PIP_CONFIG_FILE=/dev/null PIP_DISABLE_PIP_VERSION_CHECK=1 run "$venv_python" -m pip show cpuexec >"$work/show.log" 2>&1 &&
+PIP_CONFIG_FILE=/dev/null PIP_DISABLE_PIP_VERSION_CHECK=1 "$venv_python" -m pip show cpuexec >"$work/show.log" 2>&1 &&
   grep -q "^Version: $release\$" "$work/show.log" ||
   { cat "$work/show.log"; echo "python-package: pip show cpuexec does not say version $release"; exit 1; }
 echo "python-package: pip installed the module offline from python/ against the installed library"
