@@ -25,11 +25,14 @@
 #                   BENCH_PROGRAMS run once, without arguments, after the table
 #   BENCH_TARGETS   the targets file (bench/targets.txt)
 #   BENCH_TABLE     where to save a copy of the table
+#   BENCH_CHART     where to write the table's chart (bench/chart.py: libcpuexec against
+#                   the best peer per row, an SVG); BENCH_PYTHON runs it (default python3)
 #   BENCH_QUICK=1   2 rounds, fewer samples (about 30 s); BENCH_ROUNDS=N sets the rounds
 #   BENCH_BUDGET=S  no new round starts after S seconds of rounds (default 120, quick 20),
 #                   once 2 rounds (quick: 1) are done: a loaded machine gets fewer rounds
 #                   rather than a run of many minutes; the table says how many ran
-#   BENCH_SMOKE=1   each program once with tiny counts: checks results, no table
+#   BENCH_SMOKE=1   each program once with tiny counts: checks results; the table of
+#                   those samples is not shown, but its chart (BENCH_CHART) must be made
 #   BENCH_GRAIN=1   hands every backend a chunk of 1 instead of one block per participant
 #   BENCH_PARTICIPANTS=N  participants per backend (default 2)
 #   BENCH_STRACE=0  skips the syscall count; BENCH_OTHERS=0 skips the programs run once
@@ -53,6 +56,8 @@ programs=${BENCH_PROGRAMS:-}
 table_programs=${BENCH_TABLE_PROGRAMS:-}
 targets=${BENCH_TARGETS:-}
 table_copy=${BENCH_TABLE:-}
+chart=${BENCH_CHART:-}
+python=${BENCH_PYTHON:-python3}
 if [ -n "${BENCH_QUICK:-}" ] && [ "${BENCH_QUICK}" != 0 ]; then
   rounds=${BENCH_ROUNDS:-2}; quick=--quick; budget=${BENCH_BUDGET:-20}; min_rounds=1
 else
@@ -125,13 +130,15 @@ if [ -n "$smoke" ]; then
   done <"$work/run.list"
   [ -n "$missing" ] && echo "bench-smoke: not available:$missing"
   [ "$failures" -eq 0 ] || { echo "bench-smoke: $failures program(s) failed" >&2; exit 1; }
-  exit 0
+  [ -n "$chart" ] || exit 0
+  # No rounds: the table below is made of the smoke samples, for its chart.
+  rounds=0 table_copy= BENCH_STRACE=0 BENCH_OTHERS=0
 fi
 
 # The delay length, once for every backend.
 first=$(awk -F '\t' '$3 == "backend" { print $2; exit }' "$work/run.list")
 delay_len=100; delay_ns=?
-if [ -n "$first" ] && cal=$("$first" --mode=calibrate </dev/null) && [ -n "$cal" ]; then
+if [ -z "$smoke" ] && [ -n "$first" ] && cal=$("$first" --mode=calibrate </dev/null) && [ -n "$cal" ]; then
   delay_len=$(echo "$cal" | awk '$1 == "C" { print $3 }')
   delay_ns=$(echo "$cal" | awk '$1 == "C" { print $4 }')
 fi
@@ -297,8 +304,27 @@ EOF
   awk '/^# policy [^:]*: / { sub(/^# policy /, ""); k = $1; if (!seen[k]++) print "  " $0 }' "$work/log" >"$work/policies"
   if [ -s "$work/policies" ]; then echo "policy and resolution per backend row:"; cat "$work/policies"; fi
 } >"$work/table"
-cat "$work/table"
+[ -n "$smoke" ] || cat "$work/table"
 if [ -n "$table_copy" ]; then cp "$work/table" "$table_copy" 2>/dev/null || true; fi
+
+# The chart of the table. A full run without Python says so and goes on; the
+# smoke run fails unless the chart is made and is an SVG.
+if [ -n "$chart" ]; then
+  script=$(dirname "$0")/chart.py
+  if ! command -v "$python" >/dev/null 2>&1; then
+    echo "bench: no chart: $python not found (BENCH_PYTHON)" >&2
+    [ -z "$smoke" ] || exit 1
+  elif "$python" "$script" "$work/table" "$chart" >"$work/chart.out" &&
+    "$python" -c 'import sys, xml.etree.ElementTree as et
+sys.exit(et.parse(sys.argv[1]).getroot().tag != "{http://www.w3.org/2000/svg}svg")' "$chart"; then
+    if [ -n "$smoke" ]; then sed 's/^chart: /bench-smoke: chart ok: /' "$work/chart.out"; exit 0; fi
+    cat "$work/chart.out"
+  else
+    echo "bench: no chart: $script failed" >&2
+    [ -z "$smoke" ] || exit 1
+    failures=$((failures + 1))
+  fi
+fi
 
 # The other bench programs: once each, without arguments, output as it is.
 if [ "${BENCH_OTHERS:-1}" != 0 ]; then

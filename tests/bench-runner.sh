@@ -1,7 +1,8 @@
 #!/bin/sh
 # bench/run.sh's arithmetic and verdicts, with fake backends that print known
 # samples: pooled median, min, max and p99, ratios, PASS/MISS per target,
-# "not available" peers, extra programs, and a failing program failing the run.
+# "not available" peers, extra programs, a failing program failing the run,
+# and the chart of the table (bench/chart.py) when a Python 3 is found.
 # Needs no compiler and no timing: the numbers are fixed.
 set -u
 srcdir=${top_srcdir:-$(dirname "$0")/..}
@@ -42,8 +43,11 @@ printf '#!/bin/sh\necho "other program ran with $# arguments"\n' >"$dir/other"
 chmod +x "$dir/other"
 
 backends="libcpuexec=$dir/libcpuexec libomp= libgomp=$dir/libgomp pthreadpool=$dir/pthreadpool tbb="
+python=${PYTHON:-python3}
+command -v "$python" >/dev/null 2>&1 || python=
 BENCH_BACKENDS=$backends BENCH_PROGRAMS="$dir/libcpuexec $dir/extra $dir/other" \
   BENCH_TABLE_PROGRAMS="$dir/extra" BENCH_TARGETS=$srcdir/bench/targets.txt \
+  BENCH_CHART=${python:+$dir/chart.svg} BENCH_PYTHON=$python \
   BENCH_ROUNDS=3 BENCH_STRACE=0 sh "$runner" >"$dir/table" 2>"$dir/err"
 rc=$?
 cat "$dir/table"
@@ -61,6 +65,30 @@ check "other programs run once, without arguments, after the table" "^other prog
 [ "$(grep -c "other program ran" "$dir/table")" -eq 1 ] && echo "ok - other program ran exactly once" ||
   { echo "not ok - other program ran $(grep -c "other program ran" "$dir/table") times"; failed=1; }
 check "no p99 for per-round values" "^epcc_n2 +us +libcpuexec +0\.200 +0\.200 +0\.200 +- "
+
+# The chart: per row, how many times better libcpuexec is than the best peer
+# (peer/libcpuexec for times, libcpuexec/peer for throughputs).
+svg_check() { # svg_check DESCRIPTION PATTERN: the chart has a line matching PATTERN
+  if grep -E -q -- "$2" "$dir/chart.svg"; then echo "ok - $1"; else echo "not ok - $1 (no line matching: $2)"; failed=1; fi
+}
+if [ -z "$python" ]; then
+  echo "ok - # SKIP the chart: no python3 (PYTHON)"
+else
+  check "the chart is reported after the table" "^chart: .*chart\.svg \(4 rows in 4 kinds"
+  svg_check "a time row: best peer / libcpuexec (0.3 / 0.2)" "^<text[^>]*>1\.50x <tspan[^>]*>vs pthreadpool \(0\.2 against 0\.3\)"
+  svg_check "a latency row behind the best peer (25.25 / 50.5)" ">0\.50x <tspan[^>]*>vs pthreadpool \(50\.5 against 25\.25\)"
+  svg_check "a throughput row: libcpuexec / best peer (10 / 11)" ">0\.91x <tspan[^>]*>vs libgomp \(10 against 11\)"
+  svg_check "rows grouped by kind" ">dispatch</text>"
+  svg_check "1.0 marked" "stroke=\"#222222\""
+  svg_check "a row without a peer is named, not drawn" "No peer to compare with.*: extra_metric<"
+  # A smoke run fails when its chart cannot be made.
+  if BENCH_BACKENDS="libcpuexec=$dir/libcpuexec" BENCH_SMOKE=1 BENCH_CHART=$dir/smoke.svg BENCH_PYTHON=false \
+    sh "$runner" >"$dir/smoke.out" 2>&1; then
+    echo "not ok - a smoke run without its chart passed"; cat "$dir/smoke.out"; failed=1
+  else
+    echo "ok - a smoke run without its chart fails"
+  fi
+fi
 
 # The syscall count: a stand-in strace writes a known trace and runs the
 # program, whose hot mode prints the loop's bounds; the count is the system

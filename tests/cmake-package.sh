@@ -13,7 +13,9 @@ rm -rf "$work"
 mkdir -p "$work"
 # The test runs inside `make check`: a fresh make, not the caller's jobserver.
 unset MAKEFLAGS MFLAGS MAKELEVEL || true
-${MAKE:-make} -C "$build" install DESTDIR="$work/destdir" >"$work/install.log" 2>&1 ||
+# One `make install` at a time in this build tree (tests/python-package.sh installs too).
+lock=; command -v flock >/dev/null 2>&1 && lock="flock $build/tests/install-lock"
+$lock ${MAKE:-make} -C "$build" install DESTDIR="$work/destdir" >"$work/install.log" 2>&1 ||
   { cat "$work/install.log"; echo "cmake-package: make install failed"; exit 1; }
 
 config=$(find "$work/destdir" -name cpuexecConfig.cmake)

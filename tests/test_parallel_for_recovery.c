@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdatomic.h>
+#include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include <cpuexec.h>
@@ -144,14 +147,79 @@ static int unplaceable_child(int32_t want) {
   return 0;
 }
 
+/* Four callers while pthread_create fails, then after it recovers: retries
+ * rewrite the pool's error detail while other callers report it (a data
+ * race ThreadSanitizer saw before the detail was read under the pool's
+ * lock). A fresh process, so the pool is made in it. */
+#define RACE_CALLERS 4
+#define RACE_CALLS 60
+static pthread_barrier_t race_phase;
+static atomic_int race_errors;
+
+static void *race_caller(void *arg) {
+  (void)arg;
+  for (int phase = 0; phase < 2; phase++) {
+    for (int i = 0; i < RACE_CALLS; i++) {
+      coverage *c = calloc(1, sizeof *c);
+      if (!c) abort();
+      int rc = ParallelFor(TOTAL, 16, c, cover);
+      if (coverage_errors(c) != 0) atomic_fetch_add(&race_errors, 1);
+      /* While failing, the error names the thread failure. */
+      if (rc != 0 && (rc != CPUEXEC_ETHREAD || cpuexec_error_message()[0] == '\0'))
+        atomic_fetch_add(&race_errors, 1);
+      free(c);
+    }
+    pthread_barrier_wait(&race_phase);
+    pthread_barrier_wait(&race_phase);
+  }
+  return NULL;
+}
+
+static int racing_child(void) {
+  atomic_store(&cpuexec__test_fail_thread_create_at, 1);
+  pthread_barrier_init(&race_phase, NULL, RACE_CALLERS + 1);
+  pthread_t t[RACE_CALLERS];
+  for (int i = 0; i < RACE_CALLERS; i++)
+    if (pthread_create(&t[i], NULL, race_caller, NULL) != 0) return 60;
+  pthread_barrier_wait(&race_phase); /* every caller made its failing calls */
+  atomic_store(&cpuexec__test_fail_thread_create_at, 0);
+  pthread_barrier_wait(&race_phase);
+  pthread_barrier_wait(&race_phase); /* ... and its calls after recovery */
+  pthread_barrier_wait(&race_phase);
+  for (int i = 0; i < RACE_CALLERS; i++) pthread_join(t[i], NULL);
+  if (atomic_load(&race_errors) != 0) return 61;
+  /* The backoff skips at most RETRY_GAP_MAX (1024) calls before the next
+   * attempt, which now succeeds. */
+  for (int call = 0; call <= 1025 && ParallelForThreadCount() != 2; call++) {
+    coverage *c = calloc(1, sizeof *c);
+    if (!c) return 63;
+    (void)ParallelFor(TOTAL, 16, c, cover);
+    if (coverage_errors(c) != 0) return 64;
+    free(c);
+  }
+  if (ParallelForThreadCount() != 2) return 62;
+  return 0;
+}
+
+static void four_callers_through_a_failing_start_and_its_recovery(void **state) {
+  (void)state;
+  char cmd[4200];
+  snprintf(cmd, sizeof cmd, "/proc/%d/exe --race", (int)getpid());
+  int status = system(cmd);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "--child") == 0) return unplaceable_child((int32_t)atoi(argv[2]));
+  if (argc == 2 && strcmp(argv[1], "--race") == 0) return racing_child();
   setenv("CPUEXEC_POLICY", "num_threads=2,affinity_policy=none", 1);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(transient_thread_failure_is_retried_with_backoff),
       cmocka_unit_test(grain_below_one_runs_as_one),
       cmocka_unit_test(inherited_scope_after_fork_runs_serially),
       cmocka_unit_test(unplaceable_default_still_gets_a_legacy_pool),
+      cmocka_unit_test(four_callers_through_a_failing_start_and_its_recovery),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -43,20 +43,63 @@ static __thread unsigned pp_task_depth __attribute__((tls_model("initial-exec"))
 
 /* The diagnostic of a fallback, once per process on stderr: the request
  * came from the environment, so the person who set it should see that it
- * was not applied. */
-static void pp_fallback(size_t threads_count) {
+ * was not applied, and why (the message names the variable). */
+static void pp_fallback(size_t threads_count, const char *why) {
   static atomic_flag said = ATOMIC_FLAG_INIT;
   if (!atomic_flag_test_and_set(&said))
     fprintf(stderr,
-            "libcpuexec-pthreadpool: pthreadpool_create(%zu): CPUEXEC_POLICY could not be applied (%s); using the "
-            "default policy (unpinned) with this thread count, as pthreadpool would\n",
-            threads_count, cpuexec_error_message());
+            "libcpuexec-pthreadpool: pthreadpool_create(%zu): %s; using the default policy (unpinned) with this "
+            "thread count, as pthreadpool would\n",
+            threads_count, why);
+}
+
+/* The resolution a pool made outside any session leases: the process
+ * default policy (CPUEXEC_POLICY) with threads_count participants.
+ * pthreadpool_create(n) never fails for placement (real pthreadpool starts
+ * n - 1 unpinned threads whatever the machine): when CPUEXEC_POLICY asks
+ * for something this count cannot have (pinning more threads than cores, an
+ * explicit cpu_set of another size) or is malformed, the pool falls back to
+ * the default policy with n threads and says why once (pp_fallback). What
+ * the fallback cannot cure is returned as it is, without a warning: an
+ * allocation failure, or a malformed CPUEXEC_NUM_THREADS for n = 0 (that
+ * variable is ours, and an error everywhere). */
+static int pp_resolve(size_t threads_count, cpuexec_resolved **out) {
+  cpuexec_policy policy;
+  int rc = cpuexec_policy_from_environment(&policy);
+  if (rc == CPUEXEC_ENOMEM)
+    return rc;
+  char why[512] = "";
+  if (rc != 0) {
+    snprintf(why, sizeof why, "%s", cpuexec_error_message());
+    cpuexec_policy_init(&policy);
+  }
+  int32_t threads = threads_count > INT32_MAX ? INT32_MAX : (int32_t)threads_count;
+  if (threads_count > 0)
+    policy.num_threads = threads;
+  if (rc == 0) {
+    rc = cpuexec_policy_resolve(&policy, NULL, out);
+    if (rc == 0 || rc == CPUEXEC_ENOMEM)
+      return rc;
+    /* The request came from CPUEXEC_POLICY: the reason names it, unless it
+     * names its own variable already (CPUEXEC_NUM_THREADS). */
+    const char *reason = cpuexec_error_message();
+    snprintf(why, sizeof why, "%s%s", strncmp(reason, "CPUEXEC_", 8) == 0 ? "" : "CPUEXEC_POLICY: ", reason);
+    cpuexec_policy_init(&policy);
+    if (threads_count > 0)
+      policy.num_threads = threads;
+  }
+  rc = cpuexec_policy_resolve(&policy, NULL, out);
+  if (rc == 0)
+    pp_fallback(threads_count, why);
+  return rc;
 }
 
 CPUEXEC__PP_EXPORT pthreadpool_t pthreadpool_create(size_t threads_count) {
   struct pthreadpool *pool = calloc(1, sizeof *pool);
-  if (pool == NULL)
+  if (pool == NULL) {
+    cpuexec_error_report(CPUEXEC_ENOMEM, "pthreadpool_create: out of memory");
     return NULL;
+  }
   pool->threads = 1;
   if (threads_count == 1)
     return pool; /* serial: nothing to lease */
@@ -65,39 +108,19 @@ CPUEXEC__PP_EXPORT pthreadpool_t pthreadpool_create(size_t threads_count) {
    * session's executor (and outlives the session safely). Elsewhere, and
    * under a foreign executor (no policy to lease; calls made under it still
    * run on it, see cpuexec__pp_run): the process default policy with the
-   * requested thread count. */
+   * requested thread count (pp_resolve). */
   const cpuexec_resolved *resolved;
   cpuexec_resolved *own = NULL;
   cpuexec_executor *current = cpuexec_executor_current();
   if (current != NULL && cpuexec_executor_resolved(current) != NULL) {
     resolved = cpuexec_executor_resolved(current);
   } else {
-    /* pthreadpool_create(n) never fails for placement (real pthreadpool
-     * starts n - 1 unpinned threads whatever the machine): the default
-     * policy is unpinned, and when CPUEXEC_POLICY asks for something this
-     * count cannot have (pinning more threads than cores, an explicit
-     * cpu_set of another size) or is malformed, the pool falls back to the
-     * default policy with n threads and says why once (pp_fallback). */
-    cpuexec_policy policy;
-    int env_rc = cpuexec_policy_from_environment(&policy);
-    if (env_rc != 0)
-      cpuexec_policy_init(&policy);
-    if (threads_count > 0)
-      policy.num_threads = threads_count > INT32_MAX ? INT32_MAX : (int32_t)threads_count;
-    int resolved_rc = env_rc;
-    if (env_rc == 0)
-      resolved_rc = cpuexec_policy_resolve(&policy, NULL, &own);
-    if (resolved_rc != 0) {
-      pp_fallback(threads_count);
-      int32_t threads = policy.num_threads;
-      cpuexec_policy_init(&policy);
-      policy.num_threads = threads;
-      if (cpuexec_policy_resolve(&policy, NULL, &own) != 0)
-        goto fail;
-    }
+    if (pp_resolve(threads_count, &own) != 0)
+      goto fail;
     resolved = own;
   }
-  int rc = cpuexec_registry_acquire(cpuexec_registry_default(), resolved, &pool->exec);
+  cpuexec_registry *registry = cpuexec_registry_default(); /* NULL: its message says why */
+  int rc = registry != NULL ? cpuexec_registry_acquire(registry, resolved, &pool->exec) : CPUEXEC_ENOMEM;
   if (own != NULL)
     cpuexec_resolved_destroy(own);
   if (rc != 0)

@@ -77,6 +77,13 @@ CPUEXEC_EXPORT const char *cpuexec_error_message(void);
  * returned CPUEXEC_ECALLBACK (0 before any). Successful calls leave it
  * untouched, as they leave cpuexec_error_message(). */
 CPUEXEC_EXPORT int cpuexec_error_callback_value(void);
+/** For a library built on libcpuexec (an adapter, an application's pool
+ * behind a foreign executor, libcpuexec-pthreadpool) that fails on its own,
+ * before or outside any libcpuexec call: records message (copied, cut at
+ * 511 bytes; NULL records cpuexec_error_string(code)) as the calling
+ * thread's last error, so its callers read one convention, and returns
+ * code: `return cpuexec_error_report(CPUEXEC_ENOMEM, "pool: out of memory");`. */
+CPUEXEC_EXPORT int cpuexec_error_report(int code, const char *message);
 
 CPUEXEC_END_DECLS
 

@@ -67,6 +67,10 @@ int cpuexec__callback_failed(int value) {
   return CPUEXEC_ECALLBACK;
 }
 
+CPUEXEC_EXPORT int cpuexec_error_report(int code, const char *message) {
+  return cpuexec__fail(code, "%s", message != NULL ? message : cpuexec_error_string(code));
+}
+
 int cpuexec__fail(int code, const char *format, ...) {
   va_list args;
   va_start(args, format);

@@ -9,9 +9,11 @@
  *   2. the process default resolution's lock   (resolve_default.c:
  *      default_lock; held while it reads the process topology)
  *   3. the process topology's lock              (topology_process.c: lock)
- *   4. the registry list lock                   (registry.c: list_lock)
- *   5. every registry's lock, in list order     (registry.c: r->lock)
- *   6. executors: none taken. An executor's dispatch lock is never held
+ *   4. the process registry's making lock      (registry.c: default_lock;
+ *      held while the process registry joins the list)
+ *   5. the registry list lock                   (registry.c: list_lock)
+ *   6. every registry's lock, in list order     (registry.c: r->lock)
+ *   7. executors: none taken. An executor's dispatch lock is never held
  *      while a lock above is taken, and a child never touches an inherited
  *      executor's lock or threads: it knows the executor is inherited from
  *      the generation below (cpuexec_parallel_for returns CPUEXEC_EFORKED,

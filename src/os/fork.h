@@ -30,7 +30,7 @@ typedef enum cpuexec__fork_slot {
   CPUEXEC__FORK_DEFAULT_POOL,     /* sessions/default_pool.c: pool_lock */
   CPUEXEC__FORK_RESOLVE_DEFAULT,  /* resolve/resolve_default.c: default_lock */
   CPUEXEC__FORK_TOPOLOGY_PROCESS, /* topology/topology_process.c: lock */
-  CPUEXEC__FORK_REGISTRY,         /* sessions/registry.c: list_lock, then every registry's lock */
+  CPUEXEC__FORK_REGISTRY,         /* sessions/registry.c: default_lock, list_lock, then every registry's lock */
   CPUEXEC__FORK_SLOTS
 } cpuexec__fork_slot;
 

@@ -481,6 +481,18 @@ static char *sharing_key(const cpuexec_resolved *r) {
   return cpuexec__strbuf_take(&sb);
 }
 
+/* A request read from the environment that cannot be resolved here: the
+ * message names CPUEXEC_POLICY, as its parse errors do, unless it already
+ * names the variable it came from (CPUEXEC_NUM_THREADS). */
+static void name_the_variable(void) {
+  const char *why = cpuexec_error_message();
+  if (strncmp(why, "CPUEXEC_", 8) == 0)
+    return;
+  char detail[448];
+  snprintf(detail, sizeof detail, "%s", why);
+  cpuexec__fail(0, "CPUEXEC_POLICY: %s", detail);
+}
+
 CPUEXEC_EXPORT int cpuexec_policy_resolve(const cpuexec_policy *request, const cpuexec_topology *topology,
                                    cpuexec_resolved **out) {
   if (out == NULL)
@@ -492,15 +504,22 @@ CPUEXEC_EXPORT int cpuexec_policy_resolve(const cpuexec_policy *request, const c
   diag_list d = {0};
   placement pl = {0};
   int rc;
+  /* Set while a failure would be about the request: one read from
+   * CPUEXEC_POLICY then says so (the fail path names the variable). Its
+   * parse errors name it already. */
+  bool request_step = false;
   if (request != NULL)
     r->request = *request;
   else if ((rc = cpuexec_policy_from_environment(&r->request)) != 0)
     goto fail;
   const cpuexec_policy *req = &r->request;
+  request_step = true;
   if ((rc = cpuexec__policy_check(req)) != 0)
     goto fail;
+  request_step = false;
   if (topology == NULL && (rc = cpuexec__topology_process(&topology)) != 0)
     goto fail;
+  request_step = true;
   if (req->affinity_policy == CPUEXEC_AFFINITY_EXPLICIT && (rc = check_explicit_set(req, topology)) != 0)
     goto fail;
   if (topology->fallback != NULL)
@@ -574,6 +593,8 @@ CPUEXEC_EXPORT int cpuexec_policy_resolve(const cpuexec_policy *request, const c
 fail:
   if (rc == CPUEXEC_ENOMEM)
     cpuexec__fail(rc, "resolve: out of memory");
+  else if (request == NULL && request_step)
+    name_the_variable();
   free(pl.workers);
   diag_free(&d);
   cpuexec__resolved_free(r);

@@ -89,7 +89,9 @@ CPUEXEC_EXPORT int cpuexec_policy_resolve_default(const cpuexec_resolved **out) 
       default_versions = v;
     }
     default_generation = gen;
-    default_made = true;
+    /* An allocation failure is not an answer about this process: the next
+     * call tries again, so one failed malloc does not disable the default. */
+    default_made = default_rc != CPUEXEC_ENOMEM;
     if (default_rc == 0 && !default_displayed) {
       default_displayed = true;
       display_default(r);

@@ -40,7 +40,7 @@ static _Atomic uint64_t ready;
 static _Atomic(cpuexec_executor *) pool;
 /* Why it could not be made (pool_lock writes; readers follow `ready`). */
 static atomic_int pool_error;
-static char pool_error_detail[256];
+static char pool_error_detail[256]; /* pool_lock: written and read under it */
 
 static void fork_prepare(void) { pthread_mutex_lock(&pool_lock); }
 static void fork_parent(void) { pthread_mutex_unlock(&pool_lock); }
@@ -60,23 +60,28 @@ _Atomic unsigned cpuexec__test_legacy_pool_attempts; /* attempts made (tests rea
 
 /* The default resolution, or, when it cannot be placed (CPUEXEC_NUM_THREADS
  * above the cores a pinning policy can use, a cpu_set the process cannot
- * see), the same request unpinned, with a warning: the callers of the
- * default pool are legacy call sites that must run anyway. */
+ * see), the same request unpinned, with a warning that names the input:
+ * the callers of the default pool are legacy call sites that must run
+ * anyway. An allocation failure is returned as it is (the pool is retried). */
 static int resolve_for_pool(cpuexec_resolved **owned, const cpuexec_resolved **resolved) {
   *owned = NULL;
   int rc = cpuexec_policy_resolve_default(resolved);
-  if (rc == 0) return 0;
+  if (rc == 0 || rc == CPUEXEC_ENOMEM) return rc;
   char why[300];
   snprintf(why, sizeof why, "%s", cpuexec_error_message());
   cpuexec_policy p;
-  if (cpuexec_policy_from_environment(&p) != 0) cpuexec_policy_init(&p);
+  int env_rc = cpuexec_policy_from_environment(&p);
+  if (env_rc == CPUEXEC_ENOMEM) return env_rc;
+  if (env_rc != 0) cpuexec_policy_init(&p);
   p.affinity_policy = CPUEXEC_AFFINITY_NONE;
   p.cpu_set_count = 0;
-  if (cpuexec_policy_resolve(&p, NULL, owned) != 0) return cpuexec__fail(rc, "%s", why);
+  int unpinned_rc = cpuexec_policy_resolve(&p, NULL, owned);
+  if (unpinned_rc == CPUEXEC_ENOMEM) return unpinned_rc;
+  if (unpinned_rc != 0) return cpuexec__fail(rc, "%s", why); /* not about placement: the first reason stands */
   *resolved = *owned;
   static atomic_bool said;
   if (!atomic_exchange_explicit(&said, true, memory_order_relaxed))
-    fprintf(stderr, "libcpuexec: the default pool: the default policy cannot be placed (%s); it runs unpinned\n", why);
+    fprintf(stderr, "libcpuexec: the default pool: %s; it runs unpinned\n", why);
   return 0;
 }
 
@@ -135,7 +140,14 @@ CPUEXEC_EXPORT int cpuexec_registry_default_executor(cpuexec_executor **out) {
   }
   *out = atomic_load_explicit(&pool, memory_order_relaxed);
   int rc = atomic_load_explicit(&pool_error, memory_order_relaxed);
-  /* The detail is written before the release store that published rc; a
-   * retry rewrites it only under pool_lock, with the same kind of text. */
-  return rc == 0 ? 0 : cpuexec__fail(rc, "%s", pool_error_detail);
+  if (rc == 0) return 0;
+  /* A retry on another thread may be rewriting the detail: read it, with
+   * the error it belongs to, under pool_lock (a path that runs serially
+   * anyway). */
+  pthread_mutex_lock(&pool_lock);
+  *out = atomic_load_explicit(&pool, memory_order_relaxed);
+  rc = atomic_load_explicit(&pool_error, memory_order_relaxed);
+  if (rc != 0) cpuexec__fail(rc, "%s", pool_error_detail);
+  pthread_mutex_unlock(&pool_lock);
+  return rc;
 }

@@ -96,16 +96,24 @@ struct cpuexec_registry {
 static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
 static cpuexec_registry *list_head;
 
-static pthread_once_t default_once = PTHREAD_ONCE_INIT;
-static cpuexec_registry *default_registry;
-/* A malformed CPUEXEC_REGISTRY: its error and message, written once in
- * default_init (pthread_once orders them before every reader). */
+/* The process registry, made on first use under default_lock and published
+ * by a release store; a failed allocation leaves it NULL and the next call
+ * tries again, so one failed malloc never disables the process's sessions
+ * and pools for good. default_lock comes before list_lock (fork.c). */
+static pthread_mutex_t default_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic(cpuexec_registry *) default_registry;
+/* CPUEXEC_REGISTRY is read once (default_env_read, under default_lock);
+ * a malformed value's error and message are written then, before the
+ * registry is published, and never change. */
+static bool default_env_read;
 static int default_env_error;
 static char default_env_detail[400];
+static cpuexec_registry_options default_options;
 
 /* The clock retention is measured on; tests replace it (registry_internal.h). */
 #if CPUEXEC_TEST_HOOKS
 _Atomic(cpuexec__clock_fn) cpuexec__test_registry_clock; /* NULL: static storage starts zeroed */
+_Atomic int cpuexec__test_registry_alloc_fails;
 #endif
 
 static uint64_t registry_now(void) {
@@ -116,6 +124,7 @@ static uint64_t registry_now(void) {
 /* ---- fork ---------------------------------------------------------------- */
 
 static void fork_prepare(void) {
+  pthread_mutex_lock(&default_lock);
   pthread_mutex_lock(&list_lock);
   for (cpuexec_registry *r = list_head; r; r = r->list_next) pthread_mutex_lock(&r->lock);
 }
@@ -123,6 +132,7 @@ static void fork_prepare(void) {
 static void fork_parent(void) {
   for (cpuexec_registry *r = list_head; r; r = r->list_next) pthread_mutex_unlock(&r->lock);
   pthread_mutex_unlock(&list_lock);
+  pthread_mutex_unlock(&default_lock);
 }
 
 /* The only thread of the child: re-create the locks (their holders' states
@@ -131,6 +141,7 @@ static void fork_parent(void) {
  * `forgotten` for the next call. A starting entry belongs to a creator that
  * does not exist in the child, so it is forgotten too. */
 static void fork_child(void) {
+  pthread_mutex_init(&default_lock, NULL);
   pthread_mutex_init(&list_lock, NULL);
   for (cpuexec_registry *r = list_head; r; r = r->list_next) {
     pthread_mutex_init(&r->lock, NULL);
@@ -346,24 +357,44 @@ CPUEXEC_EXPORT int cpuexec_registry_destroy(cpuexec_registry *registry) {
   return 0;
 }
 
-static void default_init(void) {
-  cpuexec_registry_options options;
-  default_env_error = cpuexec_registry_options_from_environment(&options);
-  if (default_env_error != 0) {
-    snprintf(default_env_detail, sizeof default_env_detail, "%s", cpuexec_error_message());
-    cpuexec_registry_options_init(&options);
+/* One attempt at the process registry, under default_lock. */
+static cpuexec_registry *default_make(void) {
+  if (!default_env_read) {
+    default_env_error = cpuexec_registry_options_from_environment(&default_options);
+    if (default_env_error == CPUEXEC_ENOMEM) return NULL; /* read it again next time */
+    if (default_env_error != 0) {
+      snprintf(default_env_detail, sizeof default_env_detail, "%s", cpuexec_error_message());
+      cpuexec_registry_options_init(&default_options);
+    }
+    default_env_read = true;
   }
-  if (registry_new(&options, true, &default_registry) != 0) default_registry = NULL;
+  cpuexec_registry *made = NULL;
+#if CPUEXEC_TEST_HOOKS
+  if (atomic_load_explicit(&cpuexec__test_registry_alloc_fails, memory_order_relaxed) > 0) {
+    atomic_fetch_sub_explicit(&cpuexec__test_registry_alloc_fails, 1, memory_order_relaxed);
+    return NULL;
+  }
+#endif
+  if (registry_new(&default_options, true, &made) != 0) return NULL;
+  atomic_store_explicit(&default_registry, made, memory_order_release);
+  return made;
 }
 
 int cpuexec__registry_default_environment_error(void) {
-  (void)cpuexec_registry_default();
+  if (!cpuexec_registry_default()) return CPUEXEC_ENOMEM; /* the message says so */
   return default_env_error == 0 ? 0 : cpuexec__fail(default_env_error, "%s", default_env_detail);
 }
 
 CPUEXEC_EXPORT cpuexec_registry *cpuexec_registry_default(void) {
-  pthread_once(&default_once, default_init);
-  return default_registry;
+  cpuexec_registry *registry = atomic_load_explicit(&default_registry, memory_order_acquire);
+  if (registry) return registry;
+  pthread_mutex_lock(&default_lock);
+  registry = atomic_load_explicit(&default_registry, memory_order_relaxed);
+  if (!registry) registry = default_make();
+  pthread_mutex_unlock(&default_lock);
+  if (!registry)
+    cpuexec__fail(CPUEXEC_ENOMEM, "registry: out of memory making the process registry; the next call tries again");
+  return registry;
 }
 
 CPUEXEC_EXPORT int cpuexec_registry_acquire(cpuexec_registry *registry, const cpuexec_resolved *resolved,
