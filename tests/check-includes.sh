@@ -16,7 +16,8 @@
 #   7. HACKING.md's module map is the folder list, in RANK's order, and
 #      every file HACKING.md names (a `path` under a top-level folder) exists;
 #   8. installed headers (include/) name no internal path, no document
-#      outside the repository and no measured figure.
+#      outside the repository and no measured figure;
+#   9. src/core/env.c is the only file of the library that calls getenv.
 # Prints every violation, one a line, and exits 1 if there is any.
 
 # The modules, lowest first; "a|b" are of one rank (neither uses the other).
@@ -245,6 +246,13 @@ out=$(grep -o '`[^`]*`' HACKING.md | tr -d '`' | sed 's/ .*//' |
 # measured figure that can go stale; documents of doc/ may be named.
 out=$(grep -rnE '(^|[^a-z_/])(src|bench|tests|compat)/|[Ss]eed [0-9]|[Ii]ssue [0-9]|[Mm]easured|\.\./' include |
   sed 's/^/installed header: /')
+[ -n "$out" ] && fail "$out"
+
+# ---- 9. the environment is read in one place --------------------------------
+# src/core/env.c holds the library's only getenv (core/env.h: the
+# whitespace rule, the variable's name on every error).
+out=$(grep -rn --include='*.c' --include='*.h' -E '(^|[^_a-z])(secure_)?getenv[[:space:]]*\(' src compat |
+  grep -v '^src/core/env\.c:' | sed 's/^/reads the environment outside src\/core\/env.c: /')
 [ -n "$out" ] && fail "$out"
 
 if [ "$failures" -ne 0 ]; then

@@ -14,7 +14,7 @@
 #include <cpuexec.h>
 
 #include "policy/cpulist.h"
-#include "core/decimal.h"
+#include "core/text.h"
 #include "policy/policy_check.h"
 
 static void decimals_are_strict_and_bounded(void **state) {

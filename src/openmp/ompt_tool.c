@@ -32,7 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/env_text.h"
+#include "core/env.h"
+#include "core/text.h"
 #include "ompt_abi.h"
 #include "openmp_counts.h"
 #include "openmp_internal.h"
@@ -347,7 +348,7 @@ static cpuexec__ompt_start_tool_result *find_next_tool(unsigned int omp_version,
       try_tool((cpuexec__ompt_start_tool_fn)dlsym(RTLD_NEXT, "ompt_start_tool"), omp_version, runtime_version, NULL);
   if (result != NULL)
     return result;
-  const char *libraries = getenv("OMP_TOOL_LIBRARIES");
+  const char *libraries = cpuexec__env_raw("OMP_TOOL_LIBRARIES"); /* libomp's grammar, read as it does */
   if (libraries == NULL)
     return NULL;
   char path[1024];
@@ -372,24 +373,21 @@ static cpuexec__ompt_start_tool_result *find_next_tool(unsigned int omp_version,
   return NULL;
 }
 
-static bool env_word(const char *text, size_t len, const char *word) {
-  return strlen(word) == len && strncmp(text, word, len) == 0;
-}
-
 /* CPUEXEC_OMPT: off|0|false|disabled declines; unset, empty, on|1|true|
  * enabled keeps the tool. Anything else keeps it too, with one warning on
  * stderr (the tool starts inside the OpenMP runtime, where no caller could
  * receive an error), so a typo such as "of" is never silent. */
 static bool declined_by_environment(void) {
-  const char *value = getenv("CPUEXEC_OMPT");
-  if (value == NULL)
-    return false;
+  static const char *const off[] = {"off", "0", "false", "disabled", NULL};
+  static const char *const on[] = {"", "on", "1", "true", "enabled", NULL};
+  const char *value = cpuexec__env_raw("CPUEXEC_OMPT");
   size_t len;
-  const char *v = cpuexec__env_trim(value, &len);
-  if (env_word(v, len, "off") || env_word(v, len, "0") || env_word(v, len, "false") || env_word(v, len, "disabled"))
+  const char *v = cpuexec__env_value("CPUEXEC_OMPT", &len);
+  if (v == NULL)
+    return false;
+  if (cpuexec__text_is_one_of(v, len, off))
     return true;
-  if (!(len == 0 || env_word(v, len, "on") || env_word(v, len, "1") || env_word(v, len, "true") ||
-        env_word(v, len, "enabled")))
+  if (!cpuexec__text_is_one_of(v, len, on))
     fprintf(stderr,
             "libcpuexec: CPUEXEC_OMPT=\"%.48s\" is not a setting; use off, 0, false or disabled to decline the "
             "OMPT tool, on, 1, true or enabled to keep it; keeping it\n",

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/env.h"
 #include "core/error.h"
 #include "openmp_counts.h"
 #include "openmp_internal.h"
@@ -71,13 +72,15 @@ CPUEXEC_EXPORT int cpuexec_openmp_report_describe(char *buf, size_t size) {
  * process exits (cpuexec-info --openmp-report sets it for the program it
  * runs). Registered at load, so it runs before the runtimes' destructors. */
 static void write_report_at_exit(void) {
-  const char *path = getenv("CPUEXEC_OPENMP_REPORT");
+  char *path = cpuexec__env_copy("CPUEXEC_OPENMP_REPORT", NULL); /* the blanks rule: core/env.h */
   if (path == NULL)
     return;
   int length = cpuexec_openmp_report_describe(NULL, 0);
   char *text = length > 0 ? malloc((size_t)length + 1) : NULL;
-  if (text == NULL)
+  if (text == NULL) {
+    free(path);
     return;
+  }
   cpuexec_openmp_report_describe(text, (size_t)length + 1);
   FILE *out = strcmp(path, "-") == 0 ? stderr : fopen(path, "w");
   if (out != NULL) {
@@ -86,9 +89,10 @@ static void write_report_at_exit(void) {
       fclose(out);
   }
   free(text);
+  free(path);
 }
 
 __attribute__((constructor)) static void report_at_exit_if_asked(void) {
-  if (getenv("CPUEXEC_OPENMP_REPORT") != NULL)
+  if (cpuexec__env_raw("CPUEXEC_OPENMP_REPORT") != NULL)
     atexit(write_report_at_exit);
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/env.h"
 #include "core/error.h"
 #include "openmp_counts.h"
 #include "openmp_internal.h"
@@ -54,7 +55,7 @@ static void explain(cpuexec_openmp_state *out, uint32_t mask) {
     return;
   }
   if (state == CPUEXEC__OMPT_NOT_ASKED) {
-    const char *tool_env = getenv("OMP_TOOL");
+    const char *tool_env = cpuexec__env_raw("OMP_TOOL"); /* libomp's variable, read as it does */
     if (tool_env == NULL || strcmp(tool_env, "disabled") != 0)
       settle_libomp_start();
     state = atomic_load_explicit(&cpuexec__ompt_tool_state, memory_order_acquire);
@@ -86,7 +87,7 @@ static void explain(cpuexec_openmp_state *out, uint32_t mask) {
   default:
     break;
   }
-  const char *tool_env = getenv("OMP_TOOL");
+  const char *tool_env = cpuexec__env_raw("OMP_TOOL"); /* libomp's variable, read as it does */
   if (tool_env != NULL && strcmp(tool_env, "disabled") == 0) {
     out->detection = CPUEXEC_OPENMP_TOOL_DISABLED;
     out->reason = "OMP_TOOL=disabled: libomp starts no tool; regions are kept inline but not counted";

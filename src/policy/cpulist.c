@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/decimal.h"
+#include "core/text.h"
 #include "core/error.h"
 #include "core/strbuf.h"
 

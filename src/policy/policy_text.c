@@ -17,14 +17,13 @@
  * - The request-only rules of policy_check.h are applied, so a text that
  *   parses is a request that only the topology can still reject. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <cpuexec/policy.h>
 
 #include "cpulist.h"
-#include "core/decimal.h"
-#include "core/env_text.h"
+#include "core/env.h"
+#include "core/text.h"
 #include "core/error.h"
 #include "policy_check.h"
 #include "core/strbuf.h"
@@ -53,10 +52,6 @@ static const char *const key_names[KEY_COUNT] = {
 #define SPIN_LIST "adaptive, fixed_iterations, fixed_duration or park_immediately"
 #define AFFINITY_LIST "none, physical_cores, performance_cores, physical_then_smt or explicit"
 
-static bool token_is(const char *text, size_t len, const char *word) {
-  return strlen(word) == len && memcmp(text, word, len) == 0;
-}
-
 static int parse_num_threads(const char *v, size_t n, cpuexec_policy *p) {
   uint64_t value;
   bool negative = n > 1 && v[0] == '-';
@@ -80,7 +75,7 @@ static int parse_num_threads(const char *v, size_t n, cpuexec_policy *p) {
 
 static int parse_spin_policy(const char *v, size_t n, cpuexec_policy *p) {
   for (int s = CPUEXEC_SPIN_ADAPTIVE; s <= CPUEXEC_SPIN_PARK_IMMEDIATELY; s++)
-    if (token_is(v, n, cpuexec_spin_policy_name((cpuexec_spin_policy)s))) {
+    if (cpuexec__text_is(v, n, cpuexec_spin_policy_name((cpuexec_spin_policy)s))) {
       p->spin_policy = (cpuexec_spin_policy)s;
       return 0;
     }
@@ -90,7 +85,7 @@ static int parse_spin_policy(const char *v, size_t n, cpuexec_policy *p) {
 
 static int parse_affinity_policy(const char *v, size_t n, cpuexec_policy *p) {
   for (int a = CPUEXEC_AFFINITY_NONE; a <= CPUEXEC_AFFINITY_EXPLICIT; a++)
-    if (token_is(v, n, cpuexec_affinity_policy_name((cpuexec_affinity_policy)a))) {
+    if (cpuexec__text_is(v, n, cpuexec_affinity_policy_name((cpuexec_affinity_policy)a))) {
       p->affinity_policy = (cpuexec_affinity_policy)a;
       return 0;
     }
@@ -99,7 +94,7 @@ static int parse_affinity_policy(const char *v, size_t n, cpuexec_policy *p) {
 }
 
 static int parse_bool(const char *key, const char *v, size_t n, bool *out) {
-  if (token_is(v, n, "true") || token_is(v, n, "false")) {
+  if (cpuexec__text_is(v, n, "true") || cpuexec__text_is(v, n, "false")) {
     *out = v[0] == 't';
     return 0;
   }
@@ -107,33 +102,16 @@ static int parse_bool(const char *key, const char *v, size_t n, bool *out) {
                        v);
 }
 
-/* Duration units, largest first (format picks the first that divides exactly). */
-static const struct {
-  const char *name;
-  uint64_t ns;
-} units[] = {{"s", 1000000000u}, {"ms", 1000000u}, {"us", 1000u}, {"ns", 1u}};
-#define UNIT_COUNT (sizeof units / sizeof units[0])
-
 /* Reads spin_budget once spin_policy is final: a count, or a duration in ns. */
 static int parse_spin_budget(const char *v, size_t n, cpuexec_policy *p) {
-  size_t digits = 0;
-  while (digits < n && v[digits] >= '0' && v[digits] <= '9')
-    digits++;
-  const char *unit = v + digits;
-  size_t unit_len = n - digits;
-  uint64_t scale = 1;
-  bool has_unit = unit_len > 0;
-  if (has_unit) {
-    size_t u = 0;
-    while (u < UNIT_COUNT && !token_is(unit, unit_len, units[u].name))
-      u++;
-    if (u == UNIT_COUNT || digits == 0)
-      return cpuexec__fail(CPUEXEC_EINVAL,
-                           "spin_budget: '%.*s' is neither a decimal count (1000) nor a duration with a unit "
-                           "ns, us, ms or s (50us)",
-                           CPUEXEC__QUOTE_LEN(n), v);
-    scale = units[u].ns;
-  }
+  uint64_t scale;
+  size_t digits = cpuexec__duration_split(v, n, &scale);
+  bool has_unit = digits < n;
+  if (has_unit && (scale == 0 || digits == 0))
+    return cpuexec__fail(CPUEXEC_EINVAL,
+                         "spin_budget: '%.*s' is neither a decimal count (1000) nor a duration with a unit "
+                         CPUEXEC__DURATION_UNITS " (50us)",
+                         CPUEXEC__QUOTE_LEN(n), v);
   const char *spin = cpuexec_spin_policy_name(p->spin_policy);
   if (has_unit && p->spin_policy != CPUEXEC_SPIN_FIXED_DURATION)
     return cpuexec__fail(CPUEXEC_EINVAL, "spin_budget: '%.*s' is a duration, but spin_policy=%s takes %s",
@@ -162,17 +140,9 @@ CPUEXEC_EXPORT int cpuexec_policy_parse(const char *text, cpuexec_policy *policy
   if (!text || !policy)
     return cpuexec__fail(CPUEXEC_EINVAL, "policy: %s is NULL; pass a text (\"\" for the defaults) and a policy",
                          !text ? "text" : "policy");
-  for (const char *c = text; *c; c++)
-    if (*c == ' ' || (*c >= '\t' && *c <= '\r')) {
-      /* Quote from the start of the item holding it, so a long text still shows where. */
-      const char *from = c;
-      while (from > text && from[-1] != ',')
-        from--;
-      return cpuexec__fail(CPUEXEC_EINVAL,
-                           "policy: whitespace at offset %zu (in '%.*s'); the text form is key=value,key=value "
-                           "without spaces",
-                           (size_t)(c - text), CPUEXEC__QUOTE_LEN(strlen(from)), from);
-    }
+  int rc = cpuexec__text_reject_blanks("policy", text);
+  if (rc != 0)
+    return rc;
 
   /* Parsed into a local copy: *policy changes only when everything is valid. */
   cpuexec_policy p;
@@ -182,13 +152,13 @@ CPUEXEC_EXPORT int cpuexec_policy_parse(const char *text, cpuexec_policy *policy
   size_t budget_len = 0;
   bool in_cpu_set = false;
   uint32_t set_count = 0; /* p.cpu_set_count as the cpulist reader counts it */
-  int rc;
 
-  /* Items run from one comma to the next; "" has none. */
-  for (const char *item = *text ? text : NULL; item;) {
-    const char *comma = strchr(item, ',');
-    size_t len = comma ? (size_t)(comma - item) : strlen(item);
-    const char *eq = memchr(item, '=', len);
+  /* Items run from one comma to the next; "" has none (text.h). */
+  cpuexec__text_items items = cpuexec__text_items_of(text);
+  for (cpuexec__text_item it; cpuexec__text_items_next(&items, &it);) {
+    const char *item = it.text;
+    size_t len = it.len;
+    const char *eq = it.value ? it.value - 1 : NULL;
     if (len == 0)
       return cpuexec__fail(CPUEXEC_EINVAL,
                            "policy: empty item at offset %zu of '%.*s'; items are key=value separated by single "
@@ -213,7 +183,7 @@ CPUEXEC_EXPORT int cpuexec_policy_parse(const char *text, cpuexec_policy *policy
         return cpuexec__fail(CPUEXEC_EINVAL, "policy: '%.*s' has no key; keys are " KEY_LIST,
                              CPUEXEC__QUOTE_LEN(len), item);
       int key = 0;
-      while (key < KEY_COUNT && !token_is(item, key_len, key_names[key]))
+      while (key < KEY_COUNT && !cpuexec__text_is(item, key_len, key_names[key]))
         key++;
       if (key == KEY_COUNT)
         return cpuexec__fail(CPUEXEC_EINVAL, "policy: unknown key '%.*s'; keys are " KEY_LIST,
@@ -256,7 +226,6 @@ CPUEXEC_EXPORT int cpuexec_policy_parse(const char *text, cpuexec_policy *policy
       if (rc != 0)
         return rc;
     }
-    item = comma ? comma + 1 : NULL;
   }
 
   if (budget && (rc = parse_spin_budget(budget, budget_len, &p)) != 0)
@@ -285,11 +254,7 @@ CPUEXEC_EXPORT int cpuexec_policy_format(const cpuexec_policy *policy, char *buf
   /* A duration in the largest unit that keeps it exact: 50000 ns is 50us. */
   char budget[32];
   if (policy->spin_policy == CPUEXEC_SPIN_FIXED_DURATION) {
-    size_t u = 0;
-    while (policy->spin_budget == 0 ? u + 1 < UNIT_COUNT : policy->spin_budget % units[u].ns != 0)
-      u++;
-    snprintf(budget, sizeof budget, "%llu%s", (unsigned long long)(policy->spin_budget / units[u].ns),
-             units[u].name);
+    cpuexec__duration_format(policy->spin_budget, budget, sizeof budget);
   } else {
     snprintf(budget, sizeof budget, "%llu", (unsigned long long)policy->spin_budget);
   }
@@ -309,31 +274,16 @@ CPUEXEC_EXPORT int cpuexec_policy_format(const cpuexec_policy *policy, char *buf
   return (int)len;
 }
 
+static int parse_into(const char *text, void *policy) { return cpuexec_policy_parse(text, policy); }
+
 CPUEXEC_EXPORT int cpuexec_policy_from_environment(cpuexec_policy *policy) {
   if (!policy)
     return cpuexec__fail(CPUEXEC_EINVAL, "policy: NULL; pass a cpuexec_policy to fill");
-  /* getenv is not safe against a concurrent setenv; like the OpenMP runtimes
-   * we read the environment and expect the process not to change it meanwhile. */
-  const char *text = getenv("CPUEXEC_POLICY");
-  if (!text) {
+  /* The environment's whitespace rule (core/env.h): surrounding blanks go,
+   * the grammar itself stays strict; errors start "CPUEXEC_POLICY: ". */
+  bool found;
+  int rc = cpuexec__env_parse("CPUEXEC_POLICY", parse_into, policy, &found);
+  if (rc == 0 && !found)
     cpuexec_policy_init(policy);
-    return 0;
-  }
-  /* The environment's whitespace rule (env_text.h): surrounding blanks go,
-   * the grammar itself stays strict. */
-  size_t len;
-  const char *trimmed = cpuexec__env_trim(text, &len);
-  char *copy = malloc(len + 1);
-  if (!copy) return cpuexec__fail(CPUEXEC_ENOMEM, "CPUEXEC_POLICY: out of memory reading the value");
-  memcpy(copy, trimmed, len);
-  copy[len] = '\0';
-  int rc = cpuexec_policy_parse(copy, policy);
-  free(copy);
-  if (rc != 0) {
-    char detail[400];
-    strncpy(detail, cpuexec_error_message(), sizeof detail - 1);
-    detail[sizeof detail - 1] = '\0';
-    return cpuexec__fail(rc, "CPUEXEC_POLICY: %s", detail);
-  }
-  return 0;
+  return rc;
 }

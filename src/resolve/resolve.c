@@ -47,7 +47,8 @@
 #include <string.h>
 
 #include "policy/cpulist.h"
-#include "core/env_text.h"
+#include "core/env.h"
+#include "core/text.h"
 #include "core/error.h"
 #include "os/os.h"
 #include "policy/policy_check.h"
@@ -89,12 +90,12 @@ static void diag_free(diag_list *d) {
   free(d->items);
 }
 
-/* A strict non-negative decimal, surrounding blanks allowed (env_text.h);
+/* A strict non-negative decimal, surrounding blanks allowed (core/text.h);
  * -1 when text is not one, -2 when it is one above INT32_MAX. */
 static long long parse_count(const char *text, size_t len) {
-  while (len > 0 && cpuexec__env_blank(*text))
+  while (len > 0 && cpuexec__text_blank(*text))
     text++, len--;
-  while (len > 0 && cpuexec__env_blank(text[len - 1]))
+  while (len > 0 && cpuexec__text_blank(text[len - 1]))
     len--;
   if (len == 0)
     return -1;
@@ -118,8 +119,9 @@ static bool pinning(cpuexec_affinity_policy a) {
 /* Step by step through the precedence; *source says which step decided. */
 static int choose_threads(const cpuexec_policy *req, const cpuexec_topology *t, diag_list *d, uint32_t *threads,
                           enum thread_source *source) {
-  const char *cpuexec_env = getenv("CPUEXEC_NUM_THREADS");
-  const char *omp_env = getenv("OMP_NUM_THREADS");
+  /* Read as set (messages quote them so); parse_count applies the blanks rule. */
+  const char *cpuexec_env = cpuexec__env_raw("CPUEXEC_NUM_THREADS");
+  const char *omp_env = cpuexec__env_raw("OMP_NUM_THREADS");
   if (req->affinity_policy == CPUEXEC_AFFINITY_EXPLICIT) {
     if (req->num_threads == 0) {
       *threads = req->cpu_set_count;

@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/env.h"
 #include "core/error.h"
+#include "core/text.h"
 #include "os/fork.h"
 #include "topology/topology_internal.h"
 
@@ -38,9 +40,10 @@ __attribute__((constructor)) static void fork_register(void) {
 }
 
 static void display_default(const cpuexec_resolved *resolved) {
-  const char *display = getenv("CPUEXEC_DISPLAY");
-  if (display != NULL && (strcmp(display, "1") == 0 || strcmp(display, "verbose") == 0 ||
-                          strcmp(display, "true") == 0)) {
+  static const char *const on[] = {"1", "verbose", "true", NULL};
+  size_t len;
+  const char *display = cpuexec__env_value("CPUEXEC_DISPLAY", &len);
+  if (display != NULL && cpuexec__text_is_one_of(display, len, on)) {
     int n = cpuexec_resolved_describe(resolved, CPUEXEC_FORMAT_TEXT, NULL, 0);
     char *text = n >= 0 ? malloc((size_t)n + 1) : NULL;
     if (text != NULL) {

@@ -2,27 +2,25 @@
  * from CPUEXEC_REGISTRY for the process registry (grammar in
  * cpuexec/registry.h).
  *
- * The same strict rules as the policy text (src/policy/policy_text.c): no
- * whitespace, lower-case keys, each key once, decimal digits without sign or
- * leading zeros, durations with a unit (ns, us, ms, s) or 0, nothing left
- * over; *options changes only when the whole text is valid. The options'
+ * The same strict rules as the policy text, from the same text layer
+ * (core/text.h): no whitespace, lower-case keys, each key once, decimal
+ * digits without sign or leading zeros, durations with a unit (ns, us, ms,
+ * s) or 0, nothing left over; *options changes only when the whole text is
+ * valid. The options'
  * defaults live here too, so the text needs nothing of registry.c. */
-#include <stdlib.h>
 #include <string.h>
 
 #include <cpuexec/registry.h>
 
-#include "core/decimal.h"
+#include "core/env.h"
 #include "core/error.h"
+#include "core/text.h"
 
 CPUEXEC_EXPORT void cpuexec_registry_options_init(cpuexec_registry_options *options) {
   if (!options) return;
   memset(options, 0, sizeof *options);
 }
 
-static bool token_is(const char *text, size_t len, const char *word) {
-  return strlen(word) == len && memcmp(text, word, len) == 0;
-}
 
 static int parse_capacity(const char *v, size_t n, cpuexec_registry_options *o) {
   uint64_t value;
@@ -39,19 +37,13 @@ static int parse_capacity(const char *v, size_t n, cpuexec_registry_options *o) 
 }
 
 static int parse_retention(const char *v, size_t n, cpuexec_registry_options *o) {
-  static const struct {
-    const char *name;
-    uint64_t ns;
-  } units[] = {{"s", 1000000000u}, {"ms", 1000000u}, {"us", 1000u}, {"ns", 1u}};
-  size_t digits = 0;
-  while (digits < n && v[digits] >= '0' && v[digits] <= '9') digits++;
-  uint64_t scale = 0;
-  for (size_t u = 0; u < sizeof units / sizeof units[0]; u++)
-    if (token_is(v + digits, n - digits, units[u].name)) scale = units[u].ns;
-  if (token_is(v, n, "0")) scale = 1;
+  uint64_t scale;
+  size_t digits = cpuexec__duration_split(v, n, &scale);
+  if (digits == n) scale = 0;                    /* a unit is required ... */
+  if (cpuexec__text_is(v, n, "0")) scale = 1;   /* ... except for 0 */
   if (scale == 0 || digits == 0)
     return cpuexec__fail(CPUEXEC_EINVAL,
-                         "idle_retention: '%.*s' is not a duration; use digits and a unit ns, us, ms or s (50ms), "
+                         "idle_retention: '%.*s' is not a duration; use digits and a unit " CPUEXEC__DURATION_UNITS " (50ms), "
                          "or 0 to stop idle pools at once",
                          CPUEXEC__QUOTE_LEN(n), v);
   uint64_t value;
@@ -69,25 +61,28 @@ CPUEXEC_EXPORT int cpuexec_registry_options_parse(const char *text, cpuexec_regi
                                          "the options to fill", !text ? "text" : "options");
   cpuexec_registry_options o;
   cpuexec_registry_options_init(&o);
+  /* No blank check up front: a blank is refused by the key or value that
+   * holds it, whose message names that field (text.h's rule still holds). */
+  int rc;
   bool seen_capacity = false, seen_retention = false;
-  const char *item = text;
-  while (*item != '\0') {
-    const char *end = strchr(item, ',');
-    size_t len = end ? (size_t)(end - item) : strlen(item);
-    const char *eq = memchr(item, '=', len);
-    if (!eq)
+  cpuexec__text_items items = cpuexec__text_items_of(text);
+  for (cpuexec__text_item it; cpuexec__text_items_next(&items, &it);) {
+    const char *item = it.text;
+    size_t len = it.len;
+    if (len == 0 && it.last && it.offset > 0)
+      return cpuexec__fail(CPUEXEC_EINVAL, "registry options: the text ends with ','; remove the trailing comma");
+    if (!it.value)
       return cpuexec__fail(CPUEXEC_EINVAL, "registry options: '%.*s' is not key=value; keys are capacity and "
                                            "idle_retention, separated by ',' without spaces",
                            CPUEXEC__QUOTE_LEN(len), item);
-    size_t key_len = (size_t)(eq - item);
-    const char *v = eq + 1;
-    size_t n = len - key_len - 1;
-    int rc;
-    if (token_is(item, key_len, "capacity")) {
+    size_t key_len = it.key_len;
+    const char *v = it.value;
+    size_t n = it.value_len;
+    if (cpuexec__text_is(item, key_len, "capacity")) {
       if (seen_capacity) return cpuexec__fail(CPUEXEC_EINVAL, "capacity: given twice; give each key once");
       seen_capacity = true;
       rc = parse_capacity(v, n, &o);
-    } else if (token_is(item, key_len, "idle_retention")) {
+    } else if (cpuexec__text_is(item, key_len, "idle_retention")) {
       if (seen_retention) return cpuexec__fail(CPUEXEC_EINVAL, "idle_retention: given twice; give each key once");
       seen_retention = true;
       rc = parse_retention(v, n, &o);
@@ -96,28 +91,18 @@ CPUEXEC_EXPORT int cpuexec_registry_options_parse(const char *text, cpuexec_regi
                            CPUEXEC__QUOTE_LEN(key_len), item);
     }
     if (rc != 0) return rc;
-    if (!end) break;
-    item = end + 1;
-    if (*item == '\0')
-      return cpuexec__fail(CPUEXEC_EINVAL, "registry options: the text ends with ','; remove the trailing comma");
   }
   *options = o;
   return 0;
 }
 
+static int parse_into(const char *text, void *options) { return cpuexec_registry_options_parse(text, options); }
+
 CPUEXEC_EXPORT int cpuexec_registry_options_from_environment(cpuexec_registry_options *options) {
   if (!options) return cpuexec__fail(CPUEXEC_EINVAL, "options: NULL; pass the registry options to fill");
-  const char *text = getenv("CPUEXEC_REGISTRY");
-  if (!text) {
-    cpuexec_registry_options_init(options);
-    return 0;
-  }
-  int rc = cpuexec_registry_options_parse(text, options);
-  if (rc != 0) {
-    char detail[400];
-    strncpy(detail, cpuexec_error_message(), sizeof detail - 1);
-    detail[sizeof detail - 1] = '\0';
-    return cpuexec__fail(rc, "CPUEXEC_REGISTRY: %s", detail);
-  }
-  return 0;
+  /* The environment's whitespace rule (core/env.h), as for CPUEXEC_POLICY. */
+  bool found;
+  int rc = cpuexec__env_parse("CPUEXEC_REGISTRY", parse_into, options, &found);
+  if (rc == 0 && !found) cpuexec_registry_options_init(options);
+  return rc;
 }
