@@ -34,7 +34,7 @@
 #include "clock.h"
 #include "stats.h"
 
-/* The OpenMP kernels, built by clang with libomp (tests/openmp_kernels.c;
+/* The OpenMP kernels, built by clang with libomp (tests/support/openmp_kernels.c;
  * see mk/openmp.am): declared here so the bench includes public headers
  * only. */
 int kernel_parallel(int *team);

@@ -24,7 +24,7 @@
 #include <cpuexec.h>
 
 #include <cpuexec/compat/parallel_for.h>
-#include "test_util.h"
+#include "support/test_util.h"
 
 #define CALLERS 6
 #define ITEMS 96

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include "rendezvous.h"
+#include "support/rendezvous.h"
 #include <string.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -15,7 +15,7 @@
 
 #include <cpuexec.h>
 
-#include "test_util.h"
+#include "support/test_util.h"
 
 #define DEFAULT_THREADS 2
 
