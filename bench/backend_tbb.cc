@@ -15,6 +15,7 @@
 #include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/partitioner.h>
+#include <oneapi/tbb/task_arena.h>
 
 extern "C" const char bench_backend_name[] = "tbb";
 
@@ -40,5 +41,17 @@ extern "C" void bench_backend_describe(char *buf, size_t size) {
   std::snprintf(buf, size, "parallel_for blocked_range static_partitioner, global_control max_allowed_parallelism=%zu",
                 tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
 }
+
+// The pool-per-caller variant (bench/callers.c, bench/inference.c): one
+// task_arena of `participants` per caller, the same parallel_for inside it.
+extern "C" void *bench_backend_pool_open(unsigned participants) {
+  return new tbb::task_arena(static_cast<int>(participants));
+}
+
+extern "C" void bench_backend_pool_for(void *pool, int64_t n, int64_t chunk, bench_range_fn body, void *ctx) {
+  static_cast<tbb::task_arena *>(pool)->execute([&] { bench_backend_for(n, chunk, body, ctx); });
+}
+
+extern "C" void bench_backend_pool_close(void *pool) { delete static_cast<tbb::task_arena *>(pool); }
 
 extern "C" void bench_backend_fini(void) { limit.reset(); }
