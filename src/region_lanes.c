@@ -10,11 +10,13 @@
 #include "executor_internal.h"
 #include "os.h"
 #include "participant.h"
+#include "tasks_internal.h"
 
 #define ADMIT_JOINED 0xffffull
 #define ADMIT_LIMIT_SHIFT 16
 #define ADMIT_GENERATION_SHIFT 32
-#define ADMIT_GENERATION_MASK 0x7fffffffull
+#define ADMIT_GENERATION_MASK 0x3fffffffull
+#define ADMIT_TASKS (1ull << 62)
 #define ADMIT_CLOSED (1ull << 63)
 #define LANE_BITS (((1u << CPUEXEC__LANES) - 1u) & ~1u)
 
@@ -23,6 +25,7 @@ _Static_assert(CPUEXEC__LANES >= 2 && CPUEXEC__LANES <= 32, "lanes fit lanes_bus
 static inline uint32_t admit_joined(uint64_t a) { return (uint32_t)(a & ADMIT_JOINED); }
 static inline uint32_t admit_limit(uint64_t a) { return (uint32_t)((a >> ADMIT_LIMIT_SHIFT) & ADMIT_JOINED); }
 static inline bool admit_closed(uint64_t a) { return (a & ADMIT_CLOSED) != 0; }
+static inline bool admit_tasks(uint64_t a) { return (a & ADMIT_TASKS) != 0; }
 /* A lane opened for generation g, limit participants, the caller joined. */
 static inline uint64_t admit_open(uint32_t generation, uint32_t limit) {
   return ((generation & ADMIT_GENERATION_MASK) << ADMIT_GENERATION_SHIFT) | ((uint64_t)limit << ADMIT_LIMIT_SHIFT) | 1u;
@@ -174,6 +177,83 @@ bool cpuexec__lane_run(struct cpuexec_executor *exec, int64_t total, int64_t gra
   return true;
 }
 
+/* ---- task groups' lanes ----------------------------------------------- */
+
+/* A task lane: the group holds it from its first queued task to the end of
+ * its wait. `admit` carries ADMIT_TASKS, limit = the group's cap on
+ * workers, joined = workers inside now (they leave, unlike a region's);
+ * `next` is the number of queued tasks, so workers skip an empty group. */
+
+uint32_t cpuexec__lane_post(struct cpuexec_executor *exec, struct cpuexec_task_group *group, uint32_t cap) {
+  if (!exec->lanes || cap == 0 || cap > CPUEXEC__LANE_MAX_PARTICIPANTS) return 0;
+  uint32_t index = lane_acquire(exec);
+  if (index == 0) return 0;
+  cpuexec__lane *l = &exec->lanes[index - 1];
+  l->group = group;
+  atomic_store_explicit(&l->next, 0, memory_order_relaxed);
+  l->generation++;
+  atomic_store_explicit(&l->admit, ADMIT_TASKS | (admit_open(l->generation, cap) - 1u), memory_order_release);
+  return index;
+}
+
+void cpuexec__lane_set_queued(struct cpuexec_executor *exec, uint32_t index, int64_t queued) {
+  atomic_store_explicit(&exec->lanes[index - 1].next, queued, memory_order_relaxed);
+}
+
+uint64_t cpuexec__lane_nudge(struct cpuexec_executor *exec, uint32_t index, uint32_t queued) {
+  uint64_t a = atomic_load_explicit(&exec->lanes[index - 1].admit, memory_order_relaxed);
+  uint32_t room = admit_limit(a) > admit_joined(a) ? admit_limit(a) - admit_joined(a) : 0;
+  if (room == 0 || queued == 0) return 0;
+  return nudge_workers(exec, queued < room ? queued : room);
+}
+
+void cpuexec__lane_drain(struct cpuexec_executor *exec, uint32_t index) {
+  cpuexec__lane *l = &exec->lanes[index - 1];
+  atomic_fetch_or_explicit(&l->admit, ADMIT_CLOSED, memory_order_seq_cst);
+  for (;;) {
+    uint32_t f = atomic_load_explicit(&l->done.finished, memory_order_seq_cst);
+    if (admit_joined(atomic_load_explicit(&l->admit, memory_order_seq_cst)) == 0) break;
+    /* The workers inside run one task each at most before they see the
+     * queue empty: spin per the plan, then sleep (wait.h's pair: a leaving
+     * worker wakes us when `caller_parked` is set). */
+    if (cpuexec__spin(&l->done.finished, f, true, &exec->spin, NULL)) continue;
+    atomic_store_explicit(&l->done.caller_parked, 1, memory_order_seq_cst);
+    if (admit_joined(atomic_load_explicit(&l->admit, memory_order_seq_cst)) != 0) cpuexec__os_wait(&l->done.finished, f);
+    atomic_store_explicit(&l->done.caller_parked, 0, memory_order_relaxed);
+  }
+}
+
+void cpuexec__lane_reopen(struct cpuexec_executor *exec, uint32_t index) {
+  cpuexec__lane *l = &exec->lanes[index - 1];
+  uint64_t a = atomic_load_explicit(&l->admit, memory_order_relaxed);
+  l->generation++;
+  atomic_store_explicit(&l->admit, ADMIT_TASKS | (admit_open(l->generation, admit_limit(a)) - 1u),
+                        memory_order_release);
+}
+
+void cpuexec__lane_unpost(struct cpuexec_executor *exec, uint32_t index) {
+  cpuexec__lane *l = &exec->lanes[index - 1];
+  atomic_fetch_or_explicit(&l->admit, ADMIT_CLOSED, memory_order_relaxed);
+  l->group = NULL;
+  /* Every worker left (drained): the count a region owner of this lane
+   * starts from includes the task workers' leaves. */
+  l->done_target = atomic_load_explicit(&l->done.finished, memory_order_relaxed);
+  atomic_fetch_and_explicit(&exec->lanes_busy, ~(1u << index), memory_order_release);
+}
+
+/* A worker that joined a task lane: runs the group's tasks until its queue
+ * is empty, then leaves (the last touch of the lane). */
+static void serve_tasks(struct cpuexec_executor *exec, cpuexec__lane *l) {
+  cpuexec__counters_block *counters = cpuexec__counters_of(exec);
+  uint64_t start = counters ? cpuexec__os_now_ns() : 0;
+  cpuexec__tasks_serve(l->group);
+  if (counters)
+    atomic_fetch_add_explicit(&counters->workers.worker_active_ns, cpuexec__os_now_ns() - start, memory_order_relaxed);
+  atomic_fetch_sub_explicit(&l->admit, 1u, memory_order_seq_cst);
+  atomic_fetch_add_explicit(&l->done.finished, 1, memory_order_seq_cst);
+  if (atomic_load_explicit(&l->done.caller_parked, memory_order_seq_cst)) cpuexec__os_wake_all(&l->done.finished);
+}
+
 /* ---- the worker's half -------------------------------------------------- */
 
 /* The open lane with the most indices left to hand out, looking first at
@@ -186,6 +266,7 @@ static uint32_t lane_choose(struct cpuexec_executor *exec, const cpuexec__worker
     if (!(busy & (1u << index))) continue;
     uint64_t a = atomic_load_explicit(&exec->lanes[index - 1].admit, memory_order_relaxed);
     if (admit_closed(a) || admit_joined(a) >= admit_limit(a)) continue;
+    if (admit_tasks(a) && atomic_load_explicit(&exec->lanes[index - 1].next, memory_order_relaxed) == 0) continue;
     if (admit_limit(a) - admit_joined(a) > best_left) {
       best = index;
       best_left = admit_limit(a) - admit_joined(a);
@@ -212,11 +293,15 @@ bool cpuexec__lanes_serve(struct cpuexec_executor *exec, uint32_t worker_index) 
     /* acquire: the owner's region writes happen before its open. */
     if (!atomic_compare_exchange_strong_explicit(&l->admit, &a, a + 1, memory_order_acquire, memory_order_relaxed))
       continue;
+    w->lane_next = index; /* next time, start after this lane */
+    if (admit_tasks(a)) {
+      serve_tasks(exec, l);
+      return true;
+    }
     uint32_t p = admit_joined(a), participants = l->participants;
     CPUEXEC__CHECK(p < participants && participants <= exec->threads,
                    "executor %llu: worker %u joined lane %u as participant %u of %u", (unsigned long long)exec->id,
                    worker_index, index, p, participants);
-    w->lane_next = index; /* next time, start after this lane */
     cpuexec__counters_block *counters = cpuexec__counters_of(exec);
     uint64_t start = counters ? cpuexec__os_now_ns() : 0;
     cpuexec__participant part;

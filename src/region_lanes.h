@@ -27,7 +27,8 @@
  * for a worker that has not started), and waits only for the helpers that
  * joined, on the lane's finish group (finish_count.h's protocol).
  *
- * Joining. `admit` is generation (bits 32-62) | closed (bit 63) | limit
+ * Joining. `admit` is generation (bits 32-61) | tasks (bit 62: a task
+ * group's lane, below) | closed (bit 63) | limit
  * (bits 16-31: the region's participants) | joined (bits 0-15: indices
  * handed out, the caller's 0 included). A worker joins with one
  * compare-exchange joined -> joined + 1 while open and joined < limit, and
@@ -56,7 +57,15 @@
  * Two strict regions must not split the workers between them (each could
  * wait for a worker the other holds), so strict callers take strict_lock
  * first: at most one strict region runs at a time; its team is whatever
- * workers free up, and a strict caller past the bound waits for lane 0. */
+ * workers free up, and a strict caller past the bound waits for lane 0.
+ *
+ * Task groups (include/cpuexec/tasks.h, src/tasks.c) use the same lanes:
+ * a group with queued tasks holds a lane from its first submit to the end
+ * of its wait, its `admit` marked tasks, limit = the group's cap on
+ * workers, joined = the workers inside now (they leave again when the
+ * queue is empty: a task lane's joined goes down, a region's never does).
+ * Workers choose between regions and groups by the same rule, skipping a
+ * group whose queue is empty (`next` counts its queued tasks). */
 #ifndef CPUEXEC_SRC_REGION_LANES_H
 #define CPUEXEC_SRC_REGION_LANES_H
 
@@ -95,6 +104,7 @@ typedef struct cpuexec__lane {
   cpuexec__finish_group done;
   alignas(CPUEXEC__LINE) uint32_t done_target;
   uint32_t generation;
+  struct cpuexec_task_group *group; /* a task lane's group, written before its open */
 } cpuexec__lane;
 
 struct cpuexec_executor;
@@ -108,6 +118,19 @@ cpuexec__lane *cpuexec__lanes_create(uint32_t threads);
  * every lane is taken (nothing ran). */
 bool cpuexec__lane_run(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn,
                        uint32_t participants, bool strict, const cpuexec__fpenv *env, int *rc);
+
+/* Task groups (src/tasks.c): post takes a free lane for group with a cap
+ * of `cap` workers (0 when every lane is taken); set_queued publishes the
+ * number of queued tasks; nudge wakes workers for up to `queued` of them
+ * (returns the wake calls); drain closes the lane and waits until no worker
+ * is inside; reopen opens a drained lane again; unpost gives it back. */
+struct cpuexec_task_group;
+uint32_t cpuexec__lane_post(struct cpuexec_executor *exec, struct cpuexec_task_group *group, uint32_t cap);
+void cpuexec__lane_set_queued(struct cpuexec_executor *exec, uint32_t index, int64_t queued);
+uint64_t cpuexec__lane_nudge(struct cpuexec_executor *exec, uint32_t index, uint32_t queued);
+void cpuexec__lane_drain(struct cpuexec_executor *exec, uint32_t index);
+void cpuexec__lane_reopen(struct cpuexec_executor *exec, uint32_t index);
+void cpuexec__lane_unpost(struct cpuexec_executor *exec, uint32_t index);
 
 /* The worker's half: joins one open lane that has an index left and runs
  * its share there; false when there was none. */
