@@ -16,6 +16,7 @@
 #include <oneapi/tbb/parallel_for.h>
 #include <oneapi/tbb/partitioner.h>
 #include <oneapi/tbb/task_arena.h>
+#include <oneapi/tbb/task_group.h>
 
 extern "C" const char bench_backend_name[] = "tbb";
 
@@ -53,5 +54,12 @@ extern "C" void bench_backend_pool_for(void *pool, int64_t n, int64_t chunk, ben
 }
 
 extern "C" void bench_backend_pool_close(void *pool) { delete static_cast<tbb::task_arena *>(pool); }
+
+// Tasks (bench/callers.c): one tbb::task_group, run() per task, wait().
+extern "C" void bench_backend_tasks(int64_t n, bench_task_fn task, void *ctx) {
+  tbb::task_group g;
+  for (int64_t i = 0; i < n; i++) g.run([=] { task(ctx, i); });
+  g.wait();
+}
 
 extern "C" void bench_backend_fini(void) { limit.reset(); }

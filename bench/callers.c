@@ -20,6 +20,11 @@
  * own pool (libcpuexec executors, oneTBB task_arenas, pthreadpools) where
  * the backend has bench_backend_pool_open.
  *
+ * Task rows (backends with bench_backend_tasks: libcpuexec's task group,
+ * oneTBB's task_group, OpenMP tasks): tasks_10us and tasks_100us, 10000
+ * independent tasks of 10 / 100 us submitted from one thread and waited
+ * for, in tasks per second.
+ *
  * Every region's indices are checked (each exactly once); a wrong result
  * prints FAIL and exits 1. --mode=round|smoke, --quick; --delay-len is
  * accepted and ignored. */
@@ -198,6 +203,39 @@ static void run_row(const char *row, bool own_pools, int k, int s_us, double dur
   }
 }
 
+/* ---- tasks ---------------------------------------------------------- */
+
+typedef struct task_run {
+  int64_t iters;
+  unsigned char *hits;
+} task_run;
+
+static void task_body(void *ctx, int64_t i) {
+  task_run *t = ctx;
+  spin(t->iters);
+  t->hits[i]++;
+}
+
+/* n tasks of task_us each from this thread, then the wait: tasks per
+ * second (metric tasks_<us>us). */
+static void run_tasks(int64_t n, int task_us) {
+  task_run t = {(int64_t)(task_us * 1e3 * iters_per_ns + 0.5), calloc((size_t)n, 1)};
+  if (!t.hits) die("out of memory");
+  bench_backend_tasks(n < 100 ? n : 100, task_body, &t); /* warm-up */
+  memset(t.hits, 0, (size_t)n);
+  double t0 = bench_now_ns();
+  bench_backend_tasks(n, task_body, &t);
+  double elapsed = bench_now_ns() - t0;
+  for (int64_t i = 0; i < n; i++)
+    if (t.hits[i] != 1) die("a task did not run exactly once");
+  printf("M %s tasks_%dus tasks/s %.6g\n", bench_backend_name, task_us, n / (elapsed / 1e9));
+  /* The same over its ceiling, participants / task time as measured here:
+   * a calibration error cancels out. */
+  double task_ns = time_spin(t.iters);
+  printf("M %s tasks_%dus_eff ratio %.6g\n", bench_backend_name, task_us, n / (elapsed / 1e9) * task_ns / 1e9 / participants);
+  free(t.hits);
+}
+
 int main(int argc, char **argv) {
   const char *mode = "round";
   bool quick = false;
@@ -245,6 +283,10 @@ int main(int argc, char **argv) {
       run_row(bench_backend_name, false, ks[a], ss[b], duration, max_regions, work_ns, serial_ns, ncpu);
       if (pools) run_row(pools_row, true, ks[a], ss[b], duration, max_regions, work_ns, serial_ns, ncpu);
     }
+  if (bench_backend_tasks) {
+    run_tasks(smoke ? 50 : quick ? 2000 : 10000, 10);
+    run_tasks(smoke ? 50 : quick ? 1000 : 10000, 100);
+  }
   bench_backend_fini();
   return 0;
 }
