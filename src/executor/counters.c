@@ -73,6 +73,10 @@ CPUEXEC_EXPORT int cpuexec_executor_counters_get(const cpuexec_executor *exec, c
   CPUEXEC__READ(late_arrivals);
   CPUEXEC__READ(cadence_hits);
   CPUEXEC__READ(cadence_misses);
+  CPUEXEC__READ(concurrent_regions);
+  CPUEXEC__READ(participants_run);
+  CPUEXEC__READ(caller_wait_ns);
+  CPUEXEC__READ(bound_inline);
 #undef CPUEXEC__READ
   return 0;
 }
