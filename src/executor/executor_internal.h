@@ -20,8 +20,14 @@
  * The dispatcher opens with cpuexec__epoch_next_open(), the next value
  * that is 1 mod 4 (every region moves it by 4), so the values only grow
  * and a stale compare-exchange fails (a thread would have to stall across
- * 2^30 regions to see a value again). The caller waits only for workers
- * that joined.
+ * 2^29 regions to see a value again). The caller waits only for workers
+ * that joined. Bit 31 of the epoch is the nudge of region_lanes.h: it is
+ * set only on an epoch that is not open and keeps the two state bits, so
+ * everything above reads the low 31 bits as before.
+ *
+ * Lanes (region_lanes.h): the slots, epochs and finish groups here are lane
+ * 0's, the region of the caller holding dispatch_lock; callers that find it
+ * held run their regions in exec->lanes beside it.
  *
  * Concurrency, field by field:
  *   - identity fields (resolved .. spin) are written by
