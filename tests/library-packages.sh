@@ -6,6 +6,7 @@
 # elsewhere the test is skipped (77) naming what to install.
 missing=
 [ "${CPUEXEC_HAVE_FFTW3_THREADS:-no}" = yes ] || missing="$missing libfftw3-dev(tests/test_fftw)"
+[ "${CPUEXEC_HAVE_OPENCV:-no}" = yes ] || missing="$missing libopencv-core-dev,libopencv-imgproc-dev(tests/test_opencv)"
 if [ -z "$missing" ]; then
   echo "library-packages: every adapter's library was found; their tests are built"
   exit 0
