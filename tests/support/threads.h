@@ -2,7 +2,7 @@
  * a monotonic clock, counting this process's threads, busy work, running a
  * check in a forked child. A program made of two test files defines
  * TEST_UTIL_SECOND_FILE in the second, so definitions the sanitizer runtime
- * looks up appear once. C only. */
+ * looks up appear once. C; C++ tests include it themselves, in extern "C". */
 #ifndef CPUEXEC_TESTS_SUPPORT_THREADS_H
 #define CPUEXEC_TESTS_SUPPORT_THREADS_H
 
@@ -13,7 +13,9 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#ifndef __cplusplus
 #include <stdatomic.h>
+#endif
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -66,7 +68,7 @@ static inline uint64_t test_now_ns(void) {
  * pthread_join returned, but by then it has PF_EXITING (0x4) in its flags,
  * the ninth field of its stat; a thread already gone has no stat. */
 static inline bool task_alive(const char *tid) {
-  char path[64], text[512];
+  char path[sizeof "/proc/self/task//stat" + 256], text[512]; /* a d_name is at most 255 */
   snprintf(path, sizeof path, "/proc/self/task/%s/stat", tid);
   FILE *f = fopen(path, "r");
   if (!f) return false;
