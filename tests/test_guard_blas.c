@@ -59,8 +59,19 @@ static int library_threads(void) { return openblas_get_num_threads(); }
 #define BUILD_NAME "BLIS"
 #define BUILD_FAMILY CPUEXEC_RUNTIME_BLIS
 int64_t bli_thread_get_num_threads(void);
-int64_t bli_thread_get_jc_nt(void);
-static int library_threads(void) { return (int)bli_thread_get_num_threads(); }
+int64_t bli_thread_get_jc_nt(void), bli_thread_get_pc_nt(void), bli_thread_get_ic_nt(void), bli_thread_get_jr_nt(void),
+    bli_thread_get_ir_nt(void);
+/* The threads a BLIS call would use: set ways take precedence over the count. */
+static int library_threads(void) {
+  int64_t ways[5] = {bli_thread_get_jc_nt(), bli_thread_get_pc_nt(), bli_thread_get_ic_nt(), bli_thread_get_jr_nt(),
+                     bli_thread_get_ir_nt()};
+  int64_t product = 1;
+  bool any = false;
+  for (int i = 0; i < 5; i++)
+    if (ways[i] > 0)
+      product *= ways[i], any = true;
+  return (int)(any ? product : bli_thread_get_num_threads());
+}
 #if defined(GUARD_BLIS_PTHREAD)
 #define BUILD_GUARD CPUEXEC_GUARD_PROCESS_WIDE
 #define BUILD_PROCESS_WIDE 1

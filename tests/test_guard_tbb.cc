@@ -1,13 +1,18 @@
-// The oneTBB guard with the real libtbb: a tbb::parallel_for inside
-// libcpuexec callbacks starts no TBB worker and wakes none while the region
-// runs (every body runs on the region's participants; the thread count,
-// read inside the callbacks after their loops, is the one before), while the
-// same loop at top level still gets oneTBB's workers; the guard's
-// global_control is exactly oneTBB's (layout and entry points checked
-// against the installed headers); participants of a foreign executor do not
-// hold it. What oneTBB does when the limit is lifted (it sends a worker to
-// withdraw the loops' demand: the first time, it starts one) is printed, not
-// checked: doc/runtime-guards.md. No sleeps: counts are read from /proc.
+// The oneTBB guard with the real libtbb, in both of its ways:
+//   - with the cpuexec-tbb module (the default): each callback runs in a
+//     one-thread task_arena of its thread; a tbb::parallel_for inside starts
+//     and wakes no TBB worker, during the region or after it, and oneTBB's
+//     process-wide limit is never touched; foreign executors' callbacks too;
+//   - without it (CPUEXEC_TBB_MODULE=off: the program runs itself again so):
+//     a global_control of max_allowed_parallelism 1 while callbacks run; no
+//     worker starts or joins while the region runs (what oneTBB does when the
+//     limit is lifted, a worker sent to withdraw the loops' demand, is
+//     printed: doc/runtime-guards.md); foreign executors' participants do
+//     not hold it.
+// Either way every body runs on the region's participants, the results are
+// right, the same loop at top level still gets oneTBB's workers, and the
+// guard's global_control is oneTBB's (layout and entry points checked
+// against the installed headers). No sleeps: counts are read from /proc.
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -17,11 +22,14 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <tbb/blocked_range.h>
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
 #include <tbb/partitioner.h>
+#include <tbb/task_arena.h>
 
 #include <cpuexec.h>
 
@@ -74,6 +82,7 @@ struct loop_job {
   std::set<int> bodies;        // threads that ran parallel_for bodies
   std::atomic<long> sum{0};
   std::atomic<int> limit_inside{0};
+  std::atomic<int> arena_inside{0};  // this_task_arena::max_concurrency() in callbacks
   std::atomic<int> threads_inside{0};  // the most running threads seen inside callbacks, after their loops
 };
 
@@ -100,6 +109,7 @@ int loop_range(void *ctx, int64_t begin, int64_t end) {
   auto *job = static_cast<loop_job *>(ctx);
   for (int64_t k = begin; k < end; k++) {
     job->limit_inside.store(static_cast<int>(allowed_parallelism()));
+    job->arena_inside.store(tbb::this_task_arena::max_concurrency());
     {
       std::lock_guard<std::mutex> g(job->lock);
       job->participants.insert(guard_cpu_gettid());
@@ -141,7 +151,27 @@ int run_region(cpuexec_session *session, loop_job *job) {
 
 }  // namespace
 
-int main() {
+// Runs this program again with the module turned off; its exit status.
+int run_without_module(char **argv) {
+  std::fflush(stdout);
+  pid_t pid = fork();
+  if (pid == 0) {
+    setenv("CPUEXEC_TBB_MODULE", "off", 1);
+    execv("/proc/self/exe", argv);
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+int main(int argc, char **argv) {
+  (void)argc;
+  const char *module_env = std::getenv("CPUEXEC_TBB_MODULE");
+  const bool per_thread = module_env == nullptr || std::strcmp(module_env, "off") != 0;
+  std::printf("== oneTBB guard %s\n", per_thread ? "with the cpuexec-tbb module (per thread)"
+                                                 : "without the module (CPUEXEC_TBB_MODULE=off: process-wide)");
   // The guard's global_control is oneTBB's: same size, same entry points.
   check(sizeof(tbb::global_control) == sizeof(size_t) + sizeof(intptr_t) + sizeof(size_t),
         "tbb::global_control is {size_t, intptr_t, enum} (the layout the guard passes to libtbb)");
@@ -155,10 +185,13 @@ int main() {
   size_t n = 0;
   cpuexec_runtimes_get(list, 24, &n);
   bool listed = false;
+  const cpuexec_runtime_guard want = per_thread ? CPUEXEC_GUARD_PER_THREAD : CPUEXEC_GUARD_PROCESS_WIDE;
   for (size_t i = 0; i < n && i < 24; i++)
-    if (list[i].family == CPUEXEC_RUNTIME_TBB)
-      listed = list[i].governed && list[i].guard == CPUEXEC_GUARD_PROCESS_WIDE && std::strcmp(list[i].name, "oneTBB") == 0;
-  check(listed, "oneTBB is listed, governed process-wide");
+    if (list[i].family == CPUEXEC_RUNTIME_TBB) {
+      std::printf("oneTBB %s: %s\n", list[i].version, list[i].reason);
+      listed = list[i].governed && list[i].guard == want && std::strcmp(list[i].name, "oneTBB") == 0;
+    }
+  check(listed, per_thread ? "oneTBB is listed, governed per thread" : "oneTBB is listed, governed process-wide");
   size_t default_limit = allowed_parallelism();
 
   cpuexec_session *session = two_thread_session();
@@ -167,13 +200,20 @@ int main() {
     loop_job job;
     check(run_region(session, &job) == 0, "parallel_for inside callbacks ran");
     check(job.sum.load() == 4 * expected_sum(), "its results are right");
-    check(job.limit_inside.load() == 1, "max_allowed_parallelism is 1 inside callbacks");
+    if (per_thread) {
+      check(job.arena_inside.load() == 1, "callbacks run in an arena of one thread");
+      check(job.limit_inside.load() == static_cast<int>(default_limit), "oneTBB's process-wide limit is untouched");
+    } else {
+      check(job.limit_inside.load() == 1, "max_allowed_parallelism is 1 inside callbacks");
+    }
     check(bodies_on_participants(job), "every body ran on a participant of the region");
     int threads_after = running_threads();
     std::printf("threads before %d, inside callbacks at most %d, after the region %d\n", threads_before,
                 job.threads_inside.load(), threads_after);
     check(job.threads_inside.load() == threads_before,
           "no TBB worker was started while the callbacks ran their parallel_for");
+    if (per_thread)
+      check(threads_after == threads_before, "nor after the region (no demand was left for a worker to withdraw)");
   }
   check(allowed_parallelism() == default_limit, "the limit is back when the region returned");
 
@@ -207,10 +247,17 @@ int main() {
           "a foreign executor's region ran");
     check(job.limit_inside.load() == static_cast<int>(default_limit),
           "a foreign executor's participants leave oneTBB's limit alone");
+    if (per_thread)
+      check(job.arena_inside.load() == 1 && bodies_on_participants(job),
+            "a foreign executor's callbacks run in an arena of one thread too");
     cpuexec_executor_release(exec);
     foreign_pool_destroy(pool);
   }
   cpuexec_session_destroy(session);
   std::printf("test_guard_tbb: %d failure(s)\n", failures);
+  if (per_thread && run_without_module(argv) != 0) {
+    std::printf("test_guard_tbb: the run without the module failed\n");
+    failures++;
+  }
   return failures == 0 ? 0 : 1;
 }

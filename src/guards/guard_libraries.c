@@ -29,6 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/env.h"
+
 cpuexec__guard_lib cpuexec__guard_libs[CPUEXEC__GUARD_SLOTS];
 _Atomic uint32_t cpuexec__guard_count;
 _Atomic uint32_t cpuexec__guard_thread_mask;
@@ -145,6 +147,7 @@ static bool probe_openblas(cpuexec__guard_lib *lib, void *handle, const struct l
       SET_FN(lib->fn.openblas.set_num_threads, handle, map, name);
       snprintf(name, sizeof name, "%sopenblas_get_num_threads%s", prefixes[p], suffixes[s]);
       SET_FN(lib->fn.openblas.get_num_threads, handle, map, name);
+      lib->fn.openblas.cpu_number = p == 0 ? own_symbol(handle, map, "blas_cpu_number") : NULL;
       lib->family = CPUEXEC__GUARD_OPENBLAS;
       const char *config = get_config != NULL ? get_config() : NULL;
       long major = -1, minor = -1;
@@ -167,17 +170,22 @@ static bool probe_openblas(cpuexec__guard_lib *lib, void *handle, const struct l
       } else if (parallel != 1) {
         lib->mode = CPUEXEC__GUARD_NONE;
         snprintf(lib->reason, sizeof lib->reason,
-                 "not governed: openblas_get_parallel() says %d, a threading the guard does not know", parallel);
+                 "openblas_get_parallel() says %d, a threading the guard does not know", parallel);
       } else if (major != 0 || minor < 2 || minor > 3) {
         lib->mode = CPUEXEC__GUARD_NONE;
         snprintf(lib->reason, sizeof lib->reason,
-                 "not governed: version \"%s\" is not one the guard knows (0.2, 0.3), whose thread count is "
+                 "version \"%s\" is not one the guard knows (0.2, 0.3), whose thread count is "
                  "process-wide",
                  lib->version[0] != '\0' ? lib->version : "?");
       } else if (lib->fn.openblas.set_num_threads == NULL || lib->fn.openblas.get_num_threads == NULL) {
         lib->mode = CPUEXEC__GUARD_NONE;
         copy_text(lib->reason, sizeof lib->reason,
-                  "not governed: openblas_set_num_threads or openblas_get_num_threads is missing");
+                  "openblas_set_num_threads or openblas_get_num_threads is missing");
+      } else if (lib->fn.openblas.cpu_number == NULL && (config == NULL || strstr(config, "NO_AFFINITY") == NULL)) {
+        lib->mode = CPUEXEC__GUARD_NONE;
+        copy_text(lib->reason, sizeof lib->reason,
+                  "a build with affinity (openblas_set_num_threads re-pins the calling thread) "
+                  "that does not export blas_cpu_number");
       } else {
         lib->mode = CPUEXEC__GUARD_PROCESS_WIDE;
         lib->hold = CPUEXEC__HOLD_BLAS;
@@ -233,11 +241,11 @@ static bool probe_blis(cpuexec__guard_lib *lib, void *handle, const struct link_
   } else if (!parsed || major < 0 || major > 2 || (major == 0 && minor < 5)) {
     lib->mode = CPUEXEC__GUARD_NONE;
     snprintf(lib->reason, sizeof lib->reason,
-             "not governed: version \"%s\" is not one the guard knows (0.5 to 2.x)", lib->version);
+             "version \"%s\" is not one the guard knows (0.5 to 2.x)", lib->version);
   } else if (!complete) {
     lib->mode = CPUEXEC__GUARD_NONE;
     copy_text(lib->reason, sizeof lib->reason,
-              "not governed: a bli_thread_set/get call or bli_info_get_enable_threading is missing");
+              "a bli_thread_set/get call or bli_info_get_enable_threading is missing");
   } else if (thread_local) {
     lib->mode = CPUEXEC__GUARD_PER_THREAD;
     copy_text(lib->reason, sizeof lib->reason,
@@ -256,9 +264,75 @@ static bool probe_blis(cpuexec__guard_lib *lib, void *handle, const struct link_
   return true;
 }
 
-/* oneTBB: max_allowed_parallelism 1 through a global_control of its own
- * while any participant of libcpuexec's executors runs callbacks: no TBB
- * worker starts or joins a parallel_for meanwhile. */
+/* The cpuexec-tbb module (src/guards/tbb_shim.cc) next to libcpuexec (the
+ * build tree's .libs/), under it in libcpuexec/ (an installed libdir), or in
+ * the configured pkglibdir. Loaded only when the libtbb.so.12 it would bind
+ * to is the one the process has (tbb_map), so it never brings a second
+ * oneTBB in; pinned. NULL, with why in *why, when not. */
+#ifndef CPUEXEC_PKGLIBDIR
+#define CPUEXEC_PKGLIBDIR ""
+#endif
+static void *load_tbb_module(const struct link_map *tbb_map, const char **why) {
+  void *by_soname = dlopen("libtbb.so.12", RTLD_LAZY | RTLD_NOLOAD);
+  struct link_map *soname_map = NULL;
+  if (by_soname != NULL) {
+    dlinfo(by_soname, RTLD_DI_LINKMAP, &soname_map);
+    dlclose(by_soname);
+  }
+  if (soname_map != tbb_map) {
+    *why = "the process's oneTBB is not the libtbb.so.12 the module links";
+    return NULL;
+  }
+  size_t chosen_len = 0;
+  const char *chosen = cpuexec__env_value("CPUEXEC_TBB_MODULE", &chosen_len);
+  if (chosen != NULL && chosen_len == 3 && strncmp(chosen, "off", 3) == 0) {
+    *why = "CPUEXEC_TBB_MODULE=off";
+    return NULL;
+  }
+  char dirs[4][512];
+  char files[4][600];
+  Dl_info self;
+  int n = 0;
+  if (dladdr((void *)load_tbb_module, &self) != 0 && self.dli_fname != NULL && strchr(self.dli_fname, '/') != NULL) {
+    int len = (int)(strrchr(self.dli_fname, '/') - self.dli_fname);
+    snprintf(dirs[n++], sizeof dirs[0], "%.*s", len < 480 ? len : 480, self.dli_fname);
+    snprintf(dirs[n++], sizeof dirs[0], "%.*s/libcpuexec", len < 480 ? len : 480, self.dli_fname);
+  }
+  if (CPUEXEC_PKGLIBDIR[0] != '\0')
+    snprintf(dirs[n++], sizeof dirs[0], "%.500s", CPUEXEC_PKGLIBDIR);
+  *why = "the cpuexec-tbb module is not installed (libcpuexec was built without oneTBB's headers, or is linked "
+         "statically)";
+  int count = 0;
+  if (chosen != NULL && chosen_len > 0 && chosen_len < sizeof files[0])
+    snprintf(files[count++], sizeof files[0], "%.*s", (int)chosen_len, chosen);
+  for (int i = 0; i < n; i++)
+    snprintf(files[count++], sizeof files[0], "%.500s/cpuexec-tbb.so", dirs[i]);
+  for (int i = 0; i < count; i++) {
+    const char *path = files[i];
+    void *module = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (module == NULL)
+      continue;
+    int (*abi)(void);
+    const void *(*bound)(void);
+    *(void **)&abi = dlsym(module, "cpuexec_tbb_shim_abi");
+    *(void **)&bound = dlsym(module, "cpuexec_tbb_shim_libtbb");
+    Dl_info info;
+    struct link_map *definer = NULL;
+    bool same = abi != NULL && abi() == 1 && bound != NULL &&
+                dladdr1(bound(), &info, (void **)&definer, RTLD_DL_LINKMAP) != 0 && definer == tbb_map;
+    if (same && dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD | RTLD_NODELETE) != NULL)
+      return module;
+    dlclose(module);
+    *why = "the cpuexec-tbb module found is not bound to the process's oneTBB";
+  }
+  return NULL;
+}
+
+/* oneTBB: with the cpuexec-tbb module, each callback runs in a one-thread
+ * task_arena of its own thread (per thread: nothing else changes); without
+ * it, max_allowed_parallelism 1 through a global_control of its own while
+ * any participant of libcpuexec's executors runs callbacks (process-wide).
+ * Either way no TBB worker starts or joins a parallel_for in a callback. */
 static bool probe_tbb(cpuexec__guard_lib *lib, void *handle, const struct link_map *map) {
   int (*interface_version)(void);
   const char *(*runtime_version)(void);
@@ -276,15 +350,26 @@ static bool probe_tbb(cpuexec__guard_lib *lib, void *handle, const struct link_m
   if (lib->fn.tbb.create == NULL || lib->fn.tbb.destroy == NULL || iface / 1000 != 12) {
     lib->mode = CPUEXEC__GUARD_NONE;
     snprintf(lib->reason, sizeof lib->reason,
-             "not governed: binary interface %d is not oneTBB's 12 (legacy TBB, or a oneTBB the guard does not "
+             "binary interface %d is not oneTBB's 12 (legacy TBB, or a oneTBB the guard does not "
              "know)",
              iface);
+    return true;
+  }
+  const char *why = "";
+  void *module = load_tbb_module(map, &why);
+  if (module != NULL)
+    *(void **)&lib->fn.tbb.call = dlsym(module, "cpuexec_tbb_shim_call");
+  if (lib->fn.tbb.call != NULL) {
+    lib->mode = CPUEXEC__GUARD_PER_THREAD;
+    copy_text(lib->reason, sizeof lib->reason,
+              "each callback runs in a one-thread task_arena of its own thread (the cpuexec-tbb module)");
   } else {
     lib->mode = CPUEXEC__GUARD_PROCESS_WIDE;
     lib->hold = CPUEXEC__HOLD_TBB;
-    copy_text(lib->reason, sizeof lib->reason,
-              "global_control max_allowed_parallelism 1 while any thread runs callbacks of libcpuexec's own "
-              "executors, then removed");
+    snprintf(lib->reason, sizeof lib->reason,
+             "global_control max_allowed_parallelism 1 while any thread runs callbacks of libcpuexec's own "
+             "executors (%s)",
+             why);
   }
   return true;
 }
@@ -307,7 +392,7 @@ static bool probe_mkl(cpuexec__guard_lib *lib, void *handle, const struct link_m
     snprintf(lib->version, sizeof lib->version, "%.*s", (int)strcspn(v + 8, " -"), v + 8);
   lib->mode = CPUEXEC__GUARD_NONE;
   copy_text(lib->reason, sizeof lib->reason,
-            "not governed: libcpuexec has no guard for MKL; register a runtime hook that calls "
+            "libcpuexec has no guard for MKL; register a runtime hook that calls "
             "mkl_set_num_threads_local(1) (<cpuexec/hooks.h>)");
   return true;
 }
@@ -356,7 +441,7 @@ static void examine(const char *name) {
       void *pin = dlopen(name[0] != '\0' ? name : NULL, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
       if (pin == NULL) {
         found.mode = CPUEXEC__GUARD_NONE;
-        copy_text(found.reason, sizeof found.reason, "not governed: it could not be pinned (RTLD_NODELETE)");
+        copy_text(found.reason, sizeof found.reason, "it could not be pinned (RTLD_NODELETE)");
       }
     }
     cpuexec__guard_libs[n] = found;

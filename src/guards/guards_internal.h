@@ -18,9 +18,12 @@
  * How each library is governed (cpuexec__guard_mode):
  *   - PER_THREAD: the library's setting is per thread (BLIS >= 1.0 built
  *     with thread-local storage): each participant saves it, sets one
- *     thread, and restores it when it leaves, as the OpenMP guard does;
+ *     thread, and restores it when it leaves, as the OpenMP guard does; or
+ *     (oneTBB, with the cpuexec-tbb module) each callback runs inside a
+ *     task_arena of one thread of its own thread (src/guards/tbb_shim.cc);
  *   - PROCESS_WIDE: one setting for the process (OpenBLAS's thread count,
- *     BLIS 0.x's global runtime, oneTBB's max_allowed_parallelism). It is
+ *     BLIS 0.x's global runtime, oneTBB's max_allowed_parallelism when the
+ *     module cannot be loaded). It is
  *     "held" at one thread while at least one participant of any region is
  *     inside: the first to enter saves it and sets one thread, the last to
  *     leave puts the saved value back. A top-level call made meanwhile on
@@ -92,7 +95,11 @@ typedef struct cpuexec__guard_lib {
     struct {
       void (*set_num_threads)(int);
       int (*get_num_threads)(void);
-      int saved; /* under the hold's lock */
+      /* blas_cpu_number, the count every call reads, when the library
+       * exports it: set directly (openblas_set_num_threads also re-pins the
+       * calling thread in builds with affinity). */
+      int *cpu_number;
+      int saved; /* the hold's owner (busy) only */
     } openblas;
     struct {
       void (*set_num_threads)(int64_t);
@@ -106,6 +113,8 @@ typedef struct cpuexec__guard_lib {
       void (*destroy)(cpuexec__tbb_global_control *);
       size_t (*active_value)(int);
       cpuexec__tbb_global_control control; /* alive while held */
+      /* PER_THREAD: the cpuexec-tbb module's call in a one-thread arena. */
+      int (*call)(int (*fn)(void *, int64_t, int64_t), void *ctx, int64_t begin, int64_t end);
     } tbb;
   } fn;
 } cpuexec__guard_lib;
