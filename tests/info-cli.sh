@@ -6,7 +6,7 @@
 set -u
 : "${top_srcdir:=.}" "${top_builddir:=.}"
 info="$top_builddir/tools/cpuexec-info"
-topo="$top_srcdir/tests/topologies"
+topo="$top_srcdir/tests/data/topologies"
 hybrid="$topo/hybrid-8p-smt2-16e.xml"
 work=$(mktemp -d "${TMPDIR:-/tmp}/cpuexec-info-test.XXXXXX") || exit 99
 trap 'rm -rf "$work"' EXIT

@@ -1,13 +1,13 @@
 #!/bin/sh
 # cpuexec-info --topology exits 2 with a message on every malformed file of
-# tests/malformed-xml, never by a signal, and 0 on each odd but usable file
-# of tests/odd-xml. Run by `make check` with
+# tests/data/malformed-xml, never by a signal, and 0 on each odd but usable file
+# of tests/data/odd-xml. Run by `make check` with
 # top_builddir and top_srcdir set.
 set -u
 info="$top_builddir/tools/cpuexec-info"
 failed=0
 count=0
-for f in "$top_srcdir"/tests/malformed-xml/*.xml; do
+for f in "$top_srcdir"/tests/data/malformed-xml/*.xml; do
   count=$((count + 1))
   err=$("$info" --topology "$f" 2>&1 >/dev/null)
   rc=$?
@@ -21,8 +21,8 @@ for f in "$top_srcdir"/tests/malformed-xml/*.xml; do
     echo "ok: $(basename "$f"): $(echo "$err" | grep '^cpuexec-info: ' | head -n 1)"
   fi
 done
-# Odd but usable files (tests/odd-xml/README) are reported: exit 0.
-for f in "$top_srcdir"/tests/odd-xml/*.xml; do
+# Odd but usable files (tests/data/odd-xml/README) are reported: exit 0.
+for f in "$top_srcdir"/tests/data/odd-xml/*.xml; do
   err=$("$info" --topology "$f" 2>&1 >/dev/null)
   rc=$?
   if [ "$rc" -ne 0 ]; then

@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "test_util.h"
+#include "support/test_util.h"
 #include <cpuexec/compat/job_pool.h>
 #include <cpuexec/compat/range_executor.h>
 #include <cpuexec/compat/ranges.h>

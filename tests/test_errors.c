@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <cmocka.h>
 
-#include "test_util.h"
+#include "support/test_util.h"
 
 #include <cpuexec.h>
 

@@ -17,7 +17,7 @@
 #include <pthreadpool.h>
 
 #include <cpuexec/compat/parallel_for.h>
-#include "test_util.h"
+#include "support/test_util.h"
 
 static void nothing(void *ctx, int64_t begin, int64_t end) {
   (void)ctx;

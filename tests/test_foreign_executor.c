@@ -1,5 +1,5 @@
 /* Foreign executors (include/cpuexec/foreign.h): an application's pool,
- * written here with plain pthreads (tests/foreign_pool.c), runs the same
+ * written here with plain pthreads (tests/support/foreign_pool.c), runs the same
  * kernels as the built-in pool through every adapter; participant identity
  * on its threads, scopes and sessions, nesting, counters, the observer,
  * costed planning with and without the pool's planner, error rules, pool
@@ -19,12 +19,12 @@
 #include <cpuexec.h>
 #include <pthreadpool.h>
 
-#include "test_util.h"
+#include "support/test_util.h"
 #include <cpuexec/compat/job_pool.h>
 #include <cpuexec/compat/parallel_for.h>
 #include <cpuexec/compat/range_executor.h>
 #include <cpuexec/compat/ranges.h>
-#include "foreign_pool.h"
+#include "support/foreign_pool.h"
 
 #define N 1000
 

@@ -36,8 +36,8 @@
 
 #include <cpuexec.h>
 
-#include "test_util.h"
-#include "guard_cpu.h"
+#include "support/test_util.h"
+#include "support/guard_cpu.h"
 
 /* CBLAS, as every CBLAS declares it (no header needed: the builds ship
  * theirs in different places). */

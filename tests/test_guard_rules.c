@@ -1,4 +1,4 @@
-/* The runtime guards' rules, on stand-in libraries (tests/guard_standins.c)
+/* The runtime guards' rules, on stand-in libraries (tests/programs/guard_standins.c)
  * dlopen()ed after the program started, so each case also shows that a
  * library loaded late is found:
  *   - a process-wide count (OpenBLAS 0.3, pthreads) is 1 while any thread
@@ -21,9 +21,9 @@
 
 #include <cpuexec.h>
 
-#include "test_util.h"
+#include "support/test_util.h"
 
-#define STANDIN(name) TOP_BUILDDIR "/tests/.libs/guard_standin_" name ".so"
+#define STANDIN(name) TOP_BUILDDIR "/tests/programs/.libs/guard_standin_" name ".so"
 
 static void *open_standin(const char *path) {
   void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);

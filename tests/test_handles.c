@@ -17,7 +17,7 @@
 #include <cpuexec.h>
 #include <cpuexec/foreign.h>
 
-#include "test_util.h"
+#include "support/test_util.h"
 
 static cpuexec_resolved *resolve_threads(int32_t threads) {
   cpuexec_policy p;

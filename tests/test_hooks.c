@@ -16,11 +16,11 @@
 
 #include <cpuexec.h>
 
-#include "test_util.h"
+#include "support/test_util.h"
 #include <cpuexec/compat/job_pool.h>
 #include <cpuexec/compat/range_executor.h>
 #include <cpuexec/compat/ranges.h>
-#include "foreign_pool.h"
+#include "support/foreign_pool.h"
 
 /* What the hooks saw, process-wide. */
 static atomic_uint begins, ends, callbacks_a, callbacks_b, violations, begin_mask, scope_enters, scope_leaves;

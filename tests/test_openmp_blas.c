@@ -18,8 +18,8 @@
 
 #include <cpuexec.h>
 
-#include "test_util.h"
-#include "openmp_tsan.h"
+#include "support/test_util.h"
+#include "support/openmp_tsan.h"
 
 #define THREADS 4
 #define ITEMS 16

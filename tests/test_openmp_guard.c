@@ -19,10 +19,10 @@
 
 #include <cpuexec.h>
 
-#include "test_util.h"
-#include "foreign_pool.h"
-#include "openmp_tsan.h"
-#include "openmp_kernels.h"
+#include "support/test_util.h"
+#include "support/foreign_pool.h"
+#include "support/openmp_tsan.h"
+#include "support/openmp_kernels.h"
 
 /* What the tool can count: nothing under libgomp or without the tool. */
 #if defined(EXPECT_LIBGOMP) || !CPUEXEC_WITH_OMPT
@@ -117,7 +117,7 @@ static void kernels_in_callbacks_run_inline_on_every_participant(void **state) {
 
 /* The guard is a runtime hook of the region primitive: it runs on every
  * participant of an application's own pool as well (a plain-pthreads pool,
- * tests/foreign_pool.c), and gives the caller its settings back. */
+ * tests/support/foreign_pool.c), and gives the caller its settings back. */
 static void kernels_run_inline_on_every_participant_of_a_foreign_pool(void **state) {
   (void)state;
   foreign_pool *pool = foreign_pool_create(THREADS);

@@ -13,10 +13,10 @@
 
 #include <cpuexec.h>
 
-#include "test_util.h"
-#include "openmp_tsan.h"
+#include "support/test_util.h"
+#include "support/openmp_tsan.h"
 
-#define KERNELS TOP_BUILDDIR "/tests/libopenmp_kernels_clang.so"
+#define KERNELS TOP_BUILDDIR "/tests/support/libopenmp_kernels_clang.so"
 #define ITEMS 32
 
 static cpuexec_executor *exec;

@@ -12,8 +12,8 @@
 
 #include <cpuexec.h>
 
-#include "test_util.h"
-#include "openmp_tsan.h"
+#include "support/test_util.h"
+#include "support/openmp_tsan.h"
 #include "openmp_kernel.h"
 
 static void migrated_kernel_equals_the_openmp_kernel(void **state) {

@@ -1,6 +1,6 @@
 /* The OMPT tool among other tools, one process per case.
  *
- * Each case runs tests/openmp_scenario (or its APP_TOOL build) with an
+ * Each case runs tests/programs/openmp_scenario (or its APP_TOOL build) with an
  * environment and checks what it printed: detection status, counts, and
  * what a probe tool loaded through OMP_TOOL_LIBRARIES saw. In every case
  * the regions in callbacks stay inline (max_team=1); what changes is who
@@ -16,15 +16,15 @@
 
 #include <cmocka.h>
 
-#include "test_util.h"
+#include "support/test_util.h"
 
 #include <cpuexec.h>
 
-#define SCENARIO TOP_BUILDDIR "/tests/openmp_scenario"
-#define SCENARIO_APP_TOOL TOP_BUILDDIR "/tests/openmp_scenario_apptool"
-#define SCENARIO_LINKED_TOOL TOP_BUILDDIR "/tests/openmp_scenario_linkedtool"
-#define PROBE TOP_BUILDDIR "/tests/.libs/ompt_probe_tool.so"
-#define SCENARIO_LATE TOP_BUILDDIR "/tests/openmp_scenario_late"
+#define SCENARIO TOP_BUILDDIR "/tests/programs/openmp_scenario"
+#define SCENARIO_APP_TOOL TOP_BUILDDIR "/tests/programs/openmp_scenario_apptool"
+#define SCENARIO_LINKED_TOOL TOP_BUILDDIR "/tests/programs/openmp_scenario_linkedtool"
+#define PROBE TOP_BUILDDIR "/tests/programs/.libs/ompt_probe_tool.so"
+#define SCENARIO_LATE TOP_BUILDDIR "/tests/programs/openmp_scenario_late"
 #define LIBCPUEXEC TOP_BUILDDIR "/.libs/libcpuexec.so"
 
 typedef struct run_output {

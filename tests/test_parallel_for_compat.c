@@ -17,8 +17,8 @@
 #include <cpuexec.h>
 
 #include <cpuexec/compat/parallel_for.h>
-#include "test_util.h"
-#include "rendezvous.h"
+#include "support/test_util.h"
+#include "support/rendezvous.h"
 
 #define PROCESS_THREADS 3
 #define TOTAL 4096
@@ -182,7 +182,7 @@ static void nested_calls_run_inline_on_the_calling_thread(void **state) {
 
 static int serial_session_body(void *arg) { return ParallelFor(TOTAL, 16, arg, cover); }
 
-/* What the child checks without starting a thread (see test_util.h): the
+/* What the child checks without starting a thread (see support/threads.h): the
  * inherited pool is forgotten and a serial session's kernel runs. */
 static int child_checks_without_threads(void) {
   if (cpuexec_registry_live_pools(cpuexec_registry_default()) != 0) return 30;

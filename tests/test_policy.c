@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "test_util.h"
+#include "support/test_util.h"
 
 #include <cpuexec.h>
 

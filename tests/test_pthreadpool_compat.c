@@ -19,7 +19,7 @@
 #include <cpuexec.h>
 #include <pthreadpool.h>
 
-#include "test_util.h"
+#include "support/test_util.h"
 
 #if defined(__x86_64__) || (defined(__i386__) && defined(__SSE__))
 #include <xmmintrin.h>
@@ -743,7 +743,7 @@ static void a_pool_keeps_working_in_a_forked_child(void **state) {
       bad |= atomic_load(&g.hits[e]) != 1;
     /* The inherited pool is released without touching the parent's
      * threads; a pool created in the child runs on threads of its own
-     * (not under ThreadSanitizer: see test_util.h). */
+     * (not under ThreadSanitizer: see support/threads.h). */
     pthreadpool_destroy(pool);
     if (!TEST_CHILD_MAY_START_THREADS)
       _exit(bad);

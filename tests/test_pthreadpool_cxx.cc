@@ -11,7 +11,7 @@
 extern "C" {
 #include <cmocka.h>
 
-#include "test_util.h"
+#include "support/test_util.h"
 }
 
 #include <pthreadpool.h>

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "test_util.h"
+#include "support/test_util.h"
 
 #include <cpuexec.h>
 

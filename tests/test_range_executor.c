@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "test_util.h"
-#include "rendezvous.h"
+#include "support/test_util.h"
+#include "support/rendezvous.h"
 #include <cpuexec/compat/job_pool.h>
 #include <cpuexec/compat/range_executor.h>
 #include <cpuexec/compat/ranges.h>
@@ -557,7 +557,7 @@ typedef struct jobs_seen {
   atomic_uint started;
   atomic_uint finished;
   /* Set where every participant must be observed: each job waits in
-   * tests/rendezvous.h for the others. */
+   * tests/support/rendezvous.h for the others. */
   bool rendezvous;
   _Atomic uint64_t arrived;
 } jobs_seen;

@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "test_util.h"
+#include "support/test_util.h"
 #include <cpuexec/compat/ranges.h>
 
 static uint64_t expected_blocks(int64_t total, const cpuexec_range_schedule *s, uint32_t threads) {

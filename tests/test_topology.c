@@ -15,11 +15,11 @@
 #include <cmocka.h>
 #include <stdatomic.h>
 
-#include "test_util.h"
+#include "support/test_util.h"
 
 #include <cpuexec.h>
 
-#define TOPOLOGIES TOP_SRCDIR "/tests/topologies/"
+#define TOPOLOGIES TOP_SRCDIR "/tests/data/topologies/"
 
 static cpuexec_topology *load_xml(const char *name, const cpuexec_topology_options *options) {
   char path[1024];
@@ -45,6 +45,8 @@ static const struct {
     {"smt4.xml", 1, 4, 16, 4, 0, 4, "0-15"},
     {"restricted-siblings.xml", 1, 4, 5, 2, 0, 4, "0,1,3,4,6"},
     {"quota-1.5/topology.xml", 1, 4, 4, 1, 0, 4, "0-3"},
+    {"8cores-smt2-siblings-apart.xml", 1, 8, 16, 2, 0, 8, "0,8,1,9,2,10,3,11,4,12,5,13,6,14,7,15"},
+    {"hybrid-4e-first-2p.xml", 1, 6, 6, 1, 2, 2, "0-5"},
 };
 
 /* The visible ids as a cpulist, runs collapsed ("0,1,3-5"). */
@@ -360,7 +362,7 @@ static void describe_is_snprintf_like_and_json_is_escaped(void **state) {
  * process: the ones that crash hwloc's loader never reach it. */
 static void malformed_xml_corpus_fails_without_crashing(void **state) {
   (void)state;
-  DIR *dir = opendir(TOP_SRCDIR "/tests/malformed-xml");
+  DIR *dir = opendir(TOP_SRCDIR "/tests/data/malformed-xml");
   assert_non_null(dir);
   int files = 0;
   struct dirent *d;
@@ -368,7 +370,7 @@ static void malformed_xml_corpus_fails_without_crashing(void **state) {
     size_t len = strlen(d->d_name);
     if (len < 4 || strcmp(d->d_name + len - 4, ".xml") != 0) continue;
     char path[1024];
-    snprintf(path, sizeof path, TOP_SRCDIR "/tests/malformed-xml/%s", d->d_name);
+    snprintf(path, sizeof path, TOP_SRCDIR "/tests/data/malformed-xml/%s", d->d_name);
     cpuexec_topology *t = NULL;
     int rc = cpuexec_topology_load_xml(path, NULL, &t);
     if (rc != CPUEXEC_ETOPOLOGY) fail_msg("%s: rc %d", d->d_name, rc);
@@ -380,7 +382,7 @@ static void malformed_xml_corpus_fails_without_crashing(void **state) {
   assert_true(files >= 20);
 }
 
-/* Well-formed files of odd structure (tests/odd-xml/README) load with
+/* Well-formed files of odd structure (tests/data/odd-xml/README) load with
  * counts that agree with each other, and a default policy resolves on them
  * and runs a region: nothing indexes past what the file really holds. */
 static int count_indices(void *ctx, int64_t begin, int64_t end) {
@@ -391,7 +393,7 @@ static int count_indices(void *ctx, int64_t begin, int64_t end) {
 
 static void structurally_odd_files_load_with_consistent_counts(void **state) {
   (void)state;
-  DIR *dir = opendir(TOP_SRCDIR "/tests/odd-xml");
+  DIR *dir = opendir(TOP_SRCDIR "/tests/data/odd-xml");
   assert_non_null(dir);
   int files = 0;
   struct dirent *d;
@@ -399,7 +401,7 @@ static void structurally_odd_files_load_with_consistent_counts(void **state) {
     size_t len = strlen(d->d_name);
     if (len < 4 || strcmp(d->d_name + len - 4, ".xml") != 0) continue;
     char path[1024];
-    snprintf(path, sizeof path, TOP_SRCDIR "/tests/odd-xml/%s", d->d_name);
+    snprintf(path, sizeof path, TOP_SRCDIR "/tests/data/odd-xml/%s", d->d_name);
     cpuexec_topology *t = NULL;
     int rc = cpuexec_topology_load_xml(path, NULL, &t);
     files++;

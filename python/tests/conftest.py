@@ -9,8 +9,8 @@ import pytest
 
 SRCDIR = os.environ.get("CPUEXEC_TEST_SRCDIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILDDIR = os.environ.get("CPUEXEC_TEST_BUILDDIR", SRCDIR)
-TOPOLOGIES = sorted(glob.glob(os.path.join(SRCDIR, "tests", "topologies", "*.xml")))
-QUOTA_FIXTURE = os.path.join(SRCDIR, "tests", "topologies", "quota-1.5")
+TOPOLOGIES = sorted(glob.glob(os.path.join(SRCDIR, "tests", "data", "topologies", "*.xml")))
+QUOTA_FIXTURE = os.path.join(SRCDIR, "tests", "data", "topologies", "quota-1.5")
 
 
 def run_cpuexec_info(*args):
@@ -41,5 +41,5 @@ def run_python(code, env=None, unset=()):
 
 @pytest.fixture(scope="session")
 def topologies():
-    assert TOPOLOGIES, f"no stored topologies under {SRCDIR}/tests/topologies"
+    assert TOPOLOGIES, f"no stored topologies under {SRCDIR}/tests/data/topologies"
     return TOPOLOGIES

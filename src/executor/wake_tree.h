@@ -26,7 +26,7 @@
  * epoch open and does not sleep; if it sees 1, the parent wakes it. (Opened
  * in rising order, a spinning parent could check a parked child before its
  * epoch moved, wake it for nothing, and the child would sleep through the
- * region: tests/test_wake_tree.c caught exactly that.) A
+ * region: tests/whitebox/test_wake_tree.c caught exactly that.) A
  * worker that did not join (closed by the caller, who then ran its share)
  * wakes nobody: its children's epochs are closed or will be, and the caller
  * never waits for a worker that did not join. */

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Builds the libFuzzer targets of tests/fuzz with clang (-fsanitize=fuzzer,
 # address) in BUILDDIR and runs each for SECONDS, starting from the corpus
-# kept in tests/fuzz/corpus/<target>. Not part of `make check` or
+# kept in tests/data/fuzz-corpus/<target>. Not part of `make check` or
 # `make distcheck` (libFuzzer needs clang); .ci/run calls it.
 #
 #   sh tests/fuzz/run.sh [BUILDDIR [SECONDS]]   defaults: build-fuzz 60
@@ -55,7 +55,7 @@ for t in $targets; do
     "$src/tests/fuzz/$t.c" .libs/libcpuexec_internal.a -lhwloc -ldl -lm -o "$t"
   mkdir -p "work/$t"
   echo "fuzz: $t for ${seconds}s"
-  if ! ASAN_OPTIONS=detect_leaks=1 "./$t" "work/$t" "$src/tests/fuzz/corpus/$t" -max_total_time="$seconds" \
+  if ! ASAN_OPTIONS=detect_leaks=1 "./$t" "work/$t" "$src/tests/data/fuzz-corpus/$t" -max_total_time="$seconds" \
       -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$t-" -print_final_stats=1 >"$t.log" 2>&1; then
     echo "fuzz: $t FOUND A FAILURE:"
     tail -n 40 "$t.log"
@@ -65,8 +65,8 @@ for t in $targets; do
     echo
   fi
   if [ "${FUZZ_UPDATE_CORPUS:-0}" = 1 ]; then
-    mkdir -p "$src/tests/fuzz/corpus/$t"
-    "./$t" -merge=1 "$src/tests/fuzz/corpus/$t" "work/$t" >/dev/null 2>&1 || true
+    mkdir -p "$src/tests/data/fuzz-corpus/$t"
+    "./$t" -merge=1 "$src/tests/data/fuzz-corpus/$t" "work/$t" >/dev/null 2>&1 || true
   fi
 done
 exit $failed

@@ -1,0 +1,472 @@
+/* Creating and destroying executors: threads started, named and pinned
+ * before create returns; failures name the thread or processor and leave no
+ * thread behind; serial policies start none; ids; caller affinity; fork. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <dirent.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "executor/executor_internal.h"
+#include "os/os.h"
+#include "support/test_util.h"
+
+/* Counts threads whose name is `name` (a trailing '*' matches any rest).
+ * Counting our own names, not all threads, keeps sanitizer runtimes'
+ * helper threads out of the numbers. */
+static int threads_named(const char *name) {
+  size_t len = strlen(name);
+  bool prefix = len > 0 && name[len - 1] == '*';
+  DIR *d = opendir("/proc/self/task");
+  assert_non_null(d);
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (e->d_name[0] == '.' || !task_alive(e->d_name)) continue;
+    char path[300], comm[64] = "";
+    snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+    FILE *f = fopen(path, "r");
+    if (!f) continue;
+    if (fgets(comm, sizeof comm, f)) comm[strcspn(comm, "\n")] = '\0';
+    fclose(f);
+    if (prefix ? strncmp(comm, name, len - 1) == 0 : strcmp(comm, name) == 0) n++;
+  }
+  closedir(d);
+  return n;
+}
+
+static int first_allowed_cpu(void) {
+  cpu_set_t set;
+  assert_int_equal(sched_getaffinity(0, sizeof set, &set), 0);
+  for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+    if (CPU_ISSET(cpu, &set)) return cpu;
+  fail_msg("no allowed cpu");
+  return -1;
+}
+
+static int thread_count(void) { return threads_named("cpuexec-w*"); }
+
+/* Our running workers (support/threads.h's wait_count). */
+static int wait_thread_count(int expected) { return wait_count(thread_count, expected); }
+
+static void a_serial_policy_starts_no_thread(void **state) {
+  (void)state;
+  int before = wait_thread_count(0); /* the workers of earlier cases have left */
+  cpuexec_executor *exec = test_executor(1);
+  assert_int_equal(wait_thread_count(before), before);
+  assert_int_equal(cpuexec_executor_effective_threads(exec), 1);
+  cpuexec_executor_release(exec);
+  assert_int_equal(wait_thread_count(before), before);
+}
+
+static void workers_are_started_and_named_before_create_returns(void **state) {
+  (void)state;
+  int before = wait_thread_count(0); /* the workers of earlier cases have left */
+  cpuexec_executor *exec = test_executor(4);
+  assert_int_equal(wait_thread_count(before + 3), before + 3);
+  assert_int_equal(threads_named("cpuexec-w1"), 1);
+  assert_int_equal(threads_named("cpuexec-w2"), 1);
+  assert_int_equal(threads_named("cpuexec-w3"), 1);
+  assert_int_equal(threads_named("cpuexec-w4"), 0);
+  cpuexec_executor_release(exec);
+  assert_int_equal(wait_thread_count(before), before);
+}
+
+static void ids_are_nonzero_and_never_reused(void **state) {
+  (void)state;
+  uint64_t last = 0;
+  for (int i = 0; i < 20; i++) {
+    cpuexec_executor *exec = test_executor(i % 3 + 1);
+    uint64_t id = cpuexec_executor_id(exec);
+    assert_true(id != 0);
+    assert_true(id > last);
+    last = id;
+    cpuexec_executor_release(exec);
+  }
+}
+
+static void the_executor_keeps_its_resolution(void **state) {
+  (void)state;
+  cpuexec_resolved *r = test_resolved(3);
+  cpuexec_executor *exec = NULL;
+  assert_int_equal(cpuexec_executor_create(r, &exec), 0);
+  assert_ptr_equal(cpuexec_executor_resolved(exec), r);
+  assert_int_equal(atomic_load(&r->refcount), 2);
+  cpuexec_resolved_destroy(r); /* the executor still holds it */
+  assert_int_equal(cpuexec_executor_resolved(exec)->effective_threads, 3);
+  cpuexec_executor_release(exec);
+}
+
+static void create_rejects_null_arguments(void **state) {
+  (void)state;
+  cpuexec_executor *exec = (cpuexec_executor *)&exec;
+  assert_int_equal(cpuexec_executor_create(NULL, &exec), CPUEXEC_EINVAL);
+  assert_null(exec);
+  assert_non_null(strstr(cpuexec_error_message(), "resolved"));
+  cpuexec_resolved *r = test_resolved(2);
+  assert_int_equal(cpuexec_executor_create(r, NULL), CPUEXEC_EINVAL);
+  cpuexec_resolved_destroy(r);
+  cpuexec_executor_release(NULL);
+}
+
+static void a_failed_thread_creation_names_the_thread_and_joins_the_others(void **state) {
+  (void)state;
+  int before = wait_thread_count(0); /* the workers of earlier cases have left */
+  for (int at = 1; at <= 3; at++) {
+    cpuexec_resolved *r = test_resolved(4);
+    cpuexec_executor *exec = (cpuexec_executor *)&exec;
+    atomic_store(&cpuexec__test_fail_thread_create_at, at);
+    int rc = cpuexec_executor_create(r, &exec);
+    atomic_store(&cpuexec__test_fail_thread_create_at, 0);
+    assert_int_equal(rc, CPUEXEC_ETHREAD);
+    assert_null(exec);
+    char expect[64];
+    snprintf(expect, sizeof expect, "worker thread %d", at);
+    assert_non_null(strstr(cpuexec_error_message(), expect));
+    assert_int_equal(wait_thread_count(before), before);
+    /* Nothing kept a reference to the resolution. */
+    assert_int_equal(atomic_load(&r->refcount), 1);
+    cpuexec_resolved_destroy(r);
+  }
+}
+
+static void a_failed_pin_names_the_processor_and_joins_the_others(void **state) {
+  (void)state;
+  int before = wait_thread_count(0); /* the workers of earlier cases have left */
+  cpuexec_resolved *r = test_resolved(3);
+  r->worker_processors = calloc(2, sizeof(int32_t));
+  r->worker_processors[0] = first_allowed_cpu();
+  r->worker_processors[1] = 1000; /* not a processor of this process */
+  r->worker_processor_count = 2;
+  cpuexec_executor *exec = NULL;
+  if (cpuexec__os_has_affinity()) {
+    assert_int_equal(cpuexec_executor_create(r, &exec), CPUEXEC_EAFFINITY);
+    assert_non_null(strstr(cpuexec_error_message(), "processor 1000"));
+  } else {
+    /* No affinity in this OS backend: the first pin is refused as
+     * unsupported, naming the processor and the backend. */
+    assert_int_equal(cpuexec_executor_create(r, &exec), CPUEXEC_ENOTSUP);
+    char expect[64];
+    snprintf(expect, sizeof expect, "processor %d", (int)r->worker_processors[0]);
+    assert_non_null(strstr(cpuexec_error_message(), expect));
+    assert_non_null(strstr(cpuexec_error_message(), "cannot pin"));
+  }
+  assert_null(exec);
+  assert_int_equal(wait_thread_count(before), before);
+  cpuexec_resolved_destroy(r);
+}
+
+static int record_affinity(void *ctx, int64_t begin, int64_t end) {
+  int *cpus = ctx;
+  cpu_set_t set;
+  pthread_getaffinity_np(pthread_self(), sizeof set, &set);
+  for (int64_t i = begin; i < end; i++) cpus[i] = CPU_COUNT(&set) == 1 ? sched_getcpu() : -1;
+  return 0;
+}
+
+static void workers_run_on_their_resolved_processor(void **state) {
+  (void)state;
+  int cpu = first_allowed_cpu();
+  cpuexec_resolved *r = test_resolved(2);
+  r->worker_processors = calloc(1, sizeof(int32_t));
+  r->worker_processors[0] = cpu;
+  r->worker_processor_count = 1;
+  cpuexec_executor *exec = NULL;
+  if (!cpuexec__os_has_affinity()) {
+    assert_int_equal(cpuexec_executor_create(r, &exec), CPUEXEC_ENOTSUP);
+    assert_null(exec);
+    cpuexec_resolved_destroy(r);
+    return;
+  }
+  assert_int_equal(cpuexec_executor_create(r, &exec), 0);
+  cpuexec_resolved_destroy(r);
+  int cpus[2] = {-2, -2};
+  assert_int_equal(cpuexec_parallel_for_flags(exec, 2, 1, cpus, record_affinity, 0, CPUEXEC_FOR_EVERY_PARTICIPANT), 0);
+  /* Participant 1 ran index 1 (its reserved first chunk, kept for it by
+   * the flag), pinned. */
+  assert_int_equal(cpus[1], cpu);
+  cpuexec_executor_release(exec);
+}
+
+typedef struct pin_case {
+  int32_t processor;
+  int rc;
+  char error[512];
+  int cpus[2];
+} pin_case;
+
+static void *dispatch_with_caller_pin(void *arg) {
+  pin_case *pc = arg;
+  cpuexec_resolved *r = test_resolved(2);
+  r->pin_caller = true;
+  r->caller_processor = pc->processor;
+  cpuexec_executor *exec = NULL;
+  if (cpuexec_executor_create(r, &exec) != 0) abort();
+  cpuexec_resolved_destroy(r);
+  pc->cpus[0] = pc->cpus[1] = -2;
+  pc->rc = cpuexec_parallel_for(exec, 2, 1, pc->cpus, record_affinity, 0);
+  snprintf(pc->error, sizeof pc->error, "%s", cpuexec_error_message());
+  cpuexec_executor_release(exec);
+  return NULL;
+}
+
+static void explicit_caller_affinity_is_applied_at_dispatch_or_fails_clearly(void **state) {
+  (void)state;
+  /* A fresh thread per case: pinning must not leak into other tests. */
+  pin_case ok = {.processor = first_allowed_cpu()}, bad = {.processor = 1000};
+  pthread_t t;
+  pthread_create(&t, NULL, dispatch_with_caller_pin, &ok);
+  pthread_join(t, NULL);
+  if (!cpuexec__os_has_affinity()) {
+    /* No affinity in this OS backend: the dispatch fails before any range. */
+    assert_int_equal(ok.rc, CPUEXEC_ENOTSUP);
+    assert_int_equal(ok.cpus[0], -2);
+    assert_int_equal(ok.cpus[1], -2);
+    return;
+  }
+  assert_int_equal(ok.rc, 0);
+  assert_int_equal(ok.cpus[0], ok.processor);
+  pthread_create(&t, NULL, dispatch_with_caller_pin, &bad);
+  pthread_join(t, NULL);
+  assert_int_equal(bad.rc, CPUEXEC_EAFFINITY);
+  assert_non_null(strstr(bad.error, "processor 1000"));
+  assert_int_equal(bad.cpus[0], -2); /* nothing ran */
+}
+
+static int count_calls(void *ctx, int64_t begin, int64_t end) {
+  atomic_fetch_add((_Atomic int64_t *)ctx, end - begin);
+  return 0;
+}
+
+static void a_forked_child_gets_eforked_and_destroys_without_joining(void **state) {
+  (void)state;
+  static const uint32_t threads[] = {1, 2, 4};
+  for (size_t t = 0; t < 3; t++) {
+    cpuexec_executor *exec = test_executor(threads[t]);
+    _Atomic int64_t n = 0;
+    assert_int_equal(cpuexec_parallel_for(exec, 100, 1, &n, count_calls, 0), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+      _Atomic int64_t m = 0;
+      int rc = cpuexec_parallel_for(exec, 100, 1, &m, count_calls, 0);
+      int inherited = cpuexec__executor_inherited(exec);
+      cpuexec_executor_release(exec);
+      _exit(rc == CPUEXEC_EFORKED && m == 0 && inherited && strstr(cpuexec_error_message(), "fork") ? 0 : 1);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    /* The parent's executor is unaffected. */
+    assert_false(cpuexec__executor_inherited(exec));
+    assert_int_equal(cpuexec_parallel_for(exec, 100, 1, &n, count_calls, 0), 0);
+    assert_int_equal(n, 200);
+    cpuexec_executor_release(exec);
+  }
+}
+
+typedef struct step_case {
+  int32_t worker_cpu;
+  bool mask_kept;
+  int caller_cpu_after; /* calls where the caller ran elsewhere */
+  int calls_ok;
+} step_case;
+
+/* Counts calls whose participant 0 ran away from the worker's processor. */
+static int note_caller_cpu(void *ctx, int64_t b, int64_t e) {
+  step_case *sc = ctx;
+  (void)e;
+  if (b == 0 && cpuexec_participant_index() == 0 && sched_getcpu() != sc->worker_cpu) sc->caller_cpu_after++;
+  return 0;
+}
+
+/* A free caller found on its pinned worker's processor is moved off it,
+ * and its CPU set is left exactly as it was. */
+static void *dispatch_from_the_worker_processor(void *arg) {
+  step_case *sc = arg;
+  cpu_set_t original, only;
+  sched_getaffinity(0, sizeof original, &original);
+  CPU_ZERO(&only);
+  CPU_SET(sc->worker_cpu, &only);
+  sched_setaffinity(0, sizeof only, &only);     /* now running there */
+  sched_setaffinity(0, sizeof original, &original); /* free again, still there */
+  cpuexec_resolved *r = test_resolved(2);
+  r->worker_processors = calloc(1, sizeof(int32_t));
+  r->worker_processors[0] = sc->worker_cpu;
+  r->worker_processor_count = 1;
+  cpuexec_executor *exec = NULL;
+  if (cpuexec_executor_create(r, &exec) != 0) abort();
+  cpuexec_resolved_destroy(r);
+  for (int i = 0; i < 100; i++) sc->calls_ok += cpuexec_parallel_for(exec, 2, 1, sc, note_caller_cpu, 0) == 0;
+  cpu_set_t after;
+  sched_getaffinity(0, sizeof after, &after);
+  sc->mask_kept = CPU_EQUAL(&after, &original);
+  cpuexec_executor_release(exec);
+  return NULL;
+}
+
+static void a_free_caller_steps_off_its_workers_processor_keeping_its_cpu_set(void **state) {
+  (void)state;
+  if (!cpuexec__os_has_affinity()) {
+    /* No affinity in this OS backend: no processor is known, so the
+     * dispatch never tries to step off one. */
+    int32_t avoid = 0;
+    assert_int_equal(cpuexec__os_current_cpu(), -1);
+    assert_int_equal(cpuexec__os_step_off(&avoid, 1), -1);
+    return;
+  }
+  cpu_set_t allowed;
+  sched_getaffinity(0, sizeof allowed, &allowed);
+  step_case sc = {.worker_cpu = first_allowed_cpu()};
+  pthread_t t;
+  pthread_create(&t, NULL, dispatch_from_the_worker_processor, &sc);
+  pthread_join(t, NULL);
+  assert_int_equal(sc.calls_ok, 100);
+  assert_true(sc.mask_kept);
+  /* Moved on (nearly) every call: the scheduler may bring the caller back
+   * between calls, and each dispatch that finds it there moves it again. */
+  if (CPU_COUNT(&allowed) > 1) assert_true(sc.caller_cpu_after >= 90);
+}
+
+/* The OS layer's step-off itself: a thread on processor a, free to run
+ * anywhere, asks to leave a; it runs elsewhere when the call returns (which
+ * it reports) and its CPU set is what it was. Repeated, so a step-off that
+ * only sometimes moves the thread fails. */
+static void *step_off_repeatedly(void *arg) {
+  int *moved = arg;
+  cpu_set_t original, only;
+  sched_getaffinity(0, sizeof original, &original);
+  int32_t a = first_allowed_cpu();
+  for (int i = 0; i < 100; i++) {
+    CPU_ZERO(&only);
+    CPU_SET(a, &only);
+    sched_setaffinity(0, sizeof only, &only);
+    sched_setaffinity(0, sizeof original, &original);
+    int32_t now = cpuexec__os_step_off(&a, 1);
+    cpu_set_t after;
+    sched_getaffinity(0, sizeof after, &after);
+    if (!CPU_EQUAL(&after, &original)) return NULL;
+    if (now != a && now >= 0) (*moved)++;
+  }
+  return NULL;
+}
+
+static void the_os_step_off_moves_the_thread_and_keeps_its_cpu_set(void **state) {
+  (void)state;
+  cpu_set_t allowed;
+  if (!cpuexec__os_has_affinity() || sched_getaffinity(0, sizeof allowed, &allowed) != 0 ||
+      CPU_COUNT(&allowed) < 2) {
+    /* Nowhere else to go (or no affinity in this backend): the answer is
+     * where the thread runs, or -1 when that is unknown. */
+    int32_t avoid = 0;
+    int32_t now = cpuexec__os_step_off(&avoid, 1);
+    assert_true(now == cpuexec__os_current_cpu() || now == -1);
+    return;
+  }
+  int moved = 0;
+  pthread_t t;
+  pthread_create(&t, NULL, step_off_repeatedly, &moved);
+  pthread_join(t, NULL);
+  assert_true(moved >= 95);
+}
+
+static void the_lease_slot_is_empty_for_a_direct_executor(void **state) {
+  (void)state;
+  cpuexec_executor *exec = test_executor(2);
+  cpuexec__lease_slot *slot = cpuexec__executor_lease_slot(exec);
+  assert_non_null(slot);
+  assert_null(slot->registry);
+  assert_null(slot->entry);
+  assert_ptr_equal(cpuexec__executor_lease_slot(exec), slot);
+  cpuexec_executor_release(exec);
+}
+
+static void spin_policies_resolve_to_the_waits_they_promise(void **state) {
+  (void)state;
+  static const struct {
+    cpuexec_spin_policy spin;
+    uint64_t budget;
+    uint32_t threads; /* on 2 visible processors */
+    cpuexec__spin_mode mode;
+    uint64_t iterations, ns;
+    bool adaptive;
+  } rows[] = {
+      {CPUEXEC_SPIN_PARK_IMMEDIATELY, 0, 2, CPUEXEC__SPIN_NONE, 0, 0, false},
+      {CPUEXEC_SPIN_FIXED_ITERATIONS, 5000, 2, CPUEXEC__SPIN_ITERATIONS, 5000, 0, false},
+      {CPUEXEC_SPIN_FIXED_ITERATIONS, 5000, 8, CPUEXEC__SPIN_ITERATIONS, 5000, 0, false}, /* exactly as asked */
+      {CPUEXEC_SPIN_FIXED_DURATION, 30000, 2, CPUEXEC__SPIN_DURATION, 0, 30000, false},
+      {CPUEXEC_SPIN_FIXED_DURATION, 30000, 8, CPUEXEC__SPIN_DURATION, 0, 30000, false},
+      {CPUEXEC_SPIN_ADAPTIVE, 0, 2, CPUEXEC__SPIN_DURATION, 0, CPUEXEC__ADAPTIVE_SPIN_NS, true},
+      {CPUEXEC_SPIN_ADAPTIVE, 0, 3, CPUEXEC__SPIN_NONE, 0, 0, false}, /* oversubscribed: parks at once */
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    cpuexec_resolved *r = test_resolved_spin(rows[i].threads, rows[i].spin, rows[i].budget);
+    cpuexec__spin_plan plan = cpuexec__spin_plan_of(r, rows[i].threads);
+    assert_int_equal(plan.mode, rows[i].mode);
+    assert_int_equal(plan.iterations, rows[i].iterations);
+    if (plan.mode == CPUEXEC__SPIN_DURATION) assert_int_equal(plan.ns, rows[i].ns);
+    assert_int_equal(plan.adaptive, rows[i].adaptive);
+    cpuexec_resolved_destroy(r);
+  }
+}
+
+static void every_spin_policy_runs_regions(void **state) {
+  (void)state;
+  static const struct {
+    cpuexec_spin_policy spin;
+    uint64_t budget;
+  } cases[] = {{CPUEXEC_SPIN_ADAPTIVE, 0},
+               {CPUEXEC_SPIN_FIXED_ITERATIONS, 1000},
+               {CPUEXEC_SPIN_FIXED_DURATION, 20000},
+               {CPUEXEC_SPIN_PARK_IMMEDIATELY, 0}};
+  for (size_t c = 0; c < 4; c++) {
+    cpuexec_executor *exec = test_executor_spin(3, cases[c].spin, cases[c].budget);
+    _Atomic int64_t n = 0;
+    for (int i = 0; i < 200; i++) assert_int_equal(cpuexec_parallel_for(exec, 30, 1, &n, count_calls, 0), 0);
+    assert_int_equal(n, 6000);
+    cpuexec_executor_release(exec);
+  }
+}
+
+static void an_executor_runs_the_live_default_resolution(void **state) {
+  (void)state;
+  const cpuexec_resolved *r = NULL;
+  assert_int_equal(cpuexec_policy_resolve_default(&r), 0);
+  cpuexec_executor *exec = NULL;
+  assert_int_equal(cpuexec_executor_create(r, &exec), 0);
+  assert_int_equal(cpuexec_executor_effective_threads(exec), cpuexec_resolved_effective_threads(r));
+  assert_int_equal(wait_thread_count((int)cpuexec_resolved_effective_threads(r) - 1), (int)cpuexec_resolved_effective_threads(r) - 1);
+  _Atomic int64_t n = 0;
+  assert_int_equal(cpuexec_parallel_for(exec, 1000, 1, &n, count_calls, 0), 0);
+  assert_int_equal(n, 1000);
+  cpuexec_executor_release(exec);
+  assert_int_equal(wait_thread_count(0), 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(a_serial_policy_starts_no_thread),
+      cmocka_unit_test(workers_are_started_and_named_before_create_returns),
+      cmocka_unit_test(ids_are_nonzero_and_never_reused),
+      cmocka_unit_test(the_executor_keeps_its_resolution),
+      cmocka_unit_test(create_rejects_null_arguments),
+      cmocka_unit_test(a_failed_thread_creation_names_the_thread_and_joins_the_others),
+      cmocka_unit_test(a_failed_pin_names_the_processor_and_joins_the_others),
+      cmocka_unit_test(workers_run_on_their_resolved_processor),
+      cmocka_unit_test(explicit_caller_affinity_is_applied_at_dispatch_or_fails_clearly),
+      cmocka_unit_test(a_forked_child_gets_eforked_and_destroys_without_joining),
+      cmocka_unit_test(a_free_caller_steps_off_its_workers_processor_keeping_its_cpu_set),
+      cmocka_unit_test(the_os_step_off_moves_the_thread_and_keeps_its_cpu_set),
+      cmocka_unit_test(the_lease_slot_is_empty_for_a_direct_executor),
+      cmocka_unit_test(spin_policies_resolve_to_the_waits_they_promise),
+      cmocka_unit_test(every_spin_policy_runs_regions),
+      cmocka_unit_test(an_executor_runs_the_live_default_resolution),
+  };
+  return cmocka_run_group_tests_name("executor lifecycle", tests, NULL, NULL);
+}

@@ -1,0 +1,125 @@
+/* The OS layer (src/os/os.h) on the backend this build chose: waits return
+ * when the word moved and wake on a wake, pinning and the current processor
+ * agree on Linux and are refused as unsupported on POSIX, the cgroup paths
+ * and the clock. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "os/os.h"
+#include "support/test_util.h"
+
+static void a_wait_on_a_moved_word_returns_at_once(void **state) {
+  (void)state;
+  _Atomic uint32_t word = 5;
+  cpuexec__os_wait(&word, 4); /* would block forever if it did not compare */
+  assert_int_equal(atomic_load(&word), 5);
+}
+
+static void a_timed_wait_ends_at_its_deadline_without_a_wake(void **state) {
+  (void)state;
+  _Atomic uint32_t word = 0;
+  uint64_t start = cpuexec__os_now_ns();
+  cpuexec__os_wait_until(&word, 0, start - 1); /* already passed: returns at once */
+  uint64_t deadline = cpuexec__os_now_ns() + 1000000u;
+  /* Nobody wakes it: only the deadline can end these waits (a spurious
+   * return is allowed, so loop as every caller does). */
+  while (cpuexec__os_now_ns() < deadline) cpuexec__os_wait_until(&word, 0, deadline);
+  assert_true(cpuexec__os_now_ns() >= deadline);
+}
+
+typedef struct waiter {
+  _Atomic uint32_t word;
+  _Atomic int waiting; /* the waiter is about to sleep */
+  _Atomic int woke;
+} waiter;
+
+static void *wait_for_change(void *arg) {
+  waiter *w = arg;
+  atomic_store(&w->waiting, 1);
+  while (atomic_load(&w->word) == 0) cpuexec__os_wait(&w->word, 0);
+  atomic_store(&w->woke, 1);
+  return NULL;
+}
+
+static void a_store_and_wake_all_ends_every_wait(void **state) {
+  (void)state;
+  for (int round = 0; round < 50; round++) {
+    waiter w = {0};
+    pthread_t t[3];
+    for (int i = 0; i < 3; i++) assert_int_equal(pthread_create(&t[i], NULL, wait_for_change, &w), 0);
+    while (atomic_load(&w.waiting) == 0) sched_yield(); /* a latch: at least one is waiting or about to */
+    atomic_store(&w.word, 1);
+    cpuexec__os_wake_all(&w.word);
+    for (int i = 0; i < 3; i++) assert_int_equal(pthread_join(t[i], NULL), 0); /* a lost wake hangs here */
+    assert_int_equal(atomic_load(&w.woke), 1);
+  }
+}
+
+typedef struct pin_result {
+  int32_t cpu;
+  int rc;
+  int32_t now;
+  int32_t count;
+  int32_t only;
+} pin_result;
+
+static void *pin_and_look(void *arg) {
+  pin_result *p = arg;
+  p->rc = cpuexec__os_pin_self(p->cpu);
+  p->now = cpuexec__os_current_cpu();
+  p->count = cpuexec__os_affinity_self(&p->only, 1);
+  return NULL;
+}
+
+static void pinning_matches_the_backend(void **state) {
+  (void)state;
+  int32_t ids[CPUEXEC_CPU_SET_MAX];
+  int32_t n = cpuexec__os_affinity_self(ids, CPUEXEC_CPU_SET_MAX);
+  pin_result p = {.cpu = n > 0 ? ids[n - 1] : 0};
+  pthread_t t;
+  assert_int_equal(pthread_create(&t, NULL, pin_and_look, &p), 0);
+  assert_int_equal(pthread_join(t, NULL), 0);
+  if (cpuexec__os_has_affinity()) {
+    assert_string_equal(cpuexec__os_backend(), "linux");
+    assert_true(n >= 1);
+    assert_int_equal(p.rc, 0);
+    assert_int_equal(p.now, p.cpu); /* pinned to one processor: it runs there */
+    assert_int_equal(p.count, 1);
+    assert_int_equal(p.only, p.cpu);
+    assert_string_equal(cpuexec__os_proc_self_cgroup(), "/proc/self/cgroup");
+  } else {
+    assert_string_equal(cpuexec__os_backend(), "posix");
+    assert_int_equal(n, -1);
+    assert_int_equal(p.rc, ENOTSUP);
+    assert_int_equal(p.now, -1);
+    assert_int_equal(p.count, -1);
+    assert_null(cpuexec__os_proc_self_cgroup());
+    assert_null(cpuexec__os_cgroup_root());
+  }
+}
+
+static void the_clock_is_monotonic(void **state) {
+  (void)state;
+  uint64_t last = cpuexec__os_now_ns();
+  for (int i = 0; i < 1000; i++) {
+    uint64_t now = cpuexec__os_now_ns();
+    assert_true(now >= last);
+    last = now;
+  }
+  assert_true(last > 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(a_wait_on_a_moved_word_returns_at_once),
+      cmocka_unit_test(a_store_and_wake_all_ends_every_wait),
+      cmocka_unit_test(a_timed_wait_ends_at_its_deadline_without_a_wake),
+      cmocka_unit_test(pinning_matches_the_backend),
+      cmocka_unit_test(the_clock_is_monotonic),
+  };
+  return cmocka_run_group_tests_name("os layer", tests, NULL, NULL);
+}

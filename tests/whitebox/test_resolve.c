@@ -1,0 +1,632 @@
+/* Resolution: every affinity policy and every validation rule on every
+ * stored machine, the hybrid done criterion, a caller pinned by someone
+ * else (stored and live), the resolved spin, descriptions and references. */
+#include "support/test_util.h"
+#include "support/resolve_fixtures.h"
+#include "os/os.h"
+
+/* The first processor of the most performant visible kind (the caller's
+ * core for physical_cores and performance_cores), or the first processor
+ * (the others). */
+static const cpuexec__processor *first_of_order(const cpuexec_topology *t, cpuexec_affinity_policy a) {
+  if ((a == PERF || a == PHYS) && t->kinds_ranked)
+    for (uint32_t i = 0; i < t->processor_count; i++)
+      if (t->processors[i].kind_rank == t->best_kind_rank)
+        return &t->processors[i];
+  return &t->processors[0];
+}
+
+/* What every resolution with a pinning policy must satisfy. */
+static void check_pinned(const cpuexec_topology *t, const cpuexec_resolved *r, cpuexec_affinity_policy a,
+                         const char *where) {
+  uint32_t threads = (uint32_t)cpuexec_resolved_effective_threads(r);
+  int32_t worker_count;
+  const int32_t *w = cpuexec_resolved_worker_processors(r, &worker_count);
+  uint32_t n = (uint32_t)worker_count;
+  if (n != threads - 1)
+    fail_msg("%s: %u workers for %u threads", where, n, threads);
+  assert_int_equal(cpuexec_resolved_caller_processor(r), -1);
+  assert_false(r->pin_caller);
+  uint32_t *per_core = calloc(t->core_count, sizeof *per_core);
+  uint32_t caller_core = first_of_order(t, a)->core;
+  uint32_t efficiency_workers = 0, later_siblings = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    const cpuexec__processor *p = proc(t, w[i]);
+    for (uint32_t j = 0; j < i; j++)
+      if (w[j] == w[i])
+        fail_msg("%s: processor %d used twice", where, (int)w[i]);
+    per_core[p->core]++;
+    efficiency_workers += p->kind_rank > 0;
+    later_siblings += p->sibling > 0;
+    if (a != SMT && p->sibling != 0)
+      fail_msg("%s: worker on processor %d, not the first of its core", where, (int)w[i]);
+  }
+  /* The caller's core is the last resort: a worker lands there only when
+   * every other visible processor of the order is taken. */
+  if (a == SMT && per_core[caller_core] > 0)
+    for (uint32_t i = 0; i < t->processor_count; i++)
+      if (t->processors[i].core != caller_core) {
+        bool used = false;
+        for (uint32_t j = 0; j < n; j++)
+          used |= w[j] == t->processors[i].os_index;
+        if (!used)
+          fail_msg("%s: a worker on the caller's core while processor %d is free", where,
+                   (int)t->processors[i].os_index);
+      }
+  if (a != SMT) {
+    for (uint32_t c = 0; c < t->core_count; c++)
+      if (per_core[c] > 1)
+        fail_msg("%s: two workers on core %u", where, c);
+    assert_false(cpuexec_resolved_uses_smt(r));
+    assert_int_equal(later_siblings, 0);
+    /* Fewer participants than cores: the caller's core stays free. */
+    assert_int_equal(per_core[caller_core], 0);
+  } else {
+    /* Every core first (the caller's counts as used), then siblings. */
+    bool smt_expected = threads > t->core_count;
+    if (cpuexec_resolved_uses_smt(r) != smt_expected)
+      fail_msg("%s: uses_smt %d for %u threads on %u cores", where, cpuexec_resolved_uses_smt(r), threads,
+               t->core_count);
+    if (!smt_expected)
+      assert_int_equal(later_siblings, 0);
+    /* Outside the caller's core, siblings come in rounds: every first
+     * sibling, then every second one, and so on. */
+    uint32_t round = 0;
+    for (uint32_t i = 0; i < n; i++) {
+      const cpuexec__processor *p = proc(t, w[i]);
+      if (p->core == caller_core)
+        continue;
+      if (p->sibling < round)
+        fail_msg("%s: processor %d (sibling %u) placed after sibling %u", where, (int)w[i], p->sibling, round);
+      round = p->sibling;
+    }
+  }
+  if ((a == PERF || a == PHYS) && t->kinds_ranked) {
+    uint32_t performance = cpuexec_topology_performance_core_count(t);
+    /* P-cores first: E-cores only once every P-core but the caller's is taken. */
+    uint32_t expected_e = threads > performance ? threads - performance : 0;
+    assert_int_equal(efficiency_workers, expected_e);
+    assert_int_equal(cpuexec_resolved_uses_efficiency_cores(r), expected_e > 0);
+  }
+  free(per_core);
+}
+
+/* Every affinity policy on every machine, at the default, serial, two, the
+ * capacity and one past it. */
+static void every_affinity_policy_on_every_machine(void **state) {
+  (void)state;
+  static const cpuexec_affinity_policy policies[] = {NONE, PHYS, PERF, SMT};
+  for (size_t m = 0; m < MACHINES; m++) {
+    cpuexec_topology *t = load_machine(&machines[m], NULL);
+    for (size_t k = 0; k < sizeof policies / sizeof policies[0]; k++) {
+      cpuexec_affinity_policy a = policies[k];
+      uint32_t capacity = a == NONE ? 4 * t->processor_count : a == SMT ? t->processor_count : t->core_count;
+      const int32_t counts[] = {0, 1, 2, (int32_t)capacity, (int32_t)capacity + 1};
+      for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+        char where[160];
+        snprintf(where, sizeof where, "%s affinity_policy=%s num_threads=%d", machines[m].dir_or_file,
+                 cpuexec_affinity_policy_name(a), (int)counts[c]);
+        cpuexec_policy p = request(counts[c], a);
+        cpuexec_resolved *r = NULL;
+        int rc = cpuexec_policy_resolve(&p, t, &r);
+        if ((uint32_t)counts[c] > capacity && a != NONE) {
+          if (rc != CPUEXEC_EINVAL)
+            fail_msg("%s: accepted past the capacity %u", where, capacity);
+          assert_null(r);
+          assert_int_equal(strncmp(cpuexec_error_message(), "num_threads:", 12), 0);
+          continue;
+        }
+        if (rc != 0)
+          fail_msg("%s: %s", where, cpuexec_error_message());
+        uint32_t want = counts[c] == 0 ? machines[m].default_threads : (uint32_t)counts[c];
+        if ((uint32_t)cpuexec_resolved_effective_threads(r) != want)
+          fail_msg("%s: %u threads, want %u", where, cpuexec_resolved_effective_threads(r), want);
+        assert_int_equal(r->effective_threads, want);
+        assert_int_equal(r->visible_processors, t->processor_count);
+        assert_non_null(cpuexec_resolved_sharing_key(r));
+        assert_true(cpuexec_resolved_diagnostic_count(r) >= 1);
+        if (a == NONE) {
+          int32_t n = 99;
+          assert_null(cpuexec_resolved_worker_processors(r, &n));
+          assert_int_equal(n, 0);
+          assert_false(cpuexec_resolved_uses_smt(r));
+          assert_false(cpuexec_resolved_uses_efficiency_cores(r));
+          assert_int_equal(cpuexec_resolved_caller_processor(r), -1);
+          assert_true(has_diagnostic(r, "no participant is pinned"));
+          assert_non_null(strstr(cpuexec_resolved_sharing_key(r), "workers=none"));
+        } else {
+          check_pinned(t, r, a, where);
+        }
+        if (a == PERF)
+          assert_int_equal(has_diagnostic(r, "no ranked CPU kinds"), !t->kinds_ranked);
+        cpuexec_resolved_destroy(r);
+      }
+    }
+    cpuexec_topology_destroy(t);
+  }
+}
+
+/* Explicit: the set's first processor is the caller's, the rest the
+ * workers'; num_threads 0 takes the set's size; the caller is pinned. */
+static void explicit_sets_place_caller_first_on_every_machine(void **state) {
+  (void)state;
+  for (size_t m = 0; m < MACHINES; m++) {
+    cpuexec_topology *t = load_machine(&machines[m], NULL);
+    uint32_t k = t->processor_count < 3 ? t->processor_count : 3;
+    cpuexec_policy p = request(0, EXPLICIT);
+    /* The last k visible processors, last first. */
+    for (uint32_t i = 0; i < k; i++)
+      p.cpu_set[i] = t->processors[t->processor_count - 1 - i].os_index;
+    p.cpu_set_count = k;
+    for (int pass = 0; pass < 2; pass++) {
+      p.num_threads = pass == 0 ? 0 : (int32_t)k;
+      cpuexec_resolved *r;
+      if (cpuexec_policy_resolve(&p, t, &r) != 0)
+        fail_msg("%s: %s", machines[m].dir_or_file, cpuexec_error_message());
+      assert_int_equal(cpuexec_resolved_effective_threads(r), k);
+      assert_int_equal(cpuexec_resolved_caller_processor(r), p.cpu_set[0]);
+      assert_true(r->pin_caller);
+      int32_t n;
+      const int32_t *w = cpuexec_resolved_worker_processors(r, &n);
+      assert_int_equal(n, k - 1);
+      for (int32_t i = 0; i < n; i++)
+        assert_int_equal(w[i], p.cpu_set[i + 1]);
+      /* uses_smt: two participants of the set on one core. */
+      bool shared = false;
+      for (uint32_t i = 0; i < k; i++)
+        for (uint32_t j = 0; j < i; j++)
+          shared |= proc(t, p.cpu_set[i])->core == proc(t, p.cpu_set[j])->core;
+      assert_int_equal(cpuexec_resolved_uses_smt(r), shared);
+      bool efficiency = false;
+      for (uint32_t i = 0; i < k; i++)
+        efficiency |= proc(t, p.cpu_set[i])->kind_rank > 0;
+      assert_int_equal(cpuexec_resolved_uses_efficiency_cores(r), efficiency);
+      cpuexec_resolved_destroy(r);
+    }
+    cpuexec_topology_destroy(t);
+  }
+}
+
+typedef enum rule {
+  NEGATIVE_THREADS,
+  FIXED_DURATION_WITHOUT_BUDGET,
+  FIXED_ITERATIONS_WITHOUT_BUDGET,
+  ADAPTIVE_WITH_BUDGET,
+  PARK_WITH_BUDGET,
+  CPU_SET_WITHOUT_EXPLICIT,
+  EXPLICIT_WITHOUT_SET,
+  DUPLICATE_IDS,
+  ID_OUTSIDE_VISIBLE_SET,
+  COUNT_NOT_MATCHING_SET,
+  MORE_THREADS_THAN_CORES_PHYSICAL,
+  MORE_THREADS_THAN_CORES_PERFORMANCE,
+  MORE_THREADS_THAN_PROCESSORS_SMT,
+  SPIN_POLICY_OUT_OF_RANGE,
+  AFFINITY_POLICY_OUT_OF_RANGE,
+} rule;
+
+static const struct {
+  rule rule;
+  const char *field; /* the message starts with it */
+  const char *value; /* the message quotes it ("%d" means the machine-dependent number) */
+} rules[] = {
+    {NEGATIVE_THREADS, "num_threads", "-3"},
+    {FIXED_DURATION_WITHOUT_BUDGET, "spin_budget", "fixed_duration"},
+    {FIXED_ITERATIONS_WITHOUT_BUDGET, "spin_budget", "fixed_iterations"},
+    {ADAPTIVE_WITH_BUDGET, "spin_budget", "adaptive"},
+    {PARK_WITH_BUDGET, "spin_budget", "park_immediately"},
+    {CPU_SET_WITHOUT_EXPLICIT, "cpu_set", "physical_cores"},
+    {EXPLICIT_WITHOUT_SET, "affinity_policy", "cpu_set"},
+    {DUPLICATE_IDS, "cpu_set", "0"},
+    {ID_OUTSIDE_VISIBLE_SET, "cpu_set", "%d"},
+    {COUNT_NOT_MATCHING_SET, "num_threads", "2"},
+    {MORE_THREADS_THAN_CORES_PHYSICAL, "num_threads", "%d"},
+    {MORE_THREADS_THAN_CORES_PERFORMANCE, "num_threads", "%d"},
+    {MORE_THREADS_THAN_PROCESSORS_SMT, "num_threads", "%d"},
+    {SPIN_POLICY_OUT_OF_RANGE, "spin_policy", "9"},
+    {AFFINITY_POLICY_OUT_OF_RANGE, "affinity_policy", "9"},
+};
+
+/* Builds the request that breaks rule on t; *number is the value the
+ * message must quote for machine-dependent rules. */
+static cpuexec_policy breaking(rule broken, const cpuexec_topology *t, int *number) {
+  cpuexec_policy p = request(0, PHYS);
+  int32_t first = t->processors[0].os_index;
+  int32_t last = t->processors[t->processor_count - 1].os_index;
+  switch (broken) {
+  case NEGATIVE_THREADS:
+    p.num_threads = -3;
+    break;
+  case FIXED_DURATION_WITHOUT_BUDGET:
+    p.spin_policy = CPUEXEC_SPIN_FIXED_DURATION;
+    break;
+  case FIXED_ITERATIONS_WITHOUT_BUDGET:
+    p.spin_policy = CPUEXEC_SPIN_FIXED_ITERATIONS;
+    break;
+  case ADAPTIVE_WITH_BUDGET:
+    p.spin_budget = 5;
+    break;
+  case PARK_WITH_BUDGET:
+    p.spin_policy = CPUEXEC_SPIN_PARK_IMMEDIATELY;
+    p.spin_budget = 5;
+    break;
+  case CPU_SET_WITHOUT_EXPLICIT:
+    p.cpu_set[0] = first;
+    p.cpu_set_count = 1;
+    break;
+  case EXPLICIT_WITHOUT_SET:
+    p.affinity_policy = EXPLICIT;
+    break;
+  case DUPLICATE_IDS:
+    p.affinity_policy = EXPLICIT;
+    p.cpu_set[0] = 0;
+    p.cpu_set[1] = 0;
+    p.cpu_set_count = 2;
+    break;
+  case ID_OUTSIDE_VISIBLE_SET:
+    p.affinity_policy = EXPLICIT;
+    p.cpu_set[0] = first;
+    p.cpu_set[1] = *number = last + 1;
+    /* On the restricted machine, a sibling the process may not use. */
+    if (t->processor_count < t->machine_processors && find(t, 2) == NULL)
+      p.cpu_set[1] = *number = 2;
+    p.cpu_set_count = 2;
+    break;
+  case COUNT_NOT_MATCHING_SET:
+    p.affinity_policy = EXPLICIT;
+    p.num_threads = 2;
+    p.cpu_set[0] = first;
+    p.cpu_set_count = 1;
+    break;
+  case MORE_THREADS_THAN_CORES_PHYSICAL:
+    p.num_threads = *number = (int)t->core_count + 1;
+    break;
+  case MORE_THREADS_THAN_CORES_PERFORMANCE:
+    p.affinity_policy = PERF;
+    p.num_threads = *number = (int)t->core_count + 1;
+    break;
+  case MORE_THREADS_THAN_PROCESSORS_SMT:
+    p.affinity_policy = SMT;
+    p.num_threads = *number = (int)t->processor_count + 1;
+    break;
+  case SPIN_POLICY_OUT_OF_RANGE:
+    p.spin_policy = (cpuexec_spin_policy)9;
+    break;
+  case AFFINITY_POLICY_OUT_OF_RANGE:
+    p.affinity_policy = (cpuexec_affinity_policy)9;
+    break;
+  }
+  return p;
+}
+
+static void every_validation_rule_on_every_machine(void **state) {
+  (void)state;
+  for (size_t m = 0; m < MACHINES; m++) {
+    cpuexec_topology *t = load_machine(&machines[m], NULL);
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
+      int number = 0;
+      cpuexec_policy p = breaking(rules[i].rule, t, &number);
+      cpuexec_resolved *r = (cpuexec_resolved *)0x1;
+      int rc = cpuexec_policy_resolve(&p, t, &r);
+      const char *msg = cpuexec_error_message();
+      char value[32];
+      if (strcmp(rules[i].value, "%d") == 0)
+        snprintf(value, sizeof value, "%d", number);
+      else
+        snprintf(value, sizeof value, "%s", rules[i].value);
+      printf("# %-26s rule %-2zu -> %s\n", machines[m].dir_or_file, i, msg);
+      if (rc != CPUEXEC_EINVAL)
+        fail_msg("%s rule %zu: rc %d", machines[m].dir_or_file, i, rc);
+      assert_null(r);
+      if (strncmp(msg, rules[i].field, strlen(rules[i].field)) != 0 || strstr(msg, value) == NULL)
+        fail_msg("%s rule %zu: \"%s\" should name %s and %s", machines[m].dir_or_file, i, msg, rules[i].field,
+                 value);
+    }
+    cpuexec_topology_destroy(t);
+  }
+  cpuexec_resolved *r;
+  cpuexec_policy p = request(0, PHYS);
+  assert_int_equal(cpuexec_policy_resolve(&p, NULL, NULL), CPUEXEC_EINVAL);
+  assert_int_equal(cpuexec_policy_resolve(&p, NULL, &r), 0);
+  cpuexec_resolved_destroy(r);
+}
+
+/* Seed 000: the default placement prefers performance cores when the
+ * topology identifies them. On a machine whose E-cores come first in
+ * hwloc order, physical_cores still places the P-cores first. */
+static void physical_cores_prefer_performance_cores(void **state) {
+  (void)state;
+  cpuexec_topology *t = load_machine(machine_named("hybrid-4e-first-2p.xml"), NULL);
+  static const struct {
+    int32_t threads;
+    int32_t workers[3];
+    bool efficiency;
+  } cases[] = {{2, {5}, false}, {3, {5, 0}, true}, {4, {5, 0, 1}, true}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    cpuexec_policy p = request(cases[c].threads, PHYS);
+    cpuexec_resolved *r = NULL;
+    assert_int_equal(cpuexec_policy_resolve(&p, t, &r), 0);
+    int32_t n = 0;
+    const int32_t *w = cpuexec_resolved_worker_processors(r, &n);
+    assert_int_equal(n, cases[c].threads - 1);
+    for (int32_t i = 0; i < n; i++)
+      if (w[i] != cases[c].workers[i])
+        fail_msg("%d threads: worker %d on processor %d, want %d", (int)cases[c].threads, (int)i + 1, (int)w[i],
+                 (int)cases[c].workers[i]);
+    assert_int_equal(cpuexec_resolved_uses_efficiency_cores(r), cases[c].efficiency);
+    assert_false(has_diagnostic(r, "no ranked CPU kinds"));
+    cpuexec_resolved_destroy(r);
+  }
+  cpuexec_topology_destroy(t);
+}
+
+/* The done criterion: the hybrid with performance_cores puts every worker
+ * on a P-core and no two participants on one core. */
+static void hybrid_performance_cores_use_only_p_cores(void **state) {
+  (void)state;
+  cpuexec_topology *t = load_machine(machine_named("hybrid-8p-smt2-16e.xml"), NULL);
+  cpuexec_policy p = request(0, PERF);
+  cpuexec_resolved *r;
+  assert_int_equal(cpuexec_policy_resolve(&p, t, &r), 0);
+  int32_t n;
+  const int32_t *w = cpuexec_resolved_worker_processors(r, &n);
+  assert_int_equal(n, 7);
+  bool core_used[8] = {true}; /* core 0 (P#0-1) is the caller's */
+  for (int32_t i = 0; i < n; i++) {
+    assert_true(w[i] >= 0 && w[i] < 16); /* P#0-15 are the P-cores */
+    assert_false(core_used[w[i] / 2]);
+    core_used[w[i] / 2] = true;
+  }
+  assert_false(cpuexec_resolved_uses_efficiency_cores(r));
+  assert_false(cpuexec_resolved_uses_smt(r));
+  cpuexec_resolved_destroy(r);
+  /* physical_then_smt on the hybrid: every core first, so E-cores before
+   * the P-cores' second siblings. */
+  p = request(25, SMT);
+  assert_int_equal(cpuexec_policy_resolve(&p, t, &r), 0);
+  w = cpuexec_resolved_worker_processors(r, &n);
+  assert_int_equal(n, 24);
+  assert_int_equal(w[23], 3); /* core 1's second sibling comes after all 23 other cores */
+  assert_true(cpuexec_resolved_uses_efficiency_cores(r));
+  assert_true(cpuexec_resolved_uses_smt(r));
+  cpuexec_resolved_destroy(r);
+  cpuexec_topology_destroy(t);
+}
+
+/* A stored caller binding: the caller keeps it, workers avoid its core. */
+static void a_caller_pinned_by_someone_else_keeps_its_place(void **state) {
+  (void)state;
+  static const struct {
+    const char *caller;
+    cpuexec_affinity_policy affinity;
+    int32_t threads;
+    int32_t want_caller;
+    bool want_pin;
+    int32_t want_workers[8];
+    uint32_t want_count;
+  } cases[] = {
+      /* 8cores-smt2: core c holds P#2c and P#2c+1. */
+      {"2", PHYS, 4, 2, false, {0, 4, 6}, 3},
+      {"2-3", PHYS, 4, -1, false, {0, 4, 6}, 3},
+      {"2", PHYS, 8, 2, false, {0, 4, 6, 8, 10, 12, 14}, 7},
+      {"2", PERF, 3, 2, false, {0, 4}, 2},
+      {"2", SMT, 9, 2, false, {0, 4, 6, 8, 10, 12, 14, 1}, 8},
+      {"2", NONE, 4, 2, false, {0}, 0},
+      {"0-15", PHYS, 3, -1, false, {2, 4}, 2}, /* bound to everything: not pinned */
+      {"2", EXPLICIT, 2, 4, true, {6}, 1},     /* explicit overrides the binding */
+      /* Bound to cores 0-3: workers fill cores 4-7, then cores 0-2; core 3
+       * (reached last) is left to the caller, so no core holds two. */
+      {"0-7", PHYS, 8, -1, false, {8, 10, 12, 14, 0, 2, 4}, 7},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    cpuexec_topology *t = load_machine(machine_named("8cores-smt2.xml"), cases[i].caller);
+    cpuexec_policy p = request(cases[i].threads, cases[i].affinity);
+    if (cases[i].affinity == EXPLICIT) {
+      p.cpu_set[0] = 4;
+      p.cpu_set[1] = 6;
+      p.cpu_set_count = 2;
+    }
+    cpuexec_resolved *r;
+    assert_int_equal(cpuexec_policy_resolve(&p, t, &r), 0);
+    assert_int_equal(cpuexec_resolved_caller_processor(r), cases[i].want_caller);
+    assert_int_equal(r->pin_caller, cases[i].want_pin);
+    int32_t n;
+    const int32_t *w = cpuexec_resolved_worker_processors(r, &n);
+    assert_int_equal(n, cases[i].want_count);
+    for (int32_t k = 0; k < n; k++)
+      assert_int_equal(w[k], cases[i].want_workers[k]);
+    bool bound = strcmp(cases[i].caller, "0-15") != 0;
+    assert_false(cpuexec_resolved_uses_smt(r) && cases[i].affinity == PHYS);
+    assert_int_equal(has_diagnostic(r, "keeps that placement"), bound && cases[i].affinity != EXPLICIT);
+    assert_int_equal(has_diagnostic(r, "explicit pins it to 4"), bound && cases[i].affinity == EXPLICIT);
+    /* The caller's own binding is not executor behaviour. */
+    assert_null(strstr(cpuexec_resolved_sharing_key(r), "caller=2"));
+    cpuexec_resolved_destroy(r);
+    cpuexec_topology_destroy(t);
+  }
+}
+
+typedef struct live_result {
+  int rc;
+  int32_t cpu, caller;
+  int32_t workers;
+  int32_t worker0;
+} live_result;
+
+static void *resolve_bound_to_last_cpu(void *arg) {
+  live_result *out = arg;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(out->cpu, &set);
+  out->rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+  if (out->rc != 0)
+    return NULL;
+  cpuexec_policy p = request(2, PHYS);
+  cpuexec_resolved *r;
+  out->rc = cpuexec_policy_resolve(&p, NULL, &r);
+  if (out->rc == 0) {
+    out->caller = cpuexec_resolved_caller_processor(r);
+    const int32_t *w = cpuexec_resolved_worker_processors(r, &out->workers);
+    out->worker0 = out->workers > 0 ? w[0] : -1;
+    cpuexec_resolved_destroy(r);
+  }
+  return NULL;
+}
+
+/* This process: a thread bound more narrowly than the process keeps its
+ * binding, and the worker goes elsewhere. */
+static void a_live_thread_bound_narrower_keeps_its_place(void **state) {
+  (void)state;
+  cpu_set_t set;
+  assert_int_equal(sched_getaffinity(0, sizeof set, &set), 0);
+  live_result out = {.cpu = -1};
+  for (int i = 0; i < CPU_SETSIZE; i++)
+    if (CPU_ISSET(i, &set))
+      out.cpu = i;
+  pthread_t thread;
+  assert_int_equal(pthread_create(&thread, NULL, resolve_bound_to_last_cpu, &out), 0);
+  assert_int_equal(pthread_join(thread, NULL), 0);
+  if (!cpuexec__os_has_affinity()) {
+    /* This OS backend cannot see or apply a binding: the pinning policy
+     * resolves unpinned, and says why. */
+    assert_int_equal(out.rc, 0);
+    assert_int_equal(out.caller, -1);
+    assert_int_equal(out.workers, 0);
+    cpuexec_policy p = request(2, PHYS);
+    cpuexec_resolved *r;
+    assert_int_equal(cpuexec_policy_resolve(&p, NULL, &r), 0);
+    assert_true(has_diagnostic(r, "cannot pin threads"));
+    cpuexec_resolved_destroy(r);
+    p.affinity_policy = CPUEXEC_AFFINITY_EXPLICIT;
+    p.num_threads = 1;
+    p.cpu_set[0] = out.cpu;
+    p.cpu_set_count = 1;
+    assert_int_equal(cpuexec_policy_resolve(&p, NULL, &r), CPUEXEC_ENOTSUP);
+    assert_non_null(strstr(cpuexec_error_message(), "explicit"));
+    return;
+  }
+  if (CPU_COUNT(&set) == 1) {
+    /* One processor: the binding is not narrower, and two threads on one
+     * core cannot be pinned by physical_cores. */
+    assert_int_equal(out.rc, CPUEXEC_EINVAL);
+    return;
+  }
+  const cpuexec_topology *t;
+  cpuexec_policy p = request(2, PHYS);
+  cpuexec_resolved *probe;
+  if (cpuexec_policy_resolve(&p, NULL, &probe) != 0) {
+    /* Fewer than two cores visible: physical_cores cannot place two. */
+    assert_int_equal(out.rc, CPUEXEC_EINVAL);
+    return;
+  }
+  cpuexec_resolved_destroy(probe);
+  assert_int_equal(out.rc, 0);
+  assert_int_equal(out.caller, out.cpu);
+  assert_int_equal(out.workers, 1);
+  assert_int_not_equal(out.worker0, out.cpu);
+  cpuexec_topology *live;
+  assert_int_equal(cpuexec_topology_load(NULL, &live), 0);
+  t = live;
+  const cpuexec__processor *pc = find(t, out.cpu), *pw = find(t, out.worker0);
+  assert_non_null(pc);
+  assert_non_null(pw);
+  assert_int_not_equal(pc->core, pw->core);
+  cpuexec_topology_destroy(live);
+}
+
+static void spin_resolves_to_concrete_behaviour(void **state) {
+  (void)state;
+  static const struct {
+    cpuexec_spin_policy policy;
+    uint64_t budget, spin_ns, iterations;
+    bool park_oversubscribed;
+  } cases[] = {
+      {CPUEXEC_SPIN_ADAPTIVE, 0, CPUEXEC__ADAPTIVE_SPIN_NS, 0, true},
+      {CPUEXEC_SPIN_PARK_IMMEDIATELY, 0, 0, 0, false},
+      {CPUEXEC_SPIN_FIXED_DURATION, 50000, 50000, 0, false},
+      {CPUEXEC_SPIN_FIXED_ITERATIONS, 1000, 0, 1000, false},
+  };
+  cpuexec_topology *t = load_machine(machine_named("2cores.xml"), NULL);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    cpuexec_policy p = request(2, PHYS);
+    p.spin_policy = cases[i].policy;
+    p.spin_budget = cases[i].budget;
+    cpuexec_resolved *r;
+    assert_int_equal(cpuexec_policy_resolve(&p, t, &r), 0);
+    cpuexec_resolved_spin s = cpuexec_resolved_spin_behaviour(r);
+    assert_int_equal(s.policy, cases[i].policy);
+    assert_int_equal(s.spin_ns, cases[i].spin_ns);
+    assert_int_equal(s.spin_iterations, cases[i].iterations);
+    assert_int_equal(s.park_when_oversubscribed, cases[i].park_oversubscribed);
+    /* Only the adaptive policy follows the call cadence (doc/spinning.md). */
+    assert_int_equal(s.cadence_burn_permille, cases[i].policy == CPUEXEC_SPIN_ADAPTIVE ? 200u : 0u);
+    char text[2048];
+    assert_true(cpuexec_resolved_describe(r, CPUEXEC_FORMAT_JSON, text, sizeof text) > 0);
+    assert_non_null(strstr(text, cases[i].policy == CPUEXEC_SPIN_ADAPTIVE ? "\"cadence_burn_permille\":200}"
+                                                                          : "\"cadence_burn_permille\":0}"));
+    cpuexec_resolved_destroy(r);
+  }
+  cpuexec_topology_destroy(t);
+}
+
+static void describe_names_everything_and_truncates_like_snprintf(void **state) {
+  (void)state;
+  setenv("OMP_NUM_THREADS", "say \"hi\"\\", 1); /* ignored, quoted in a diagnostic */
+  cpuexec_topology *t = load_machine(machine_named("hybrid-8p-smt2-16e.xml"), NULL);
+  cpuexec_policy p = request(0, PERF);
+  cpuexec_resolved *r;
+  assert_int_equal(cpuexec_policy_resolve(&p, t, &r), 0);
+  clear_environment();
+  char *json = json_of(r);
+  assert_non_null(strstr(json, "\"effective_threads\":8,"));
+  assert_non_null(strstr(json, "\"worker_processors\":[2,4,6,8,10,12,14]"));
+  assert_non_null(strstr(json, "\"affinity_policy\":\"performance_cores\""));
+  assert_non_null(strstr(json, "\"caller_processor\":null"));
+  assert_non_null(strstr(json, "OMP_NUM_THREADS=say \\\"hi\\\"\\\\ ignored"));
+  free(json);
+  int n = cpuexec_resolved_describe(r, CPUEXEC_FORMAT_TEXT, NULL, 0);
+  char *text = malloc((size_t)n + 1);
+  assert_int_equal(cpuexec_resolved_describe(r, CPUEXEC_FORMAT_TEXT, text, (size_t)n + 1), n);
+  assert_non_null(strstr(text, "effective threads:     8"));
+  assert_non_null(strstr(text, "worker processors:     2,4,6,8,10,12,14"));
+  assert_non_null(strstr(text, "spin 100000 ns, then park"));
+  assert_non_null(strstr(text, cpuexec_resolved_sharing_key(r)));
+  char small[16];
+  assert_int_equal(cpuexec_resolved_describe(r, CPUEXEC_FORMAT_TEXT, small, sizeof small), n);
+  assert_int_equal(strlen(small), sizeof small - 1);
+  assert_memory_equal(small, text, sizeof small - 1);
+  free(text);
+  assert_int_equal(cpuexec_resolved_describe(r, (cpuexec_format)5, small, sizeof small), CPUEXEC_EINVAL);
+  assert_non_null(strstr(cpuexec_error_message(), "format"));
+  cpuexec_resolved_destroy(r);
+  cpuexec_topology_destroy(t);
+}
+
+static void references_keep_a_resolution_alive(void **state) {
+  (void)state;
+  cpuexec_policy p = request(2, NONE);
+  cpuexec_resolved *r;
+  assert_int_equal(cpuexec_policy_resolve(&p, NULL, &r), 0);
+  assert_ptr_equal(cpuexec__resolved_retain(r), r);
+  assert_int_equal(atomic_load(&r->refcount), 2);
+  cpuexec_resolved_destroy(r);
+  /* Still readable: one reference is left. */
+  assert_int_equal(cpuexec_resolved_effective_threads(r), 2);
+  cpuexec_resolved_destroy(r);
+  cpuexec_resolved_destroy(NULL);
+}
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(every_affinity_policy_on_every_machine),
+      cmocka_unit_test(explicit_sets_place_caller_first_on_every_machine),
+      cmocka_unit_test(every_validation_rule_on_every_machine),
+      cmocka_unit_test(hybrid_performance_cores_use_only_p_cores),
+      cmocka_unit_test(physical_cores_prefer_performance_cores),
+      cmocka_unit_test(a_caller_pinned_by_someone_else_keeps_its_place),
+      cmocka_unit_test(a_live_thread_bound_narrower_keeps_its_place),
+      cmocka_unit_test(spin_resolves_to_concrete_behaviour),
+      cmocka_unit_test(describe_names_everything_and_truncates_like_snprintf),
+      cmocka_unit_test(references_keep_a_resolution_alive),
+  };
+  return cmocka_run_group_tests_name("resolve", tests, setup_environment, NULL);
+}
