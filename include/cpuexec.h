@@ -19,5 +19,6 @@
 #include <cpuexec/registry.h>
 #include <cpuexec/session.h>
 #include <cpuexec/interop.h>
+#include <cpuexec/runtimes.h>
 
 #endif

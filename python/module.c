@@ -90,6 +90,9 @@ static PyMethodDef module_functions[] = {
     {"openmp_report", cpx_openmp_report, METH_NOARGS,
      "OpenMP regions per calling function, most first (a list of dicts)."},
     {"openmp_reset", cpx_openmp_reset, METH_NOARGS, "Zeroes the OpenMP counters and report."},
+    {"runtimes", cpx_runtimes, METH_NOARGS,
+     "Every threaded library found (OpenMP, OpenBLAS, BLIS, oneTBB, MKL) and how the runtime guards govern it "
+     "(a list of dicts)."},
     {NULL},
 };
 

@@ -95,6 +95,7 @@ PyObject *cpx_openmp_status(PyObject *module, PyObject *unused);
 PyObject *cpx_openmp_counters(PyObject *module, PyObject *unused);
 PyObject *cpx_openmp_report(PyObject *module, PyObject *unused);
 PyObject *cpx_openmp_reset(PyObject *module, PyObject *unused);
+PyObject *cpx_runtimes(PyObject *module, PyObject *unused);
 
 /* Integer arguments: bool is refused (TypeError), anything with __index__
  * accepted, out-of-range values raise InvalidArgument naming field. */

@@ -1,7 +1,8 @@
 /* cpuexec-info: what libcpuexec sees on this machine and what a policy
- * resolves to. Prints the topology summary, the OpenMP runtimes present
- * and the resolution of the default policy (or of --policy), in text or
- * JSON. Bad input: the library's message on stderr and exit status 2. */
+ * resolves to. Prints the topology summary, the OpenMP runtimes present,
+ * the threaded libraries installed and what the runtime guards do with
+ * each, and the resolution of the default policy (or of --policy), in text
+ * or JSON. Bad input: the library's message on stderr and exit status 2. */
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 
 #include "info_bench.h"
 #include "info_openmp.h"
+#include "info_runtimes.h"
 
 #define EXIT_BAD_INPUT 2
 
@@ -31,8 +33,10 @@ static void usage(FILE *out) {
           "usage: cpuexec-info [--policy TEXT] [--topology FILE.xml|DIR] [--json] [--bench] [--help]\n"
           "       cpuexec-info --openmp-report PROGRAM [ARGS...]\n"
           "\n"
-          "Prints the process-visible CPU topology, the OpenMP runtimes present and the\n"
-          "resolution of the default policy (CPUEXEC_POLICY, else the defaults).\n"
+          "Prints the process-visible CPU topology, the OpenMP runtimes present, the threaded\n"
+          "libraries installed (OpenBLAS, BLIS, oneTBB, MKL) and whether the runtime guards keep\n"
+          "their calls inside callbacks inline, and the resolution of the default policy\n"
+          "(CPUEXEC_POLICY, else the defaults).\n"
           "\n"
           "  --policy TEXT      resolve TEXT instead, e.g. num_threads=4,affinity_policy=physical_cores\n"
           "  --topology PATH    resolve against a stored hwloc XML topology instead of this machine;\n"
@@ -203,13 +207,18 @@ static void print_report(const info_options *o, const cpuexec_topology *topology
     for (size_t i = 0; i < nomp; i++)
       printf("%s{\"library\":\"%s\",\"loaded\":%s,\"loadable\":%s}", i ? "," : "", omp[i].soname,
              omp[i].loaded ? "true" : "false", omp[i].loadable ? "true" : "false");
-    printf("],\"resolution\":%s}\n", res_text != NULL ? res_text : "null");
+    printf("]");
+    fflush(stdout); /* the runtimes section forks children */
+    info_runtimes_print(stdout, true);
+    printf(",\"resolution\":%s}\n", res_text != NULL ? res_text : "null");
   } else {
     printf("libcpuexec %s\n\n== Topology ==\n%s\n\n== OpenMP runtimes ==\n", cpuexec_version_string(),
            topo_text != NULL ? topo_text : "(out of memory)");
     for (size_t i = 0; i < nomp; i++)
       printf("%-13s %s, %s\n", omp[i].soname, omp[i].loaded ? "loaded in this process" : "not loaded",
              omp[i].loadable ? "installed" : "not installed");
+    fflush(stdout); /* the runtimes section forks children */
+    info_runtimes_print(stdout, false);
     printf("\n== Resolution of %s ==\n%s\n", o->policy != NULL ? "--policy" : "the default policy",
            res_text != NULL ? res_text : "(out of memory)");
   }

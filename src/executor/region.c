@@ -69,9 +69,8 @@ static inline bool claim(cpuexec__slot *s, int64_t *lo, int64_t *hi) {
 static inline bool run_chunks(struct cpuexec_executor *exec, const cpuexec__slot *own, const partition *pt,
                               int64_t lo, int64_t hi) {
   if (atomic_load_explicit(&exec->error, memory_order_relaxed) != 0) return false;
-  cpuexec__participant_before_callback();
   int64_t end = hi >= pt->chunks ? own->total : hi * own->grain;
-  int rc = own->fn(own->ctx, lo * own->grain, end);
+  int rc = cpuexec__participant_invoke(own->fn, own->ctx, lo * own->grain, end);
   if (rc != 0) {
     int expected = 0;
     atomic_compare_exchange_strong_explicit(&exec->error, &expected, rc, memory_order_relaxed,

@@ -13,7 +13,10 @@
  *      held while the process registry joins the list)
  *   5. the registry list lock                   (registry.c: list_lock)
  *   6. every registry's lock, in list order     (registry.c: r->lock)
- *   7. executors: none taken. An executor's dispatch lock is never held
+ *   7. the runtime guards' two hold locks      (guard_hold.c: taken by a
+ *      participant when a process-wide library setting goes to one thread
+ *      or back; the thread holds no other library lock then)
+ *   8. executors: none taken. An executor's dispatch lock is never held
  *      while a lock above is taken, and a child never touches an inherited
  *      executor's lock or threads: it knows the executor is inherited from
  *      the generation below (cpuexec_parallel_for returns CPUEXEC_EFORKED,

@@ -31,6 +31,7 @@ typedef enum cpuexec__fork_slot {
   CPUEXEC__FORK_RESOLVE_DEFAULT,  /* resolve/resolve_default.c: default_lock */
   CPUEXEC__FORK_TOPOLOGY_PROCESS, /* topology/topology_process.c: lock */
   CPUEXEC__FORK_REGISTRY,         /* sessions/registry.c: default_lock, list_lock, then every registry's lock */
+  CPUEXEC__FORK_GUARD_HOLDS,      /* guards/guard_hold.c: the two holds' locks */
   CPUEXEC__FORK_SLOTS
 } cpuexec__fork_slot;
 
