@@ -18,8 +18,13 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
+#ifdef _WIN32
+#include <malloc.h> /* _aligned_malloc */
+#endif
 
 /* The backend's name as configure's summary and cpuexec-info print it. */
 const char *cpuexec__os_backend(void);
@@ -126,11 +131,34 @@ void cpuexec__os_timer_slack(uint64_t slack_ns);
 void cpuexec__os_name_thread(pthread_t thread, const char *name);
 
 /* CLOCK_MONOTONIC in nanoseconds: the library's one clock (a vDSO read on
- * Linux, ~20 ns). */
+ * Linux, ~20 ns). Windows: QueryPerformanceCounter, in os_windows.c (so
+ * that no file that includes os.h includes <windows.h>). */
+#ifdef _WIN32
+uint64_t cpuexec__os_now_ns(void);
+#else
 static inline uint64_t cpuexec__os_now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+#endif
+
+/* Memory aligned to align (a power of two; size a multiple of it), freed
+ * with cpuexec__os_aligned_free and nothing else: C11 aligned_alloc, or
+ * _aligned_malloc on Windows, whose C runtime has no aligned_alloc. */
+static inline void *cpuexec__os_aligned_alloc(size_t align, size_t size) {
+#ifdef _WIN32
+  return _aligned_malloc(size, align);
+#else
+  return aligned_alloc(align, size);
+#endif
+}
+static inline void cpuexec__os_aligned_free(void *p) {
+#ifdef _WIN32
+  _aligned_free(p);
+#else
+  free(p);
+#endif
 }
 
 /* Where the cgroup v2 quota is read from: the file naming the process's
