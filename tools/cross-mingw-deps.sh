@@ -65,13 +65,19 @@ cd "$work"
 echo "cross-mingw-deps: hwloc built ($(($(date +%s) - start)) s)"
 
 # 3. CMocka: the static library only, installed as libcmocka.a with its
-# header and a cmocka.pc naming it.
+# header and a cmocka.pc naming it. It is built with mingw-w64's C99 stdio
+# (__USE_MINGW_ANSI_STDIO, as libcpuexec and its tests are: msvcrt's printf
+# has no %zu), so the installed header declares its printf-like functions
+# gnu_printf instead of the target's default (ms_printf).
 rm -rf "$work/build-cmocka"
 step cmocka-configure cmake -S "$cmocka_src" -B "$work/build-cmocka" -DCMAKE_SYSTEM_NAME=Windows \
-  -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=Release -DWITH_STATIC_LIB=ON -DWITH_EXAMPLES=OFF -DUNIT_TESTING=OFF
+  -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS=-D__USE_MINGW_ANSI_STDIO=1 -DCMAKE_BUILD_TYPE=Release \
+  -DWITH_STATIC_LIB=ON -DWITH_EXAMPLES=OFF -DUNIT_TESTING=OFF
 step cmocka-build cmake --build "$work/build-cmocka" --target cmocka-static -j "$jobs"
 mkdir -p "$prefix/include" "$prefix/lib/pkgconfig"
-cp "$cmocka_src/include/cmocka.h" "$prefix/include/"
+sed 's/__format__ (__printf__, a, b)/__format__ (__gnu_printf__, a, b)/' "$cmocka_src/include/cmocka.h" \
+  > "$prefix/include/cmocka.h"
+grep -q __gnu_printf__ "$prefix/include/cmocka.h" || { echo "cross-mingw-deps: cmocka.h: no printf attribute to fix" >&2; exit 1; }
 cp "$(find "$work/build-cmocka" -name 'libcmocka-static.a' | head -1)" "$prefix/lib/libcmocka.a"
 cmocka_version=$(basename "$cmocka_src" | sed 's/^cmocka-//; s/\/$//')
 cat > "$prefix/lib/pkgconfig/cmocka.pc" <<EOF

@@ -65,6 +65,15 @@ static inline bool cpuexec__os_cpus_equal(const cpuexec__os_cpus *a, const cpuex
   return true;
 }
 
+/* Processor groups (Windows): at most 64 processors to a group, and the
+ * processor id is group * 64 + number in the group, as hwloc numbers them
+ * (so a machine with two groups of 48 has ids 0-47 and 64-111). Every
+ * backend uses these ids; only the windows one has groups to report. */
+#define CPUEXEC__OS_GROUP_WIDTH 64
+static inline uint16_t cpuexec__os_group_of(int32_t cpu) { return (uint16_t)(cpu / CPUEXEC__OS_GROUP_WIDTH); }
+static inline uint8_t cpuexec__os_number_in_group(int32_t cpu) { return (uint8_t)(cpu % CPUEXEC__OS_GROUP_WIDTH); }
+bool cpuexec__os_has_processor_groups(void);
+
 /* The process's CPU set (Linux: the main thread's affinity, what `taskset
  * -p` and a cgroup cpuset change move; Windows: the process affinity over
  * its processor groups). False when the system cannot say (posix). */

@@ -18,6 +18,8 @@
 
 const char *cpuexec__os_backend(void) { return "linux"; }
 
+bool cpuexec__os_has_processor_groups(void) { return false; }
+
 bool cpuexec__os_has_affinity(void) { return true; }
 
 /* A set just large enough for cpu, so processor ids above CPU_SETSIZE work. */

@@ -14,6 +14,8 @@
 
 const char *cpuexec__os_backend(void) { return "posix"; }
 
+bool cpuexec__os_has_processor_groups(void) { return false; }
+
 bool cpuexec__os_has_affinity(void) { return false; }
 
 int cpuexec__os_pin_thread(pthread_t thread, int32_t cpu) {

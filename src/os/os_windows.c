@@ -34,6 +34,8 @@
 
 const char *cpuexec__os_backend(void) { return "windows"; }
 
+bool cpuexec__os_has_processor_groups(void) { return true; }
+
 bool cpuexec__os_has_affinity(void) { return true; }
 
 static HANDLE handle_of(pthread_t thread) { return (HANDLE)pthread_gethandle(thread); }
@@ -89,8 +91,8 @@ static int pin(HANDLE thread, int32_t cpu) {
   if (cpu < 0 || cpu >= CPUEXEC__OS_CPUS_MAX) return EINVAL;
   GROUP_AFFINITY affinity;
   memset(&affinity, 0, sizeof affinity);
-  affinity.Group = (WORD)(cpu / 64);
-  affinity.Mask = (KAFFINITY)1 << (cpu % 64);
+  affinity.Group = cpuexec__os_group_of(cpu);
+  affinity.Mask = (KAFFINITY)1 << cpuexec__os_number_in_group(cpu);
   if (!SetThreadGroupAffinity(thread, &affinity, NULL)) return from_win32_error(GetLastError());
   return 0;
 }
@@ -123,7 +125,12 @@ bool cpuexec__os_process_cpus(cpuexec__os_cpus *set) {
   groups();
   cpuexec__os_cpus_zero(set);
   USHORT list[GROUPS_MAX], count = GROUPS_MAX;
-  if (!GetProcessGroupAffinity(GetCurrentProcess(), &count, list)) return false;
+  if (!GetProcessGroupAffinity(GetCurrentProcess(), &count, list)) {
+    /* Not answered (wine 8 does not implement it): the process is in group
+     * 0, as every process is on a machine of one group. */
+    list[0] = 0;
+    count = 1;
+  }
   if (count == 1) {
     /* One group: the process mask, which SetProcessAffinityMask (and
      * `start /affinity`) restricts. */

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "support/portable.h"
+
 #include <cpuexec.h>
 
 #include "os/os.h"
