@@ -183,6 +183,7 @@ static void nested_calls_run_inline_on_the_calling_thread(void **state) {
   free(n.inner);
 }
 
+#if !TEST_ON_WINDOWS /* fork(): Windows has none */
 /* ---- fork ---------------------------------------------------------------- */
 
 static int serial_session_body(void *arg) { return ParallelFor(TOTAL, 16, arg, cover); }
@@ -242,6 +243,7 @@ static void a_forked_child_rebuilds_the_pool_silently(void **state) {
   assert_int_equal(coverage_errors(c), 0);
   free(c);
 }
+#endif /* !TEST_ON_WINDOWS */
 
 int main(void) {
   setenv("CPUEXEC_POLICY", "num_threads=3,affinity_policy=none", 1);
@@ -253,7 +255,7 @@ int main(void) {
   const struct CMUnitTest in_session[] = {
       cmocka_unit_test(inside_a_session_the_session_executor_and_count_are_used),
       cmocka_unit_test(nested_calls_run_inline_on_the_calling_thread),
-      cmocka_unit_test(a_forked_child_rebuilds_the_pool_silently),
+      TEST_UNIX_ONLY(a_forked_child_rebuilds_the_pool_silently, "fork(): Windows has none"),
   };
   int failed = 0;
   failed += cmocka_run_group_tests_name("ParallelFor standalone", standalone, NULL, NULL);

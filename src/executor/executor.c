@@ -174,20 +174,20 @@ static int start_worker(struct cpuexec_executor *exec, uint32_t k, int32_t cpu) 
 
 static void free_executor(struct cpuexec_executor *exec) {
   free(exec->foreign);
-  free(exec->workers);
-  free(exec->slots);
-  free(exec->finish);
+  cpuexec__os_aligned_free(exec->workers);
+  cpuexec__os_aligned_free(exec->slots);
+  cpuexec__os_aligned_free(exec->finish);
   free(exec->finish_tally);
   free(exec->lanes);
-  free(atomic_load_explicit(&exec->counters, memory_order_relaxed));
+  cpuexec__os_aligned_free(atomic_load_explicit(&exec->counters, memory_order_relaxed));
   if (exec->resolved) cpuexec_resolved_destroy((cpuexec_resolved *)exec->resolved);
-  free(exec);
+  cpuexec__os_aligned_free(exec);
 }
 
 static void *alloc_lines(size_t count, size_t size) {
   size_t bytes = count * size;
   bytes = (bytes + CPUEXEC__LINE - 1) / CPUEXEC__LINE * CPUEXEC__LINE;
-  void *p = aligned_alloc(CPUEXEC__LINE, bytes ? bytes : CPUEXEC__LINE);
+  void *p = cpuexec__os_aligned_alloc(CPUEXEC__LINE, bytes ? bytes : CPUEXEC__LINE);
   if (p) memset(p, 0, bytes ? bytes : CPUEXEC__LINE);
   return p;
 }
