@@ -392,28 +392,40 @@ static void describe_is_snprintf_like_and_json_is_escaped(void **state) {
   cpuexec_topology_destroy(t);
 }
 
+/* Calls check(name, path) for every .xml file of the corpus folder dir
+ * (under tests/data); returns how many there were. */
+static int for_each_xml(const char *dir, void (*check)(const char *name, const char *path)) {
+  char folder[1024];
+  snprintf(folder, sizeof folder, TOP_SRCDIR "/tests/data/%s", dir);
+  DIR *d = opendir(folder);
+  assert_non_null(d);
+  int files = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    size_t len = strlen(e->d_name);
+    if (len < 4 || strcmp(e->d_name + len - 4, ".xml") != 0) continue;
+    char path[2048];
+    snprintf(path, sizeof path, "%s/%s", folder, e->d_name);
+    check(e->d_name, path);
+    files++;
+  }
+  closedir(d);
+  return files;
+}
+
+static void malformed_file_fails(const char *name, const char *path) {
+  cpuexec_topology *t = NULL;
+  int rc = cpuexec_topology_load_xml(path, NULL, &t);
+  if (rc != CPUEXEC_ETOPOLOGY) fail_msg("%s: rc %d", name, rc);
+  assert_null(t);
+  assert_non_null(strstr(cpuexec_error_message(), name));
+}
+
 /* Every file of the malformed corpus fails to load with a message, in this
  * process: the ones that crash hwloc's loader never reach it. */
 static void malformed_xml_corpus_fails_without_crashing(void **state) {
   (void)state;
-  DIR *dir = opendir(TOP_SRCDIR "/tests/data/malformed-xml");
-  assert_non_null(dir);
-  int files = 0;
-  struct dirent *d;
-  while ((d = readdir(dir)) != NULL) {
-    size_t len = strlen(d->d_name);
-    if (len < 4 || strcmp(d->d_name + len - 4, ".xml") != 0) continue;
-    char path[1024];
-    snprintf(path, sizeof path, TOP_SRCDIR "/tests/data/malformed-xml/%s", d->d_name);
-    cpuexec_topology *t = NULL;
-    int rc = cpuexec_topology_load_xml(path, NULL, &t);
-    if (rc != CPUEXEC_ETOPOLOGY) fail_msg("%s: rc %d", d->d_name, rc);
-    assert_null(t);
-    assert_non_null(strstr(cpuexec_error_message(), d->d_name));
-    files++;
-  }
-  closedir(dir);
-  assert_true(files >= 20);
+  assert_true(for_each_xml("malformed-xml", malformed_file_fails) >= 20);
 }
 
 /* Well-formed files of odd structure (tests/data/odd-xml/README) load with
@@ -425,64 +437,55 @@ static int count_indices(void *ctx, int64_t begin, int64_t end) {
   return 0;
 }
 
+static void odd_file_loads_consistently(const char *name, const char *path) {
+  cpuexec_topology *t = NULL;
+  int rc = cpuexec_topology_load_xml(path, NULL, &t);
+  if (rc != 0) {
+    if (rc != CPUEXEC_ETOPOLOGY) fail_msg("%s: rc %d: %s", name, rc, cpuexec_error_message());
+    assert_non_null(strstr(cpuexec_error_message(), name));
+    return;
+  }
+  int32_t n = cpuexec_topology_processor_count(t);
+  printf("# %-28s processors %d cores %d packages %d\n", name, (int)n,
+         (int)cpuexec_topology_core_count(t), (int)cpuexec_topology_package_count(t));
+  assert_true(n >= 1);
+  assert_true(cpuexec_topology_core_count(t) >= 1 && cpuexec_topology_core_count(t) <= n);
+  assert_true(cpuexec_topology_package_count(t) >= 1);
+  for (int32_t i = 0; i < n; i++)
+    for (int32_t j = 0; j < i; j++)
+      if (cpuexec_topology_processor_id(t, i) == cpuexec_topology_processor_id(t, j))
+        fail_msg("%s: processor %d listed twice", name, (int)cpuexec_topology_processor_id(t, i));
+  cpuexec_policy policy;
+  cpuexec_policy_init(&policy);
+  policy.affinity_policy = CPUEXEC_AFFINITY_PHYSICAL_THEN_SMT;
+  cpuexec_resolved *resolved = NULL;
+  if (cpuexec_policy_resolve(&policy, t, &resolved) != 0)
+    fail_msg("%s: %s", name, cpuexec_error_message());
+  int32_t threads = cpuexec_resolved_effective_threads(resolved);
+  assert_true(threads >= 1 && threads <= n);
+  int32_t workers = 0;
+  const int32_t *placed = cpuexec_resolved_worker_processors(resolved, &workers);
+  assert_int_equal(workers, threads - 1);
+  for (int32_t i = 0; i < workers; i++) {
+    assert_int_not_equal(placed[i], cpuexec_resolved_caller_processor(resolved));
+    for (int32_t j = 0; j < i; j++) assert_int_not_equal(placed[i], placed[j]);
+  }
+  cpuexec_resolved_destroy(resolved);
+  /* Unpinned (the default), the resolution runs here whatever the file says. */
+  assert_int_equal(cpuexec_policy_resolve(NULL, t, &resolved), 0);
+  cpuexec_executor *exec = NULL;
+  assert_int_equal(cpuexec_executor_create(resolved, &exec), 0);
+  _Atomic int64_t seen = 0;
+  assert_int_equal(cpuexec_parallel_for(exec, 1000, 7, &seen, count_indices, 0), 0);
+  assert_int_equal(atomic_load(&seen), 1000);
+  assert_int_equal(cpuexec_executor_release(exec), 0);
+  cpuexec_resolved_destroy(resolved);
+  cpuexec_topology_destroy(t);
+}
+
 static void structurally_odd_files_load_with_consistent_counts(void **state) {
   (void)state;
-  DIR *dir = opendir(TOP_SRCDIR "/tests/data/odd-xml");
-  assert_non_null(dir);
-  int files = 0;
-  struct dirent *d;
-  while ((d = readdir(dir)) != NULL) {
-    size_t len = strlen(d->d_name);
-    if (len < 4 || strcmp(d->d_name + len - 4, ".xml") != 0) continue;
-    char path[1024];
-    snprintf(path, sizeof path, TOP_SRCDIR "/tests/data/odd-xml/%s", d->d_name);
-    cpuexec_topology *t = NULL;
-    int rc = cpuexec_topology_load_xml(path, NULL, &t);
-    files++;
-    if (rc != 0) {
-      if (rc != CPUEXEC_ETOPOLOGY) fail_msg("%s: rc %d: %s", d->d_name, rc, cpuexec_error_message());
-      assert_non_null(strstr(cpuexec_error_message(), d->d_name));
-      continue;
-    }
-    int32_t n = cpuexec_topology_processor_count(t);
-    printf("# %-28s processors %d cores %d packages %d\n", d->d_name, (int)n,
-           (int)cpuexec_topology_core_count(t), (int)cpuexec_topology_package_count(t));
-    assert_true(n >= 1);
-    assert_true(cpuexec_topology_core_count(t) >= 1 && cpuexec_topology_core_count(t) <= n);
-    assert_true(cpuexec_topology_package_count(t) >= 1);
-    for (int32_t i = 0; i < n; i++)
-      for (int32_t j = 0; j < i; j++)
-        if (cpuexec_topology_processor_id(t, i) == cpuexec_topology_processor_id(t, j))
-          fail_msg("%s: processor %d listed twice", d->d_name, (int)cpuexec_topology_processor_id(t, i));
-    cpuexec_policy policy;
-    cpuexec_policy_init(&policy);
-    policy.affinity_policy = CPUEXEC_AFFINITY_PHYSICAL_THEN_SMT;
-    cpuexec_resolved *resolved = NULL;
-    if (cpuexec_policy_resolve(&policy, t, &resolved) != 0)
-      fail_msg("%s: %s", d->d_name, cpuexec_error_message());
-    int32_t threads = cpuexec_resolved_effective_threads(resolved);
-    assert_true(threads >= 1 && threads <= n);
-    int32_t workers = 0;
-    const int32_t *placed = cpuexec_resolved_worker_processors(resolved, &workers);
-    assert_int_equal(workers, threads - 1);
-    for (int32_t i = 0; i < workers; i++) {
-      assert_int_not_equal(placed[i], cpuexec_resolved_caller_processor(resolved));
-      for (int32_t j = 0; j < i; j++) assert_int_not_equal(placed[i], placed[j]);
-    }
-    cpuexec_resolved_destroy(resolved);
-    /* Unpinned (the default), the resolution runs here whatever the file says. */
-    assert_int_equal(cpuexec_policy_resolve(NULL, t, &resolved), 0);
-    cpuexec_executor *exec = NULL;
-    assert_int_equal(cpuexec_executor_create(resolved, &exec), 0);
-    _Atomic int64_t seen = 0;
-    assert_int_equal(cpuexec_parallel_for(exec, 1000, 7, &seen, count_indices, 0), 0);
-    assert_int_equal(atomic_load(&seen), 1000);
-    assert_int_equal(cpuexec_executor_release(exec), 0);
-    cpuexec_resolved_destroy(resolved);
-    cpuexec_topology_destroy(t);
-  }
-  closedir(dir);
-  assert_true(files >= 5);
+  assert_true(for_each_xml("odd-xml", odd_file_loads_consistently) >= 5);
 }
 
 int main(void) {

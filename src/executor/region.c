@@ -321,7 +321,7 @@ static int run_lane0(struct cpuexec_executor *exec, int64_t total, int64_t grain
         CPUEXEC__COUNT(counters, parks, 1);
       else
         CPUEXEC__COUNT(counters, spins_found_work, 1);
-      if (counters && start) CPUEXEC__COUNT(counters, caller_wait_ns, cpuexec__os_now_ns() - start);
+      if (start) CPUEXEC__COUNT(counters, caller_wait_ns, cpuexec__os_now_ns() - start);
     }
     if (counters) {
       ran = 1;
@@ -406,16 +406,18 @@ CPUEXEC_EXPORT int cpuexec_parallel_for_flags(cpuexec_executor *exec, int64_t to
   bool fpenv = (flags & CPUEXEC_FOR_INHERIT_FP_ENV) || exec->resolved->inherit_fpenv;
   if (fpenv) cpuexec__fpenv_capture(&env);
   if (every) pthread_mutex_lock(&exec->strict_lock);
+  const cpuexec__fpenv *carried = fpenv ? &env : NULL;
   int rc;
   if (pthread_mutex_trylock(&exec->dispatch_lock) == 0) {
-    rc = run_lane0(exec, total, grain, ctx, fn, participants, every, fpenv ? &env : NULL);
-  } else if (cpuexec__lane_run(exec, total, grain, ctx, fn, participants, every, fpenv ? &env : NULL, &rc)) {
-  } else if (every) {
-    pthread_mutex_lock(&exec->dispatch_lock);
-    rc = run_lane0(exec, total, grain, ctx, fn, participants, every, fpenv ? &env : NULL);
-  } else {
-    CPUEXEC__COUNT(cpuexec__counters_of(exec), bound_inline, 1);
-    rc = run_inline(exec, total, ctx, fn);
+    rc = run_lane0(exec, total, grain, ctx, fn, participants, every, carried);
+  } else if (!cpuexec__lane_run(exec, total, grain, ctx, fn, participants, every, carried, &rc)) {
+    if (every) {
+      pthread_mutex_lock(&exec->dispatch_lock);
+      rc = run_lane0(exec, total, grain, ctx, fn, participants, every, carried);
+    } else {
+      CPUEXEC__COUNT(cpuexec__counters_of(exec), bound_inline, 1);
+      rc = run_inline(exec, total, ctx, fn);
+    }
   }
   if (every) pthread_mutex_unlock(&exec->strict_lock);
   return cpuexec__callback_rc(rc);
