@@ -98,7 +98,7 @@ for p in $table_programs $programs; do
   case " $backends " in *"=$p "*) continue ;; esac
   grep -q "$tab$p$tab" "$work/run.list" && continue
   case " $table_programs " in
-    *" $p "*) printf '%s\t%s\textra\n' "$(basename "$p")" "$p" >>"$work/run.list" ;;
+    *" $p "*) printf '%s\t%s\textra\n' "${p#bench/}" "$p" >>"$work/run.list" ;;
     *) others="$others $p" ;;
   esac
 done
@@ -292,9 +292,9 @@ idle_burn: CPU time of the process minus the caller's own, during 1 s of sleep r
   of 1000 calls (ms per idle second). burn_cadX: the same during a steady stream of tiny calls, one every
   X (clock_nanosleep before each), over the stream's wall time (ms/s).
 worst_region: the largest p99 over the four lat_gap rows of (call time - serial body time), us;
-  libcpuexec-* rows are other libcpuexec policies (bench/bench_latency.c), worst_region_all the worst of them. axpy_S: y += a*x over S floats, 12 bytes per element (GB/s).
+  libcpuexec-* rows are other libcpuexec policies (bench/questions/latency.c), worst_region_all the worst of them. axpy_S: y += a*x over S floats, 12 bytes per element (GB/s).
 syscalls_hot: system calls, on any thread, during 10000 back-to-back calls (strace -f -ttt, in the loop's time bounds).
-infer_*, sess2_*, gemm_gflops: the 20-operator model of bench/model.h (3 GEMMs 64x512x512, a 1x512x2048 head,
+infer_*, sess2_*, gemm_gflops: the 20-operator model of bench/inference/model.h (3 GEMMs 64x512x512, a 1x512x2048 head,
   bias+GELU, softmax, layer norm, adds), ceil(items/participants) items per range on every backend:
   infer_ips back to back; infer_gapX one inference after an X clock_nanosleep (p99 over pooled samples);
   sess2_* two threads each running inferences on one shared pool (X-2pools: a pool each); gemm 64x512x512 alone.
@@ -330,7 +330,7 @@ fi
 if [ "${BENCH_OTHERS:-1}" != 0 ]; then
   for p in $others; do
     echo
-    echo "== $(basename "$p") (run once, without arguments)"
+    echo "== ${p#bench/} (run once, without arguments)"
     if ! $limit "$p" </dev/null; then
       failures=$((failures + 1))
       echo "bench: $p failed" >&2

@@ -78,6 +78,14 @@ CPUEXEC_EXPORT int ParallelFor(int64_t total, int64_t grain, void *ctx, Parallel
   return rc;
 }
 
+CPUEXEC_EXPORT int ParallelForRequiringExecutor(const char *kernel, int64_t total, int64_t grain, void *ctx,
+                                                ParallelForFunction fn) {
+  if (!fn) return cpuexec__fail(CPUEXEC_EINVAL, "fn: NULL; pass the range function to run");
+  cpuexec_executor *exec;
+  int rc = cpuexec_kernel_executor(kernel, CPUEXEC_EXECUTOR_REQUIRED, &exec);
+  return rc != 0 ? rc : ParallelFor(total, grain, ctx, fn);
+}
+
 CPUEXEC_EXPORT int32_t ParallelForThreadCount(void) {
   cpuexec_executor *exec = cpuexec_executor_current();
   if (!exec) (void)cpuexec_registry_default_executor(&exec);

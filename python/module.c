@@ -79,6 +79,10 @@ static PyMethodDef module_functions[] = {
      "work that releases it. The first exception fn raises stops new ranges and is raised here."},
     {"current_executor_id", cpx_current_executor_id, METH_NOARGS,
      "The id of the executor installed on this thread (Session.executor_id), or None."},
+    {"kernel_executor_id", (PyCFunction)(void (*)(void))cpx_kernel_executor_id, METH_VARARGS | METH_KEYWORDS,
+     "kernel_executor_id(kernel, required=True) -> int\n\nThe id of the executor the kernel named `kernel` runs "
+     "on (cpuexec_kernel_executor): the one installed on this thread; with none, the process default pool's "
+     "when required is False, else the library's state error naming the kernel."},
     {"openmp_status", cpx_openmp_status, METH_NOARGS, "Where OpenMP detection stands (a dict)."},
     {"openmp_counters", cpx_openmp_counters, METH_NOARGS, "Process-wide OpenMP region counts (a dict)."},
     {"openmp_report", cpx_openmp_report, METH_NOARGS,

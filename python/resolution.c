@@ -244,7 +244,7 @@ static PyStructSequence_Field spin_fields[] = {
     {"policy", "the requested cpuexec.SpinPolicy"},
     {"spin_ns", "time spun before parking (0: parks at once; fixed_iterations: 0)"},
     {"spin_iterations", "fixed_iterations: pause iterations before parking; else 0"},
-    {"park_when_oversubscribed", "adaptive: parks at once while more threads are runnable than processors"},
+    {"park_when_oversubscribed", "adaptive: parks at once when the participants outnumber the visible processors (decided when the executor is made)"},
     {NULL, NULL},
 };
 

@@ -154,3 +154,14 @@ PyObject *cpx_openmp_reset(PyObject *module, PyObject *unused) {
   cpuexec_openmp_counters_reset();
   Py_RETURN_NONE;
 }
+
+PyObject *cpx_kernel_executor_id(PyObject *module, PyObject *args, PyObject *kwargs) {
+  static char *kw[] = {"kernel", "required", NULL};
+  const char *kernel;
+  int required = 1;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "s|p:kernel_executor_id", kw, &kernel, &required)) return NULL;
+  cpuexec_executor *exec = NULL;
+  int rc = cpuexec_kernel_executor(kernel, required ? CPUEXEC_EXECUTOR_REQUIRED : CPUEXEC_EXECUTOR_SUPPORTED, &exec);
+  if (rc != 0) return cpx_raise(cpx_state_of_module(module), rc);
+  return PyLong_FromUnsignedLongLong(cpuexec_executor_id(exec));
+}

@@ -12,7 +12,8 @@
 #      headers, compat's private ones, and (compat/adapter_private.h only)
 #      the src/ headers named in COMPAT_ALLOW;
 #   6. bench/ and tools/ include only public headers or their own (a quoted
-#      include must name a file of the including file's own directory);
+#      include names a file of bench/, resp. tools/, relative to the
+#      including file);
 #   7. HACKING.md's module map is the folder list, in RANK's order, and
 #      every file HACKING.md names (a `path` under a top-level folder) exists;
 #   8. installed headers (include/) name no internal path, no document
@@ -211,17 +212,18 @@ done)
 [ -n "$out" ] && fail "$out"
 
 # ---- 6. bench/ and tools/: public headers or their own ---------------------
-out=$(for f in bench/*.c bench/*.cc bench/*.h tools/*.c tools/*.h; do
+out=$(for f in bench/*.c bench/*.cc bench/*.h bench/*/*.c bench/*/*.cc bench/*/*.h tools/*.c tools/*.h; do
   [ -f "$f" ] || continue
   quoted_includes "$f"
 done | while IFS="$(printf '\t')" read -r f inc; do
-  case $(resolve "$f" "$inc") in
-    "$(dirname "$f")"/*) own=yes ;;
+  area=${f%%/*} # bench or tools: its own files, in any of its folders
+  to=$(resolve "$f" "$inc")
+  case $to in
+    "$area"/*) own=yes ;;
     *) own=no ;;
   esac
   if [ $own = no ] || [ ! -f "$(dirname "$f")/$inc" ]; then
-    printf '%s includes "%s" (%s), which is neither public nor in %s/\n' \
-      "$f" "$inc" "$(resolve "$f" "$inc")" "$(dirname "$f")"
+    printf '%s includes "%s" (%s), which is neither public nor in %s/\n' "$f" "$inc" "$to" "$area"
   fi
 done)
 [ -n "$out" ] && fail "$out"

@@ -9,7 +9,20 @@
  * ThreadSanitizer, which checks that every worker's reads of a context
  * happen after its caller's writes: the dispatch protocol's edges
  * (executor_internal.h) under take-over, settling, parking and the dispatch
- * lock handed between callers. */
+ * lock handed between callers.
+ *
+ * The edge it checks: a caller writes the context, takes the dispatch
+ * lock, writes every slot, then opens each worker's epoch with a seq_cst
+ * (so release) store; a worker runs a range only after its acquire
+ * compare-exchange moved that epoch from the open value to joined, and the
+ * open value is written by dispatch stores only (take-overs and settling
+ * write the taken value, workers the joined one, with relaxed RMWs that
+ * never need to carry a release: nobody acquires the values they write).
+ * So every read of the context in a callback follows the caller's writes,
+ * on any memory model; a worker that arrives late reads nothing but its
+ * epoch. An independent 60 s run with many sessions created and destroyed
+ * reported such races once and not in a run twice as long; this test,
+ * with the same shape, has reported none. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -663,8 +663,24 @@ void foreign_pool() {
 
 } // namespace
 
+void kernel_executors() {
+  start_case("a kernel that requires an executor throws without one, and gets the installed one");
+  bool threw = false;
+  try {
+    (void)cpuexec::kernel_executor("gemm");
+  } catch (const cpuexec::error &e) {
+    threw = e.code().value() == CPUEXEC_ESTATE && std::strstr(e.what(), "kernel \"gemm\"") != nullptr;
+  }
+  CHECK(threw);
+  CHECK(cpuexec::kernel_executor("gemm", cpuexec::executor_need::supported));
+  cpuexec::executor exec(cpuexec::policy().num_threads(2).affinity_policy(cpuexec::affinity::none));
+  cpuexec::scope installed(exec);
+  CHECK(cpuexec::kernel_executor("gemm") == cpuexec::executor_ref(exec));
+}
+
 int main() {
   errors_and_values();
+  kernel_executors();
   cpuexec::executor exec(cpuexec::policy().num_threads(3).affinity_policy(cpuexec::affinity::none));
   start_case("the test executor has 3 participants");
   CHECK(exec.effective_threads() == 3);

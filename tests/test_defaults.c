@@ -265,6 +265,47 @@ static void the_process_registry_takes_a_retention(void **state) {
   assert_int_equal(run_child("malformed", "CPUEXEC_REGISTRY", "idle_retention=5"), 0);
 }
 
+/* The process registry's default capacity (8, DESIGN.md's registry): eight
+ * incompatible policies lease eight pools, a ninth is CPUEXEC_ECAPACITY
+ * naming the capacity, and releasing one makes room. A fresh process, so
+ * no other test's pool counts. */
+static int child_process_registry_capacity(void) {
+  cpuexec_registry *registry = cpuexec_registry_default();
+  if (!registry) return 30;
+  cpuexec_executor *leases[9] = {0};
+  cpuexec_resolved *resolved[9] = {0};
+  for (int i = 0; i < 9; i++) {
+    cpuexec_policy p;
+    cpuexec_policy_init(&p);
+    p.num_threads = 2 + i; /* nine sharing keys */
+    p.spin_policy = CPUEXEC_SPIN_PARK_IMMEDIATELY;
+    if (cpuexec_policy_resolve(&p, NULL, &resolved[i]) != 0) return 31;
+  }
+  for (int i = 0; i < 8; i++)
+    if (cpuexec_registry_acquire(registry, resolved[i], &leases[i]) != 0)
+      return fprintf(stderr, "lease %d: %s\n", i, cpuexec_error_message()), 32;
+  if (cpuexec_registry_acquire(registry, resolved[8], &leases[8]) != CPUEXEC_ECAPACITY || leases[8] != NULL) return 33;
+  if (strncmp(cpuexec_error_message(), "registry: capacity 8 reached", 28) != 0)
+    return fprintf(stderr, "%s\n", cpuexec_error_message()), 34;
+  /* A compatible policy still shares a leased pool at capacity. */
+  cpuexec_executor *again = NULL;
+  if (cpuexec_registry_acquire(registry, resolved[3], &again) != 0 || again != leases[3]) return 35;
+  cpuexec_executor_release(again);
+  cpuexec_executor_release(leases[0]);
+  leases[0] = NULL;
+  if (cpuexec_registry_acquire(registry, resolved[8], &leases[8]) != 0) return 36;
+  for (int i = 0; i < 9; i++) {
+    if (leases[i]) cpuexec_executor_release(leases[i]);
+    cpuexec_resolved_destroy(resolved[i]);
+  }
+  return 0;
+}
+
+static void the_process_registry_holds_eight_incompatible_pools(void **state) {
+  (void)state;
+  assert_int_equal(run_child("capacity", NULL, NULL), 0);
+}
+
 /* ---- CPUEXEC_REGISTRY grammar ---------------------------------------------- */
 
 static void registry_options_text_is_strict(void **state) {
@@ -340,6 +381,7 @@ int main(int argc, char **argv) {
     if (strcmp(argv[2], "configured") == 0) return child_process_registry_configured();
     if (strcmp(argv[2], "environment") == 0) return child_process_registry_from_environment();
     if (strcmp(argv[2], "malformed") == 0) return child_malformed_registry_environment();
+    if (strcmp(argv[2], "capacity") == 0) return child_process_registry_capacity();
     return 98;
   }
   unsetenv("CPUEXEC_POLICY");
@@ -349,6 +391,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(pthreadpool_create_returns_a_pool_under_any_policy),
       cmocka_unit_test(retained_sessions_reuse_their_workers),
       cmocka_unit_test(the_process_registry_takes_a_retention),
+      cmocka_unit_test(the_process_registry_holds_eight_incompatible_pools),
       cmocka_unit_test(registry_options_text_is_strict),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include <cpuexec.h>
+#include <cpuexec/compat/parallel_for.h>
 
 #include "support/test_util.h"
 
@@ -365,6 +366,52 @@ static void one_session_runs_on_several_threads_at_once(void **state) {
   cpuexec_session_destroy(c.s);
 }
 
+/* Seed 000: a kernel that requires an executor and gets none fails at
+ * preparation instead of running on a global pool; one that only supports
+ * an executor gets the process default pool; ParallelFor has the same
+ * opt-in. */
+static void legacy_count(void *ctx, int64_t begin, int64_t end) { atomic_fetch_add((atomic_int *)ctx, (int)(end - begin)); }
+
+static int kernel_inside(void *arg) {
+  cpuexec_executor *exec = NULL;
+  if (cpuexec_kernel_executor("gemm", CPUEXEC_EXECUTOR_REQUIRED, &exec) != 0 || exec != cpuexec_executor_current())
+    return 1;
+  if (cpuexec_kernel_executor("gemm", CPUEXEC_EXECUTOR_SUPPORTED, &exec) != 0 || exec != cpuexec_executor_current())
+    return 2;
+  atomic_int *seen = arg;
+  if (ParallelForRequiringExecutor("gemm", 100, 7, seen, legacy_count) != 0) return 3;
+  return atomic_load(seen) == 100 ? 0 : 4;
+}
+
+static void a_kernel_that_requires_an_executor_fails_without_one(void **state) {
+  (void)state;
+  cpuexec_executor *exec = (cpuexec_executor *)&exec; /* overwritten with NULL on failure */
+  assert_int_equal(cpuexec_kernel_executor("gemm", CPUEXEC_EXECUTOR_REQUIRED, &exec), CPUEXEC_ESTATE);
+  assert_null(exec);
+  assert_non_null(strstr(cpuexec_error_message(), "kernel \"gemm\": requires an executor"));
+  atomic_int seen = 0;
+  assert_int_equal(ParallelForRequiringExecutor("gemm", 100, 7, &seen, legacy_count), CPUEXEC_ESTATE);
+  assert_int_equal(atomic_load(&seen), 0); /* nothing ran */
+  assert_non_null(strstr(cpuexec_error_message(), "\"gemm\""));
+  assert_int_equal(cpuexec_kernel_executor(NULL, CPUEXEC_EXECUTOR_REQUIRED, &exec), CPUEXEC_ESTATE);
+  assert_non_null(strstr(cpuexec_error_message(), "kernel \"kernel\""));
+  assert_int_equal(cpuexec_kernel_executor("gemm", (cpuexec_executor_need)7, &exec), CPUEXEC_EINVAL);
+  assert_int_equal(cpuexec_kernel_executor("gemm", CPUEXEC_EXECUTOR_REQUIRED, NULL), CPUEXEC_EINVAL);
+  /* Supported: the process default pool, the one ParallelFor uses. */
+  assert_int_equal(cpuexec_kernel_executor("gemm", CPUEXEC_EXECUTOR_SUPPORTED, &exec), 0);
+  cpuexec_executor *pool = NULL;
+  assert_int_equal(cpuexec_registry_default_executor(&pool), 0);
+  assert_ptr_equal(exec, pool);
+  /* Inside a session: its executor, for both. */
+  cpuexec_policy p;
+  cpuexec_policy_init(&p);
+  p.num_threads = 2;
+  cpuexec_session *s = NULL;
+  assert_int_equal(cpuexec_session_create(&p, &s), 0);
+  assert_int_equal(cpuexec_session_run(s, &seen, kernel_inside), 0);
+  cpuexec_session_destroy(s);
+}
+
 int main(void) {
   setenv("CPUEXEC_POLICY", "num_threads=2,affinity_policy=none", 1);
   const struct CMUnitTest install[] = {
@@ -383,6 +430,7 @@ int main(void) {
       cmocka_unit_test(leaving_scopes_out_of_order_or_twice_is_a_state_error),
       cmocka_unit_test(a_scope_cannot_be_left_from_another_thread),
       cmocka_unit_test(bad_arguments_are_reported_and_start_nothing),
+      cmocka_unit_test(a_kernel_that_requires_an_executor_fails_without_one),
   };
   int failed = 0;
   failed += cmocka_run_group_tests_name("session installation", install, NULL, NULL);

@@ -49,6 +49,8 @@ static const struct {
     {"smt4.xml", 1, 4, 16, 4, 0, 4, "0-15"},
     {"restricted-siblings.xml", 1, 4, 5, 2, 0, 4, "0,1,3,4,6"},
     {"quota-1.5/topology.xml", 1, 4, 4, 1, 0, 4, "0-3"},
+    {"8cores-smt2-siblings-apart.xml", 1, 8, 16, 2, 0, 8, "0,8,1,9,2,10,3,11,4,12,5,13,6,14,7,15"},
+    {"hybrid-4e-first-2p.xml", 1, 6, 6, 1, 2, 2, "0-5"},
 };
 
 /* The visible ids as a cpulist, runs collapsed ("0,1,3-5"). */

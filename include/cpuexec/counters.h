@@ -131,8 +131,10 @@ CPUEXEC_EXPORT int cpuexec_executor_descriptor_check(const cpuexec_executor *exe
  * and before anything is allocated; for the default pool the descriptor of
  * the default resolution is checked before the pool is leased. On a match
  * the executor is leased for the call (when a registry shares it) and
- * installed on the calling thread, so kernels fn runs dispatch on it, and
- * fn's return value is returned. CPUEXEC_EINVAL for expected or fn NULL. */
+ * installed on the calling thread, so kernels fn runs dispatch on it. fn
+ * returning non-zero makes the call return CPUEXEC_ECALLBACK, its value in
+ * cpuexec_error_callback_value() (the callback rule of cpuexec/errors.h).
+ * CPUEXEC_EINVAL for expected or fn NULL. */
 CPUEXEC_EXPORT int cpuexec_calibration_run(cpuexec_executor *exec, const cpuexec_descriptor *expected,
                                            int (*fn)(void *user, cpuexec_executor *exec), void *user);
 

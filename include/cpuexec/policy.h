@@ -27,8 +27,8 @@ typedef enum cpuexec_spin_policy {
 /** Where workers (and, for EXPLICIT, the caller) are placed. */
 typedef enum cpuexec_affinity_policy {
   CPUEXEC_AFFINITY_NONE = 0,          /**< no placement: the OS schedules */
-  CPUEXEC_AFFINITY_PHYSICAL_CORES,    /**< one logical processor per physical core */
-  CPUEXEC_AFFINITY_PERFORMANCE_CORES, /**< physical cores, performance kind first */
+  CPUEXEC_AFFINITY_PHYSICAL_CORES,    /**< one logical processor per physical core, performance cores first */
+  CPUEXEC_AFFINITY_PERFORMANCE_CORES, /**< as PHYSICAL_CORES; says so when the topology cannot rank kinds */
   CPUEXEC_AFFINITY_PHYSICAL_THEN_SMT, /**< every physical core first, then SMT siblings */
   CPUEXEC_AFFINITY_EXPLICIT           /**< cpu_set[0] is the caller, the rest the workers */
 } cpuexec_affinity_policy;

@@ -26,7 +26,7 @@ typedef struct cpuexec_resolved_spin {
   cpuexec_spin_policy policy;    /**< as requested */
   uint64_t spin_ns;              /**< time spun before parking (0: parks at once); FIXED_ITERATIONS: 0 */
   uint64_t spin_iterations;      /**< FIXED_ITERATIONS: pause iterations before parking; else 0 */
-  bool park_when_oversubscribed; /**< ADAPTIVE: parks at once while more threads are runnable than processors */
+  bool park_when_oversubscribed; /**< ADAPTIVE: an executor made from this resolution parks its waiting threads at once when its participants outnumber the visible processors (decided once, when the executor is made) */
   /** ADAPTIVE: follows a steady call cadence (workers sleep until shortly
    * before the next expected region and spin across a window around it),
    * spinning at most this many thousandths of each worker's time; 0: never

@@ -97,6 +97,27 @@ CPUEXEC_EXPORT int cpuexec_scope_leave(cpuexec_scope *scope);
  * participant of), borrowed, or NULL. */
 CPUEXEC_EXPORT cpuexec_executor *cpuexec_executor_current(void);
 
+/** What a kernel library needs of the executor it runs on: a kernel that
+ * requires an executor and gets none fails where it prepares, rather than
+ * running on a process-wide pool behind the caller's back. */
+typedef enum cpuexec_executor_need {
+  /** Runs on the executor installed on this thread, else on the process
+   * default pool (cpuexec_registry_default_executor()). */
+  CPUEXEC_EXECUTOR_SUPPORTED = 0,
+  /** Runs only on an installed executor: with none, CPUEXEC_ESTATE. */
+  CPUEXEC_EXECUTOR_REQUIRED = 1
+} cpuexec_executor_need;
+
+/** The executor the kernel named `kernel` runs on, borrowed: the one
+ * installed on this thread (valid while its session run or scope lasts);
+ * with none, for CPUEXEC_EXECUTOR_SUPPORTED the process default pool (valid
+ * for the process; its failure to start is returned with *out NULL), and
+ * for CPUEXEC_EXECUTOR_REQUIRED CPUEXEC_ESTATE with a message naming the
+ * kernel, *out NULL, and no pool made. kernel may be NULL ("kernel" in the
+ * message). out NULL or another need: CPUEXEC_EINVAL. A kernel library
+ * calls it where it prepares, so a missing executor fails there. */
+CPUEXEC_EXPORT int cpuexec_kernel_executor(const char *kernel, cpuexec_executor_need need, cpuexec_executor **out);
+
 CPUEXEC_END_DECLS
 
 #endif

@@ -246,3 +246,16 @@ def test_four_threads_with_sessions_at_once():
     assert results[0] == results[2] and results[1] == results[3]
     assert results[0][0] != results[1][0] and results[0][1] != results[1][1]
     assert cpuexec.current_executor_id() is None
+
+
+def test_a_kernel_that_requires_an_executor_fails_without_one():
+    assert cpuexec.current_executor_id() is None
+    with pytest.raises(cpuexec.Error) as failure:
+        cpuexec.kernel_executor_id("conv2d")
+    assert failure.value.name == "CPUEXEC_ESTATE" and 'kernel "conv2d"' in failure.value.message
+    # Supported, not required: the process default pool.
+    assert cpuexec.kernel_executor_id("conv2d", required=False) > 0
+    s = cpuexec.Session(private_policy(7))
+    with s:
+        assert cpuexec.kernel_executor_id("conv2d") == s.executor_id
+        assert cpuexec.kernel_executor_id("conv2d", required=False) == s.executor_id

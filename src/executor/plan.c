@@ -31,7 +31,7 @@
  * the chunk counts allowed the one that leaves the busiest participant the
  * least work wins (ties: more chunks).
  *
- * Calibration: bench/executor-calibrate (built by `make`; `cpuexec-info
+ * Calibration: bench/calibration/executor_calibrate (built by `make`; `cpuexec-info
  * --bench` prints the same figures for the machine it runs on), on the
  * 2-core development VM (Xeon, KVM, busy with other builds), three runs:
  *   dispatch_ns 330-343  (a 2-participant region with an empty body, 346-353
@@ -47,7 +47,7 @@
  * BANDWIDTH_PARTICIPANTS and CACHED_BYTES are not measurable on the VM
  * either (two streams already share one memory channel there): 4 streams
  * and 1 MiB (one core's L2) are the common desktop and server figures.
- * TOLERANCE comes from bench/plan-regret (`make bench-plan`): the regret
+ * TOLERANCE comes from bench/calibration/plan_regret (`make bench-plan`): the regret
  * targets are a median of 1.10 and no tiny loop more than 5% slower than
  * serial, and 0.10 keeps both on the VM (doc/performance.md has the run).
  * Re-run the programs on new hardware and update the constants.

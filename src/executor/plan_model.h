@@ -1,6 +1,6 @@
 /* Internal: the constants of the costed planner's model (src/executor/plan.c has
  * the model and where each figure comes from). A header of its own so a
- * recalibration (bench/executor-calibrate, `cpuexec-info --bench`) edits
+ * recalibration (bench/calibration/executor_calibrate, `cpuexec-info --bench`) edits
  * one place. */
 #ifndef CPUEXEC_SRC_PLAN_MODEL_H
 #define CPUEXEC_SRC_PLAN_MODEL_H

@@ -20,9 +20,10 @@
  *             processor (physical_then_smt); more is an error. affinity none
  *             may oversubscribe (a diagnostic says so).
  *   placement none: nothing pinned. physical_cores: the first visible
- *             processor of each core, cores in hwloc order. performance_cores:
- *             the same, most performant kind first (a diagnostic when kinds
- *             are unknown). physical_then_smt: every core's first processor,
+ *             processor of each core, the most performant kind first where
+ *             the topology ranks kinds, hwloc order within a kind.
+ *             performance_cores: the same, with a diagnostic when kinds are
+ *             unknown. physical_then_smt: every core's first processor,
  *             then every core's second, and so on. explicit: cpu_set[0] is
  *             the caller (pinned at each dispatch), the rest the workers.
  *             Workers take the order minus the caller's core(s) first, and
@@ -295,12 +296,11 @@ static uint32_t placement_order(const cpuexec_policy *req, const cpuexec_topolog
   uint32_t n = 0;
   switch (req->affinity_policy) {
   case CPUEXEC_AFFINITY_PHYSICAL_CORES:
-    for (uint32_t i = 0; i < t->processor_count; i++)
-      if (t->processors[i].sibling == 0)
-        order[n++] = &t->processors[i];
-    break;
   case CPUEXEC_AFFINITY_PERFORMANCE_CORES:
-    if (!t->kinds_ranked) {
+    /* Both prefer performance cores where the topology ranks kinds (seed
+     * 000: one processor per physical core, performance cores first);
+     * performance_cores also says when it cannot. */
+    if (!t->kinds_ranked && req->affinity_policy == CPUEXEC_AFFINITY_PERFORMANCE_CORES) {
       diag(d, "affinity_policy=performance_cores: the topology reports no ranked CPU kinds; placing as "
               "physical_cores");
     }

@@ -17,9 +17,10 @@ static int run_installed(cpuexec_executor *exec, int (*fn)(void *, cpuexec_execu
   cpuexec_scope scope;
   int rc = cpuexec_scope_enter(exec, &scope);
   if (rc != 0) return rc;
-  rc = fn(user, exec);
+  int value = fn(user, exec);
   cpuexec_scope_leave(&scope);
-  return rc;
+  /* The callback rule of cpuexec/errors.h: its value is never a return code. */
+  return cpuexec__callback_rc(value);
 }
 
 CPUEXEC_EXPORT int cpuexec_calibration_run(cpuexec_executor *exec, const cpuexec_descriptor *expected,

@@ -42,6 +42,12 @@ static const struct machine {
     {"smt4.xml", false, 4},
     {"restricted-siblings.xml", false, 4},
     {"quota-1.5", true, 2}, /* 4 cores capped by ceil(1.5) */
+    /* SMT siblings numbered apart (i and i + 8), as most x86 servers do:
+     * a core computed as id / 2 would be wrong on every one. */
+    {"8cores-smt2-siblings-apart.xml", false, 8},
+    /* E-cores first in hwloc order, then two P-cores: only a placement
+     * that ranks kinds puts the P-cores first. */
+    {"hybrid-4e-first-2p.xml", false, 2},
 };
 #define MACHINES (sizeof machines / sizeof machines[0])
 

@@ -136,7 +136,8 @@ static void calibration_runs_only_on_a_matching_executor(void **state) {
 
   /* Named executor: a match runs the callback with it installed. */
   calib c = {0};
-  assert_int_equal(cpuexec_calibration_run(exec, &want, calibrate, &c), 7);
+  assert_int_equal(cpuexec_calibration_run(exec, &want, calibrate, &c), CPUEXEC_ECALLBACK);
+  assert_int_equal(cpuexec_error_callback_value(), 7);
   assert_int_equal(c.calls, 1);
   assert_ptr_equal(c.seen, exec);
   assert_null(cpuexec_executor_current()); /* uninstalled after the call */
@@ -161,7 +162,8 @@ static void calibration_runs_only_on_a_matching_executor(void **state) {
   cpuexec_scope scope;
   assert_int_equal(cpuexec_scope_enter(exec, &scope), 0);
   c.calls = 0;
-  assert_int_equal(cpuexec_calibration_run(NULL, &want, calibrate, &c), 7);
+  assert_int_equal(cpuexec_calibration_run(NULL, &want, calibrate, &c), CPUEXEC_ECALLBACK);
+  assert_int_equal(cpuexec_error_callback_value(), 7);
   assert_ptr_equal(c.seen, exec);
   assert_ptr_equal(cpuexec_executor_current(), exec);
   assert_int_equal(cpuexec_scope_leave(&scope), 0);
@@ -178,7 +180,8 @@ static void calibration_runs_only_on_a_matching_executor(void **state) {
   assert_int_equal(cpuexec_calibration_run(NULL, &def_bad, calibrate, &c), CPUEXEC_EMISMATCH);
   assert_int_equal(c.calls, 0);
   assert_int_equal(cpuexec_registry_live_pools(cpuexec_registry_default()), pools);
-  assert_int_equal(cpuexec_calibration_run(NULL, &def_want, calibrate, &c), 7);
+  assert_int_equal(cpuexec_calibration_run(NULL, &def_want, calibrate, &c), CPUEXEC_ECALLBACK);
+  assert_int_equal(cpuexec_error_callback_value(), 7);
   assert_int_equal(c.calls, 1);
   assert_int_equal(c.seen_threads, cpuexec_resolved_effective_threads(def));
 

@@ -6,9 +6,10 @@
 #include "os/os.h"
 
 /* The first processor of the most performant visible kind (the caller's
- * core for performance_cores), or the first processor (the others). */
+ * core for physical_cores and performance_cores), or the first processor
+ * (the others). */
 static const cpuexec__processor *first_of_order(const cpuexec_topology *t, cpuexec_affinity_policy a) {
-  if (a == PERF && t->kinds_ranked)
+  if ((a == PERF || a == PHYS) && t->kinds_ranked)
     for (uint32_t i = 0; i < t->processor_count; i++)
       if (t->processors[i].kind_rank == t->best_kind_rank)
         return &t->processors[i];
@@ -80,7 +81,7 @@ static void check_pinned(const cpuexec_topology *t, const cpuexec_resolved *r, c
       round = p->sibling;
     }
   }
-  if (a == PERF && t->kinds_ranked) {
+  if ((a == PERF || a == PHYS) && t->kinds_ranked) {
     uint32_t performance = cpuexec_topology_performance_core_count(t);
     /* P-cores first: E-cores only once every P-core but the caller's is taken. */
     uint32_t expected_e = threads > performance ? threads - performance : 0;
@@ -328,6 +329,35 @@ static void every_validation_rule_on_every_machine(void **state) {
   assert_int_equal(cpuexec_policy_resolve(&p, NULL, NULL), CPUEXEC_EINVAL);
   assert_int_equal(cpuexec_policy_resolve(&p, NULL, &r), 0);
   cpuexec_resolved_destroy(r);
+}
+
+/* Seed 000: the default placement prefers performance cores when the
+ * topology identifies them. On a machine whose E-cores come first in
+ * hwloc order, physical_cores still places the P-cores first. */
+static void physical_cores_prefer_performance_cores(void **state) {
+  (void)state;
+  cpuexec_topology *t = load_machine(machine_named("hybrid-4e-first-2p.xml"), NULL);
+  static const struct {
+    int32_t threads;
+    int32_t workers[3];
+    bool efficiency;
+  } cases[] = {{2, {5}, false}, {3, {5, 0}, true}, {4, {5, 0, 1}, true}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    cpuexec_policy p = request(cases[c].threads, PHYS);
+    cpuexec_resolved *r = NULL;
+    assert_int_equal(cpuexec_policy_resolve(&p, t, &r), 0);
+    int32_t n = 0;
+    const int32_t *w = cpuexec_resolved_worker_processors(r, &n);
+    assert_int_equal(n, cases[c].threads - 1);
+    for (int32_t i = 0; i < n; i++)
+      if (w[i] != cases[c].workers[i])
+        fail_msg("%d threads: worker %d on processor %d, want %d", (int)cases[c].threads, (int)i + 1, (int)w[i],
+                 (int)cases[c].workers[i]);
+    assert_int_equal(cpuexec_resolved_uses_efficiency_cores(r), cases[c].efficiency);
+    assert_false(has_diagnostic(r, "no ranked CPU kinds"));
+    cpuexec_resolved_destroy(r);
+  }
+  cpuexec_topology_destroy(t);
 }
 
 /* The done criterion: the hybrid with performance_cores puts every worker
@@ -618,6 +648,7 @@ int main(void) {
       cmocka_unit_test(explicit_sets_place_caller_first_on_every_machine),
       cmocka_unit_test(every_validation_rule_on_every_machine),
       cmocka_unit_test(hybrid_performance_cores_use_only_p_cores),
+      cmocka_unit_test(physical_cores_prefer_performance_cores),
       cmocka_unit_test(a_caller_pinned_by_someone_else_keeps_its_place),
       cmocka_unit_test(a_live_thread_bound_narrower_keeps_its_place),
       cmocka_unit_test(spin_resolves_to_concrete_behaviour),

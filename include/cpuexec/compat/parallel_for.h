@@ -67,6 +67,13 @@ typedef void (*ParallelForFunction)(void *ctx, int64_t begin, int64_t end);
  * is NULL. */
 CPUEXEC_EXPORT int ParallelFor(int64_t total, int64_t grain, void *ctx, ParallelForFunction fn);
 
+/** ParallelFor for a kernel that requires an executor (cpuexec_kernel_executor
+ * with CPUEXEC_EXECUTOR_REQUIRED): inside a session or scope it is
+ * ParallelFor; with no executor installed it runs nothing and returns
+ * CPUEXEC_ESTATE naming `kernel`, instead of using the process-wide pool. */
+CPUEXEC_EXPORT int ParallelForRequiringExecutor(const char *kernel, int64_t total, int64_t grain, void *ctx,
+                                                ParallelForFunction fn);
+
 /** Participants a ParallelFor call made here would use at most: the installed
  * executor's effective threads inside a session, else the process-wide
  * pool's (creating it), or 1 when that pool cannot be created. */

@@ -101,6 +101,21 @@ inline executor_ref::executor_ref(const executor &owner) noexcept : e_(owner.get
 
 /** The executor installed on this thread (cpuexec_executor_current()); serial when none. */
 inline executor_ref current() noexcept { return executor_ref(cpuexec_executor_current()); }
+/** What a kernel needs of the executor it runs on (cpuexec_executor_need). */
+enum class executor_need {
+  supported = CPUEXEC_EXECUTOR_SUPPORTED, /**< the installed executor, else the process default pool */
+  required = CPUEXEC_EXECUTOR_REQUIRED    /**< the installed executor only */
+};
+
+/** The executor the kernel `kernel` runs on (cpuexec_kernel_executor):
+ * the installed one; with none, the process default pool when the kernel
+ * supports one, else cpuexec::error with CPUEXEC_ESTATE naming the kernel. */
+inline executor_ref kernel_executor(const char *kernel, executor_need need = executor_need::required) {
+  cpuexec_executor *exec = nullptr;
+  detail::check(cpuexec_kernel_executor(kernel, static_cast<cpuexec_executor_need>(need), &exec));
+  return executor_ref(exec);
+}
+
 /** Inside a body: this participant's index (0 = the caller); 0 outside. */
 inline int32_t participant_index() noexcept { return detail::capi::threads(cpuexec_participant_index()); }
 /** Inside a body: the region's participants; 1 outside. */

@@ -1,6 +1,6 @@
-/* libcpuexec benchmarks: inference-shaped rows (bench/model.h's model).
+/* libcpuexec benchmarks: inference-shaped rows (bench/inference/model.h's model).
  *
- * One program per backend, like bench/common.c: this driver plus one
+ * One program per backend, like bench/peers/driver.c: this driver plus one
  * backend file, so every backend runs the same operator code. It speaks the
  * table protocol of bench/run.sh (--mode=round|smoke, --quick; --delay-len
  * is accepted and ignored) and prints, per sample,
@@ -34,7 +34,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "common.h"
+#include "../peers/driver.h"
 #include "model.h"
 
 typedef struct scale {

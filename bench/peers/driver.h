@@ -1,7 +1,7 @@
 /* libcpuexec benchmarks: the driver every backend shares.
  *
  * One program per backend (libcpuexec, libomp, libgomp, pthreadpool, oneTBB).
- * Each program is this driver (bench/common.c: main, timing, delay
+ * Each program is this driver (bench/peers/driver.c: main, timing, delay
  * calibration, the loop bodies, statistics) plus one small backend file that
  * implements the three functions below. So every backend runs the same
  * bodies, compiled once by the same compiler, through the same methodology;
@@ -21,8 +21,8 @@
  *     M <backend> <metric> <unit> <value>
  * and lines starting with '#' for humans. A program exits non-zero when a
  * checksum is wrong or its backend cannot start. */
-#ifndef CPUEXEC_BENCH_COMMON_H
-#define CPUEXEC_BENCH_COMMON_H
+#ifndef CPUEXEC_BENCH_PEERS_DRIVER_H
+#define CPUEXEC_BENCH_PEERS_DRIVER_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -44,7 +44,7 @@ int bench_backend_init(unsigned participants, char *err, size_t err_size);
 void bench_backend_for(int64_t n, int64_t chunk, bench_range_fn body, void *ctx);
 void bench_backend_fini(void);
 
-/* Used by the inference benchmark (bench/inference.c) only. */
+/* Used by the inference benchmark (bench/inference/inference.c) only. */
 /* One line saying how the backend was set up and what it resolved to
  * (policy, runtime settings), printed next to every row it runs. */
 void bench_backend_describe(char *buf, size_t size);

@@ -1,4 +1,4 @@
-/* libcpuexec benchmarks: a small inference-shaped model (bench/model.c).
+/* libcpuexec benchmarks: a small inference-shaped model (bench/inference/model.c).
  *
  * A fixed sequence of operators over float tensors, as an inference engine
  * runs it: a layer norm, three GEMM layers of 64 tokens x 512 x 512 each
@@ -18,7 +18,7 @@
 
 #include <stdint.h>
 
-#include "common.h"
+#include "../peers/driver.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,4 +1,4 @@
-/* libcpuexec benchmarks: the shared driver (see common.h).
+/* libcpuexec benchmarks: the shared driver (see driver.h).
  *
  * Every backend program is this file plus one backend file. main() runs one
  * mode and prints "M <backend> <metric> <unit> <value>" lines:
@@ -21,7 +21,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
 #endif
-#include "common.h"
+#include "driver.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -30,8 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "clock.h"
-#include "stats.h"
+#include "../clock.h"
+#include "../stats.h"
 
 /* ---- timing ------------------------------------------------------------ */
 

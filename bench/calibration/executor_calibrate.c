@@ -19,8 +19,8 @@
 #include <time.h>
 
 #include <cpuexec.h>
-#include "clock.h"
-#include "stats.h"
+#include "../clock.h"
+#include "../stats.h"
 
 static int empty(void *ctx, int64_t begin, int64_t end) {
   (void)ctx, (void)begin, (void)end;

@@ -31,8 +31,8 @@
 #include <unistd.h>
 
 #include <cpuexec.h>
-#include "clock.h"
-#include "stats.h"
+#include "../clock.h"
+#include "../stats.h"
 
 /* The OpenMP kernels, built by clang with libomp (tests/support/openmp_kernels.c;
  * see mk/openmp.am): declared here so the bench includes public headers

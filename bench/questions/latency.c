@@ -1,6 +1,6 @@
 /* libcpuexec benchmarks: latency after gaps under other policies (issue 9).
  *
- * bench/common.c measures every backend with its default set-up. This
+ * bench/peers/driver.c measures every backend with its default set-up. This
  * program adds, for libcpuexec only, the policies where waiting for a late
  * worker used to cost most: the latency rows with affinity_policy=none
  * (backend "libcpuexec-none", the same metric names, so they sit next to the
@@ -25,8 +25,8 @@
 #include <time.h>
 
 #include <cpuexec.h>
-#include "clock.h"
-#include "stats.h"
+#include "../clock.h"
+#include "../stats.h"
 
 static unsigned participants = 2;
 static _Atomic unsigned hits[64];
@@ -37,7 +37,7 @@ static void sleep_ns(double ns) {
   }
 }
 
-/* The latency body of bench/common.c: count each index once. */
+/* The latency body of bench/peers/driver.c: count each index once. */
 static int body(void *ctx, int64_t begin, int64_t end) {
   (void)ctx;
   for (int64_t i = begin; i < end; i++) atomic_fetch_add_explicit(&hits[i], 1, memory_order_relaxed);

@@ -3,7 +3,7 @@
  * The process default policy (CPUEXEC_POLICY, else the library defaults)
  * with num_threads set to the benchmark's participant count; an unshared
  * executor from cpuexec_executor_create(). */
-#include "common.h"
+#include "driver.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include <pthreadpool.h>
-#include "clock.h"
+#include "../clock.h"
 
 #ifdef CPUEXEC_PTHREADPOOL_COMPAT
 #define BACKEND "libcpuexec"

@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include <cpuexec.h>
-#include "stats.h"
+#include "../stats.h"
 
 #define ROUNDS 9
 

@@ -2,7 +2,7 @@
  *
  * pthreadpool_parallelize_1d_tile_1d with tile = chunk: a pool of
  * `participants` threads (the caller is one of them), default flags. */
-#include "common.h"
+#include "driver.h"
 
 #include <pthreadpool.h>
 #include <stdio.h>

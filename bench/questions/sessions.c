@@ -13,8 +13,8 @@
 #include <time.h>
 
 #include <cpuexec.h>
-#include "clock.h"
-#include "stats.h"
+#include "../clock.h"
+#include "../stats.h"
 
 #define REPEATS 7
 

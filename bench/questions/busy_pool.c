@@ -20,8 +20,8 @@
 #include <stdlib.h>
 
 #include <cpuexec.h>
-#include "clock.h"
-#include "stats.h"
+#include "../clock.h"
+#include "../stats.h"
 
 #define REPEATS 7
 #define INDICES 64

@@ -5,7 +5,7 @@
  * `parallel for schedule(static)` over the chunks, so each thread runs one
  * contiguous block, as the other backends do. Runtime settings (wait
  * policy, spin counts, block time) are the runtime's defaults. */
-#include "common.h"
+#include "driver.h"
 
 #include <omp.h>
 #include <stdio.h>

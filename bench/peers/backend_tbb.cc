@@ -6,7 +6,7 @@
 // to `participants` threads (the caller and participants - 1 workers). No
 // task_arena::execute per call: that is how TBB code usually calls, and the
 // cheaper path.
-#include "common.h"
+#include "driver.h"
 
 #include <cstdio>
 #include <memory>

@@ -39,7 +39,7 @@
 #include <unistd.h>
 
 #include <cpuexec.h>
-#include "stats.h"
+#include "../stats.h"
 
 #define MAX_GRID 256
 

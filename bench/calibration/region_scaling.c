@@ -34,8 +34,8 @@
 #include <stdint.h>
 
 #include <cpuexec.h>
-#include "clock.h"
-#include "stats.h"
+#include "../clock.h"
+#include "../stats.h"
 
 /* The library's test hook for the wake-tree threshold (src/executor/wake_tree.h),
  * read when an executor is created; this program links the internal
