@@ -241,11 +241,6 @@ int cpuexec__executor_pin_workers(cpuexec_executor *exec, uint32_t threads);
  * cpu when it is no longer in the thread's CPU set, nothing when the
  * thread is still pinned there alone, a new pin when its set is wider. */
 int cpuexec__executor_pin_caller(int32_t cpu, bool recheck);
-/* Changes whenever a cached pin may be stale: a fork, a reload of the
- * process topology (the process CPU set changed, or
- * cpuexec_topology_refresh()), a placement check that found a thread
- * moved. Three relaxed loads. */
-uint64_t cpuexec__placement_generation(void);
 /* Test hook: bit k set, pinning any thread to processor k fails with
  * EINVAL (k < 64), as when k left the process CPU set. */
 #if CPUEXEC_TEST_HOOKS

@@ -21,25 +21,12 @@
 #include "core/test_hooks.h"
 #include "executor_internal.h"
 #include "executor_lease.h"
-#include "os/fork.h"
 #include "os/os.h"
-#include "topology/topology_internal.h"
+#include "os/placement_generation.h"
 
 #if CPUEXEC_TEST_HOOKS
 _Atomic uint64_t cpuexec__test_pin_refused;
 #endif
-
-/* Bumped whenever a check here finds a thread moved, so every caller's
- * cached pin is looked at again too. */
-static _Atomic uint64_t moved;
-
-uint64_t cpuexec__placement_generation(void) {
-  /* Three counters that only grow, folded into one value that changes
-   * whenever any of them does (a collision needs 2^32 reloads). */
-  return (cpuexec__fork_generation_now() << 48) ^
-         ((uint64_t)cpuexec__topology_process_generation() << 16) ^
-         atomic_load_explicit(&moved, memory_order_relaxed);
-}
 
 static int pin(pthread_t thread, int32_t cpu) {
 #if CPUEXEC_TEST_HOOKS
@@ -98,7 +85,7 @@ int cpuexec__executor_check_placement(struct cpuexec_executor *exec) {
   }
   int rc = 0;
   if (nleft + nlost > 0) {
-    atomic_fetch_add_explicit(&moved, 1, memory_order_relaxed);
+    cpuexec__placement_changed();
     if (left.failed || lost.failed)
       rc = cpuexec__fail(CPUEXEC_EAFFINITY, "executor %llu: %d pinned workers moved and %d could not be pinned again",
                          (unsigned long long)exec->id, (int)nleft, (int)nlost);
@@ -124,7 +111,7 @@ int cpuexec__executor_pin_caller(int32_t cpu, bool recheck) {
     cpuexec__os_cpus set;
     if (cpuexec__os_thread_cpus(pthread_self(), &set)) {
       if (!cpuexec__os_cpus_has(&set, cpu)) {
-        atomic_fetch_add_explicit(&moved, 1, memory_order_relaxed);
+        cpuexec__placement_changed();
         return cpuexec__fail(CPUEXEC_EAFFINITY,
                              "caller affinity: processor %d left the calling thread's CPU set after the thread "
                              "was pinned there (the process CPU set changed, or its affinity was set by someone "

@@ -25,6 +25,7 @@
 #include "core/error.h"
 #include "executor_internal.h"
 #include "os/os.h"
+#include "os/placement_generation.h"
 #include "participant.h"
 #include "region_lanes.h"
 #include "wake_tree.h"
@@ -216,7 +217,9 @@ static inline void notify(const cpuexec__observer *obs, const struct cpuexec_exe
  * processor now (the kernel moved it: its set shrank), or the placement
  * generation moved (a fork, a reload of the process topology, a placement
  * check that found a thread moved). Otherwise a pinned region costs one
- * current-processor read and three loads. The thread stays pinned after
+ * current-processor read (sched_getcpu, which glibc answers from its rseq
+ * area) and two loads: ~7 ns measured on the VM, against ~1 for the
+ * thread-local comparison alone. The thread stays pinned after
  * the region (cpuexec/executor.h, "The caller's placement"). */
 static int pin_caller(const struct cpuexec_executor *exec) {
   int32_t cpu = exec->caller_processor;

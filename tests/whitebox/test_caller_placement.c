@@ -20,6 +20,7 @@
 #include "executor/executor_internal.h"
 #include "executor/executor_lease.h"
 #include "os/os.h"
+#include "os/placement_generation.h"
 #include "support/test_util.h"
 
 #ifdef _WIN32
