@@ -127,27 +127,26 @@ static void the_placement_check_names_every_moved_worker_and_repins_when_it_can(
   cpuexec_executor_release(exec);
 }
 
-/* Each caller case runs on a fresh thread, so its pin leaks nowhere. */
+/* The caller cases run on the test's own thread (CMocka's assertions
+ * must fail there): each starts from the thread's original CPU set, and
+ * says placement changed, so the pin a previous case left cached is
+ * looked at again. */
 typedef struct caller_case {
   int a, b;
-  void (*body)(struct caller_case *c, cpuexec_executor *exec);
 } caller_case;
 
-static void *run_caller_case(void *arg) {
-  caller_case *c = arg;
-  const int32_t workers[] = {c->b};
-  cpuexec_executor *exec = pinned_executor(2, workers, true, c->a, 0);
-  c->body(c, exec);
-  cpuexec_executor_release(exec);
-  return NULL;
-}
+static cpu_set_t original;
 
-static void on_fresh_thread(void (*body)(caller_case *, cpuexec_executor *)) {
-  caller_case c = {.body = body};
+static void on_this_thread(void (*body)(caller_case *, cpuexec_executor *)) {
+  caller_case c;
+  assert_int_equal(sched_setaffinity(0, sizeof original, &original), 0);
+  cpuexec__placement_changed();
   if (!two_processors(&c.a, &c.b)) skip();
-  pthread_t t;
-  assert_int_equal(pthread_create(&t, NULL, run_caller_case, &c), 0);
-  assert_int_equal(pthread_join(t, NULL), 0);
+  const int32_t workers[] = {c.b};
+  cpuexec_executor *exec = pinned_executor(2, workers, true, c.a, 0);
+  body(&c, exec);
+  cpuexec_executor_release(exec);
+  assert_int_equal(sched_setaffinity(0, sizeof original, &original), 0);
 }
 
 static void run_all(cpuexec_executor *exec) {
@@ -167,7 +166,7 @@ static void stays_pinned(caller_case *c, cpuexec_executor *exec) {
 
 static void the_caller_stays_pinned_after_a_region(void **state) {
   (void)state;
-  on_fresh_thread(stays_pinned);
+  on_this_thread(stays_pinned);
 }
 
 static void refused_then_repinned(caller_case *c, cpuexec_executor *exec) {
@@ -193,7 +192,7 @@ static void refused_then_repinned(caller_case *c, cpuexec_executor *exec) {
 
 static void a_caller_whose_processor_left_its_set_is_refused_then_repinned(void **state) {
   (void)state;
-  on_fresh_thread(refused_then_repinned);
+  on_this_thread(refused_then_repinned);
 }
 
 static void repinned_on_generation(caller_case *c, cpuexec_executor *exec) {
@@ -212,10 +211,11 @@ static void repinned_on_generation(caller_case *c, cpuexec_executor *exec) {
 
 static void a_widened_caller_is_pinned_again_when_the_generation_moves(void **state) {
   (void)state;
-  on_fresh_thread(repinned_on_generation);
+  on_this_thread(repinned_on_generation);
 }
 
 int main(void) {
+  if (sched_getaffinity(0, sizeof original, &original) != 0) return 1;
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_failed_worker_pin_is_named_at_creation),
       cmocka_unit_test(the_placement_check_names_every_moved_worker_and_repins_when_it_can),
