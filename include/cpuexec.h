@@ -13,6 +13,7 @@
 #include <cpuexec/resolve.h>
 #include <cpuexec/executor.h>
 #include <cpuexec/foreign.h>
+#include <cpuexec/tasks.h>
 #include <cpuexec/hooks.h>
 #include <cpuexec/counters.h>
 #include <cpuexec/registry.h>

@@ -1,6 +1,7 @@
 // The C++ overloads of pthreadpool.h: any callable (a lambda) as the task,
 // for every shape that has one, with the coordinates of the C task.
 #include <atomic>
+#include <thread>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -167,6 +168,85 @@ void every_functor_overload_covers_each_item_once(pthreadpool_t pool) {
   }
 }
 
+// The dynamic overloads of the current interface: runs of whole tiles.
+void every_dynamic_overload_covers_each_item_once(pthreadpool_t pool) {
+  {
+    Cover c(100);
+    pthreadpool_parallelize_1d_tile_1d_dynamic(pool, [&](size_t i, size_t n) { c.mark(i, n); }, 100, 7);
+    assert_true(c.exactly_once());
+  }
+  {
+    Cover c(6 * 19);
+    pthreadpool_parallelize_2d_tile_1d_dynamic(pool, [&](size_t i, size_t j, size_t nj) { c.mark(i * 19 + j, nj); },
+                                               6, 19, 4);
+    assert_true(c.exactly_once());
+  }
+  {
+    Cover c(13 * 19);
+    pthreadpool_parallelize_2d_tile_2d_dynamic(
+        pool,
+        [&](size_t i, size_t j, size_t ni, size_t nj) {
+          for (size_t a = i; a < i + ni; a++) c.mark(a * 19 + j, nj);
+        },
+        13, 19, 3, 4);
+    assert_true(c.exactly_once());
+  }
+  {
+    Cover c(3 * 11 * 17);
+    pthreadpool_parallelize_3d_tile_2d_dynamic(
+        pool,
+        [&](size_t i, size_t j, size_t k, size_t nj, size_t nk) {
+          for (size_t b = j; b < j + nj; b++) c.mark((i * 11 + b) * 17 + k, nk);
+        },
+        3, 11, 17, 2, 5);
+    assert_true(c.exactly_once());
+  }
+  {
+    Cover c(2 * 3 * 11 * 17);
+    pthreadpool_parallelize_4d_tile_2d_dynamic(
+        pool,
+        [&](size_t i, size_t j, size_t k, size_t l, size_t nk, size_t nl) {
+          for (size_t x = k; x < k + nk; x++) c.mark(((i * 3 + j) * 11 + x) * 17 + l, nl);
+        },
+        2, 3, 11, 17, 2, 5);
+    assert_true(c.exactly_once());
+  }
+}
+
+// PthreadpoolExecutor: an application's executor as a class, here one that
+// runs each task on a thread of its own (joined when the executor goes).
+class thread_per_task : public PthreadpoolExecutor {
+public:
+  ~thread_per_task() override {
+    for (auto &t : threads) t.join();
+  }
+  int NumThreads() override { return 1; }
+  void Schedule(void *context, TaskFunction task) override {
+    scheduled++;
+    threads.emplace_back([context, task] { task(context); });
+  }
+  std::vector<std::thread> threads;
+  std::atomic<int> scheduled{0};
+};
+
+void dynamic_overloads_cover_each_item_once(void **) {
+  every_dynamic_overload_covers_each_item_once(nullptr);
+  pthreadpool_t pool = pthreadpool_create(2);
+  assert_non_null(pool);
+  every_dynamic_overload_covers_each_item_once(pool);
+  pthreadpool_destroy(pool);
+}
+
+void an_executor_class_lends_its_threads(void **) {
+  thread_per_task executor;
+  pthreadpool_t pool = pthreadpool_create_v2(&executor, executor.GetContext(), 4);
+  assert_non_null(pool);
+  assert_int_equal(pthreadpool_get_threads_count(pool), 2); // NumThreads() + 1
+  every_dynamic_overload_covers_each_item_once(pool);
+  assert_int_equal(executor.scheduled.load(), 5); // one borrowed thread per call
+  pthreadpool_destroy(pool);
+}
+
 void functor_overloads_cover_each_item_once_with_a_null_pool(void **) {
   every_functor_overload_covers_each_item_once(nullptr);
 }
@@ -184,6 +264,8 @@ int main() {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(functor_overloads_cover_each_item_once_with_a_null_pool),
       cmocka_unit_test(functor_overloads_cover_each_item_once_on_two_threads),
+      cmocka_unit_test(dynamic_overloads_cover_each_item_once),
+      cmocka_unit_test(an_executor_class_lends_its_threads),
   };
   return cmocka_run_group_tests_name("pthreadpool C++ overloads", tests, nullptr, nullptr);
 }

@@ -3,14 +3,23 @@
  * the threaded libraries installed and what the runtime guards do with
  * each, and the resolution of the default policy (or of --policy), in text
  * or JSON. Bad input: the library's message on stderr and exit status 2. */
-#include <dlfcn.h>
-#include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#ifdef _WIN32
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+#include <io.h>
+#define access _access
+#define F_OK 0
+#else
+#include <dlfcn.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#endif
 
 #include <cpuexec.h>
 
@@ -108,6 +117,13 @@ static int load_topology(const char *path, cpuexec_topology **out) {
  * is not written for hostile input, so a file that still crashes the load
  * takes down the child, not this command (exit 2 with a message, never a
  * signal). The message does not guess whose code crashed. */
+#ifdef _WIN32
+/* Windows has no fork: the one load below is the only try. */
+static bool topology_crashes_in_child(const char *path) {
+  (void)path;
+  return false;
+}
+#else
 static bool topology_crashes_in_child(const char *path) {
   fflush(NULL);
   pid_t pid = fork();
@@ -132,6 +148,7 @@ static bool topology_crashes_in_child(const char *path) {
           path, WTERMSIG(status), strsignal(WTERMSIG(status)));
   return true;
 }
+#endif
 
 /* One OpenMP runtime: is it loaded in this process, can it be loaded. */
 typedef struct openmp_runtime {
@@ -140,6 +157,17 @@ typedef struct openmp_runtime {
   bool loadable;
 } openmp_runtime;
 
+#ifdef _WIN32
+/* The DLL search order finds it (SearchPath: nothing is loaded). */
+static bool loadable_in_child(const char *soname) {
+  char found[MAX_PATH];
+  return SearchPathA(NULL, soname, NULL, sizeof found, found, NULL) > 0;
+}
+
+static bool loaded_now(const char *soname) { return GetModuleHandleA(soname) != NULL; }
+
+static const char *const openmp_sonames[] = {"libomp.dll", "libgomp-1.dll"};
+#else
 /* Loadability is tried in a child so this process never loads a runtime
  * it did not already have. */
 static bool loadable_in_child(const char *soname) {
@@ -159,15 +187,22 @@ static bool loadable_in_child(const char *soname) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+static bool loaded_now(const char *soname) {
+  void *h = dlopen(soname, RTLD_LAZY | RTLD_NOLOAD);
+  if (h != NULL)
+    dlclose(h);
+  return h != NULL;
+}
+
+static const char *const openmp_sonames[] = {"libomp.so.5", "libgomp.so.1"};
+#endif
+
 static size_t find_openmp_runtimes(openmp_runtime *out, size_t max) {
-  static const char *const sonames[] = {"libomp.so.5", "libgomp.so.1"};
+  const char *const *sonames = openmp_sonames;
   size_t n = 0;
-  for (size_t i = 0; i < sizeof sonames / sizeof sonames[0] && n < max; i++) {
-    void *h = dlopen(sonames[i], RTLD_LAZY | RTLD_NOLOAD);
+  for (size_t i = 0; i < sizeof openmp_sonames / sizeof openmp_sonames[0] && n < max; i++) {
     out[n].soname = sonames[i];
-    out[n].loaded = h != NULL;
-    if (h != NULL)
-      dlclose(h);
+    out[n].loaded = loaded_now(sonames[i]);
     out[n].loadable = out[n].loaded || loadable_in_child(sonames[i]);
     n++;
   }

@@ -9,6 +9,7 @@ set -e
 packages="build-essential autoconf automake libtool pkgconf libhwloc-dev hwloc libcmocka-dev
   python3-dev python3-pytest python3-numpy python3-venv python3-pip python3-setuptools python3-wheel
   clang libomp-dev libpthreadpool-dev libtbb-dev libopenblas-openmp-dev strace
+  libfftw3-dev libopencv-core-dev libopencv-imgproc-dev libeigen3-dev
   libopenblas0-pthread libblis4-pthread libblis4-openmp
   cmake doxygen groff-base"
 if [ "$(id -u)" -ne 0 ]; then sudo=sudo; else sudo=; fi

@@ -17,7 +17,13 @@
  * wait for the others); the owner still walks its slot with a division-free
  * odometer, and only stolen items are decomposed with divisions. Thieves
  * are patient: they leave a slot to an owner that keeps claiming short
- * items (see pp_take in pool.c). */
+ * items (see pp_take in pool.c).
+ *
+ * The *_dynamic shapes number their tiles the same way but claim runs of
+ * them: an owner takes half of what is left of its slot from the front, a
+ * thief half of what is left from the back, and the shape's `chunk` calls
+ * the user's function once per run (cut where a row ends). A serial call is
+ * one run of every tile. */
 #ifndef CPUEXEC_COMPAT_PTHREADPOOL_ENGINE_PRIVATE_H
 #define CPUEXEC_COMPAT_PTHREADPOOL_ENGINE_PRIVATE_H
 
@@ -25,13 +31,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cpuexec.h>
 #include <cpuexec-pthreadpool/pthreadpool.h>
 
 #define CPUEXEC__PP_MAX_DIMS 6
 #define CPUEXEC__PP_CACHE_LINE 128
 
-/* Exported names of the library (it is built with hidden visibility). */
-#if defined(__GNUC__)
+/* Exported names of the library (it is built with hidden visibility; on
+ * Windows the DLL exports these and nothing else). */
+#if defined(_WIN32)
+#define CPUEXEC__PP_EXPORT __declspec(dllexport)
+#elif defined(__GNUC__)
 #define CPUEXEC__PP_EXPORT __attribute__((visibility("default")))
 #else
 #define CPUEXEC__PP_EXPORT
@@ -63,11 +73,15 @@ typedef struct cpuexec__pp_task cpuexec__pp_task;
  * *_with_thread functions (0 on the serial path).
  *   run: items [first, first + count) in order, without claiming;
  *   own: the items of slot, claiming each from the front, in order;
- *   one: the single item numbered flat. */
+ *   one: the single item numbered flat.
+ * A dynamic shape has none of them and `chunk` instead:
+ *   chunk: tiles [first, first + count), already claimed, in as few calls
+ *          of the user's function as its tiling allows. */
 typedef struct cpuexec__pp_shape {
   void (*run)(const cpuexec__pp_task *task, size_t thread, size_t first, size_t count);
   void (*own)(const cpuexec__pp_task *task, size_t thread, cpuexec__pp_slot *slot);
   void (*one)(const cpuexec__pp_task *task, size_t thread, size_t flat);
+  void (*chunk)(const cpuexec__pp_task *task, size_t thread, size_t first, size_t count);
 } cpuexec__pp_shape;
 
 /* Immutable for the length of the call. */
@@ -91,6 +105,16 @@ void cpuexec__pp_task_grid(cpuexec__pp_task *task, uint32_t dims, const size_t *
  * pool, a grid of at most one item, or a call made inside a task; on the
  * current session's executor or the pool's own otherwise. */
 void cpuexec__pp_run(pthreadpool_t threadpool, const cpuexec__pp_task *task, uint32_t flags);
+
+/* The extra threads of pools made by pthreadpool_create_v2() (executor.c):
+ * an application's struct pthreadpool_executor wrapped as a libcpuexec
+ * foreign executor, whose run_ranges borrows one scheduled task per
+ * participant beyond the caller. Creates it on pool with `threads`
+ * participants; NULL (with cpuexec_error_message() set) on failure. */
+cpuexec_executor *cpuexec__pp_app_executor(pthreadpool_t pool, size_t threads);
+/* The application's executor and context of pool, for run_ranges; read
+ * while the caller holds the pool's executor lock for reading. */
+void cpuexec__pp_app_get(pthreadpool_t pool, struct pthreadpool_executor *ops, void **context);
 
 /* A claim from the front of the owner's own slot. */
 static inline int cpuexec__pp_claim(cpuexec__pp_slot *slot) {

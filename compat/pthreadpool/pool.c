@@ -2,10 +2,13 @@
  *
  * A pthreadpool here owns no threads. It holds a lease on a libcpuexec
  * executor (from the default registry, so equal policies share one set of
- * workers) and the most participants a call may use. A call splits the
- * task's items into one slot per participant and runs the slots with
- * cpuexec_parallel_for(); see engine.h for how slots are claimed. */
+ * workers), or an application's struct pthreadpool_executor wrapped as a
+ * foreign executor (executor.c), and the most participants a call may use.
+ * A call splits the task's items into one slot per participant and runs the
+ * slots with cpuexec_parallel_for(); see engine_private.h for how slots are
+ * claimed. */
 #include <limits.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,14 +24,40 @@
 
 #include "engine_private.h"
 
-/* exec and threads are immutable after pthreadpool_create() returns, so
- * calls from several threads read them without synchronisation. The split
- * hint is only advice (see pp_split): each field is a relaxed atomic, and
- * calls racing on one pool may read a mixed triple, which at worst
- * unbalances one call by a bounded number of items. */
+/* Slot arrays aligned to their cache-line size: C11 aligned_alloc, or
+ * _aligned_malloc on Windows, whose C runtime has no aligned_alloc. */
+#ifdef _WIN32
+#include <malloc.h>
+#define pp_aligned_alloc(align, size) _aligned_malloc((size), (align))
+#define pp_aligned_free(p) _aligned_free(p)
+#else
+#define pp_aligned_alloc(align, size) aligned_alloc((align), (size))
+#define pp_aligned_free(p) free(p)
+#endif
+
+/* exec and max_threads are immutable after the pool is made, so calls from
+ * several threads read them without synchronisation; threads is written by
+ * pthreadpool_set_threads_count() and read once per call (relaxed: a call
+ * uses the value it read, nothing else hangs on it). The split hint is only
+ * advice (see pp_split): each field is a relaxed atomic, and calls racing on
+ * one pool may read a mixed triple, which at worst unbalances one call by a
+ * bounded number of items.
+ *
+ * The application's executor (app, app_context, app_exec): written by
+ * pthreadpool_create_v2() before the pool is handed out, and by
+ * pthreadpool_update_executor() holding app_lock for writing; calls that
+ * run on it hold app_lock for reading for their whole length. has_app is
+ * set (release) once app_exec exists and never cleared, so a pool that never
+ * had one costs its calls one relaxed load. */
 struct pthreadpool {
-  cpuexec_executor *exec; /* our lease; NULL for a one-thread pool */
-  size_t threads;         /* most participants of one call, >= 1 */
+  cpuexec_executor *exec; /* our lease; NULL for a one-thread pool or an application's executor */
+  size_t max_threads;     /* the count the pool was made with, >= 1 */
+  atomic_size_t threads;  /* most participants of one call, in [1, max_threads] */
+  atomic_bool has_app;
+  pthread_rwlock_t app_lock;
+  struct pthreadpool_executor app;
+  void *app_context;
+  cpuexec_executor *app_exec; /* a foreign executor on app; NULL until there is one */
   _Atomic(uintptr_t) hint_fn; /* the last parallel call's function ... */
   atomic_size_t hint_items;   /* ... its item count ... */
   atomic_size_t hint_shift;   /* ... and the items each worker slot gave the caller's */
@@ -94,13 +123,36 @@ static int pp_resolve(size_t threads_count, cpuexec_resolved **out) {
   return rc;
 }
 
-CPUEXEC__PP_EXPORT pthreadpool_t pthreadpool_create(size_t threads_count) {
+static struct pthreadpool *pp_allocate(const char *who) {
   struct pthreadpool *pool = calloc(1, sizeof *pool);
+  if (pool != NULL && pthread_rwlock_init(&pool->app_lock, NULL) != 0) {
+    free(pool);
+    pool = NULL;
+  }
   if (pool == NULL) {
-    cpuexec_error_report(CPUEXEC_ENOMEM, "pthreadpool_create: out of memory");
+    cpuexec_error_report(CPUEXEC_ENOMEM, who);
     return NULL;
   }
-  pool->threads = 1;
+  pool->max_threads = 1;
+  atomic_init(&pool->threads, 1);
+  atomic_init(&pool->has_app, false);
+  return pool;
+}
+
+static void pp_free(struct pthreadpool *pool) {
+  pthread_rwlock_destroy(&pool->app_lock);
+  free(pool);
+}
+
+static void pp_set_max(struct pthreadpool *pool, size_t threads) {
+  pool->max_threads = threads;
+  atomic_store_explicit(&pool->threads, threads, memory_order_relaxed);
+}
+
+CPUEXEC__PP_EXPORT pthreadpool_t pthreadpool_create(size_t threads_count) {
+  struct pthreadpool *pool = pp_allocate("pthreadpool_create: out of memory");
+  if (pool == NULL)
+    return NULL;
   if (threads_count == 1)
     return pool; /* serial: nothing to lease */
 
@@ -127,17 +179,60 @@ CPUEXEC__PP_EXPORT pthreadpool_t pthreadpool_create(size_t threads_count) {
     goto fail;
 
   size_t effective = cpuexec_executor_effective_threads(pool->exec);
-  pool->threads = threads_count > 0 && threads_count < effective ? threads_count : effective;
-  if (pool->threads <= 1) {
+  pp_set_max(pool, threads_count > 0 && threads_count < effective ? threads_count : effective);
+  if (pool->max_threads <= 1) {
     cpuexec_executor_release(pool->exec);
     pool->exec = NULL;
-    pool->threads = 1;
+    pp_set_max(pool, 1);
   }
   return pool;
 
 fail:
-  free(pool);
+  pp_free(pool);
   return NULL;
+}
+
+static bool pp_executor_usable(const struct pthreadpool_executor *executor) {
+  return executor != NULL && executor->num_threads != NULL && executor->schedule != NULL;
+}
+
+CPUEXEC__PP_EXPORT pthreadpool_t pthreadpool_create_v2(struct pthreadpool_executor *executor,
+                                                       void *executor_context, size_t max_num_threads) {
+  if (executor == NULL)
+    return pthreadpool_create(max_num_threads);
+  if (!pp_executor_usable(executor)) {
+    cpuexec_error_report(CPUEXEC_EINVAL, "pthreadpool_create_v2: executor: num_threads and schedule are required");
+    return NULL;
+  }
+  int lent = executor->num_threads(executor_context);
+  if (lent < 0) {
+    cpuexec_error_report(CPUEXEC_EINVAL, "pthreadpool_create_v2: executor->num_threads() is negative");
+    return NULL;
+  }
+  if (max_num_threads == 0) {
+    /* The processors this process may use, as the default policy counts them. */
+    const cpuexec_resolved *process = NULL;
+    max_num_threads =
+        cpuexec_policy_resolve_default(&process) == 0 ? (size_t)cpuexec_resolved_effective_threads(process) : 1;
+  }
+  size_t threads = (size_t)lent + 1 < max_num_threads ? (size_t)lent + 1 : max_num_threads;
+  if (threads > INT32_MAX)
+    threads = INT32_MAX;
+  struct pthreadpool *pool = pp_allocate("pthreadpool_create_v2: out of memory");
+  if (pool == NULL)
+    return NULL;
+  pp_set_max(pool, threads);
+  pool->app = *executor;
+  pool->app_context = executor_context;
+  if (threads > 1) {
+    pool->app_exec = cpuexec__pp_app_executor(pool, threads);
+    if (pool->app_exec == NULL) {
+      pp_free(pool);
+      return NULL;
+    }
+    atomic_store_explicit(&pool->has_app, true, memory_order_release);
+  }
+  return pool;
 }
 
 CPUEXEC__PP_EXPORT void pthreadpool_destroy(pthreadpool_t threadpool) {
@@ -145,11 +240,56 @@ CPUEXEC__PP_EXPORT void pthreadpool_destroy(pthreadpool_t threadpool) {
     return;
   if (threadpool->exec != NULL)
     cpuexec_executor_release(threadpool->exec);
-  free(threadpool);
+  if (threadpool->app_exec != NULL)
+    cpuexec_executor_release(threadpool->app_exec);
+  pp_free(threadpool);
 }
 
 CPUEXEC__PP_EXPORT size_t pthreadpool_get_threads_count(pthreadpool_t threadpool) {
-  return threadpool == NULL ? 1 : threadpool->threads;
+  return threadpool == NULL ? 1 : atomic_load_explicit(&threadpool->threads, memory_order_relaxed);
+}
+
+CPUEXEC__PP_EXPORT size_t pthreadpool_set_threads_count(pthreadpool_t threadpool, size_t num_threads) {
+  if (threadpool == NULL)
+    return 1;
+  size_t threads = num_threads == 0 || num_threads > threadpool->max_threads ? threadpool->max_threads : num_threads;
+  atomic_store_explicit(&threadpool->threads, threads, memory_order_relaxed);
+  return threads;
+}
+
+CPUEXEC__PP_EXPORT void pthreadpool_release_executor_threads(struct pthreadpool *threadpool) {
+  /* Borrowed threads go back when their share of a call ends (executor.c):
+   * between calls the pool holds none. */
+  (void)threadpool;
+}
+
+CPUEXEC__PP_EXPORT bool pthreadpool_update_executor(pthreadpool_t threadpool, struct pthreadpool_executor *executor,
+                                                    void *executor_context) {
+  if (threadpool == NULL || !pp_executor_usable(executor))
+    return false;
+  /* The write lock waits for the calls running on the previous executor. */
+  pthread_rwlock_wrlock(&threadpool->app_lock);
+  bool same = threadpool->app.num_threads == executor->num_threads &&
+              threadpool->app.schedule == executor->schedule && threadpool->app_context == executor_context;
+  bool swapped = false;
+  if (!same) {
+    if (threadpool->app_exec == NULL && threadpool->max_threads > 1)
+      threadpool->app_exec = cpuexec__pp_app_executor(threadpool, threadpool->max_threads);
+    if (threadpool->app_exec != NULL || threadpool->max_threads <= 1) {
+      threadpool->app = *executor;
+      threadpool->app_context = executor_context;
+      if (threadpool->app_exec != NULL)
+        atomic_store_explicit(&threadpool->has_app, true, memory_order_release);
+      swapped = true;
+    }
+  }
+  pthread_rwlock_unlock(&threadpool->app_lock);
+  return swapped;
+}
+
+void cpuexec__pp_app_get(pthreadpool_t pool, struct pthreadpool_executor *ops, void **context) {
+  *ops = pool->app;
+  *context = pool->app_context;
 }
 
 /* Denormals off for the length of a call on one participant. */
@@ -289,6 +429,39 @@ static void pp_take(const cpuexec__pp_task *task, size_t thread, cpuexec__pp_slo
   }
 }
 
+/* A claim of about half of slot's unclaimed tiles (dynamic shapes); 0 when
+ * none is left. fetch_sub may take remaining below zero: the claim that does
+ * gets only what was left, so the claims add up to the slot exactly. */
+static size_t pp_claim_run(cpuexec__pp_slot *slot) {
+  long long left = atomic_load_explicit(&slot->remaining, memory_order_relaxed);
+  if (left <= 0)
+    return 0;
+  long long want = (left + 1) / 2;
+  long long had = atomic_fetch_sub_explicit(&slot->remaining, want, memory_order_relaxed);
+  if (had <= 0)
+    return 0;
+  return (size_t)(had < want ? had : want);
+}
+
+/* The owner's runs, from the front of its slot (only it takes from there). */
+static void pp_own_runs(const cpuexec__pp_task *task, size_t thread, cpuexec__pp_slot *slot) {
+  size_t front = slot->begin, got;
+  while ((got = pp_claim_run(slot)) > 0) {
+    task->shape->chunk(task, thread, front, got);
+    front += got;
+  }
+}
+
+/* A thief's runs, from the back of another slot. A stolen run is worth its
+ * line's trip: dynamic tiles are long, so there is no patience here. */
+static void pp_take_runs(const cpuexec__pp_task *task, size_t thread, cpuexec__pp_slot *slot) {
+  size_t got;
+  while ((got = pp_claim_run(slot)) > 0) {
+    size_t first = atomic_fetch_sub_explicit(&slot->end, got, memory_order_relaxed) - got;
+    task->shape->chunk(task, thread, first, got);
+  }
+}
+
 /* Takes unclaimed items from every other slot, starting after `after`,
  * until all are claimed. */
 static void pp_steal(const pp_dispatch *d, size_t thread, size_t after, int patient) {
@@ -296,7 +469,10 @@ static void pp_steal(const pp_dispatch *d, size_t thread, size_t after, int pati
     size_t victim = after + k;
     if (victim >= d->slot_count)
       victim -= d->slot_count;
-    pp_take(&d->task, thread, &d->slots[victim], patient);
+    if (d->task.shape->chunk != NULL)
+      pp_take_runs(&d->task, thread, &d->slots[victim]);
+    else
+      pp_take(&d->task, thread, &d->slots[victim], patient);
   }
 }
 
@@ -309,8 +485,12 @@ static int pp_run_slots(void *ctx, int64_t begin, int64_t end) {
   __builtin_prefetch(&d->slots[begin], 1);
   size_t thread = cpuexec_participant_index();
   pp_task_depth++;
-  for (int64_t s = begin; s < end; s++)
-    task->shape->own(task, thread, &d->slots[s]);
+  for (int64_t s = begin; s < end; s++) {
+    if (task->shape->chunk != NULL)
+      pp_own_runs(task, thread, &d->slots[s]);
+    else
+      task->shape->own(task, thread, &d->slots[s]);
+  }
   /* How far the next slot's owner is behind us (one relaxed load of a line
    * pp_steal reads next anyway). */
   cpuexec__pp_slot *next = &d->slots[(size_t)end < d->slot_count ? (size_t)end : 0];
@@ -325,7 +505,10 @@ static void pp_run_serial(const cpuexec__pp_task *task, uint32_t flags) {
   pp_fpu fpu;
   pp_fpu_enter(&fpu, flags);
   pp_task_depth++;
-  task->shape->run(task, 0, 0, task->items);
+  if (task->shape->chunk != NULL)
+    task->shape->chunk(task, 0, 0, task->items); /* every tile in one run: the fewest calls */
+  else
+    task->shape->run(task, 0, 0, task->items);
   pp_task_depth--;
   pp_fpu_leave(&fpu);
 }
@@ -375,7 +558,7 @@ static int pp_dispatch_parallel(pthreadpool_t pool, cpuexec_executor *exec, cons
   pp_dispatch d; /* no initializer: it would clear every local slot */
   cpuexec__pp_slot *slots = d.local;
   if (participants > PP_STACK_SLOTS) {
-    slots = aligned_alloc(sizeof *slots, participants * sizeof *slots);
+    slots = pp_aligned_alloc(sizeof *slots, participants * sizeof *slots);
     if (slots == NULL)
       return -1;
   }
@@ -384,7 +567,7 @@ static int pp_dispatch_parallel(pthreadpool_t pool, cpuexec_executor *exec, cons
   d.slot_count = participants;
   d.flags = flags;
   size_t base = d.task.items / participants, extra = d.task.items % participants, first = 0;
-  size_t shift = pp_split(pool, task);
+  size_t shift = task->shape->chunk != NULL ? 0 : pp_split(pool, task);
   if (shift > base / PP_SHIFT_MAX_DIV)
     shift = base / PP_SHIFT_MAX_DIV;
   for (size_t s = 0; s < participants; s++) {
@@ -413,11 +596,11 @@ static int pp_dispatch_parallel(pthreadpool_t pool, cpuexec_executor *exec, cons
     pp_task_depth--;
   }
   pp_fpu_leave(&fpu);
-  if (rc == 0) {
+  if (rc == 0 && task->shape->chunk == NULL) {
     pp_learn(pool, task, slots, participants, shift, base);
   }
   if (slots != d.local)
-    free(slots);
+    pp_aligned_free(slots);
   return 0;
 }
 
@@ -426,12 +609,24 @@ void cpuexec__pp_run(pthreadpool_t threadpool, const cpuexec__pp_task *task, uin
     return;
   /* Inside a task (ours, or any libcpuexec region with other participants)
    * the call runs inline, as libcpuexec runs every nested call. */
-  if (threadpool != NULL && threadpool->threads > 1 && task->items > 1 && pp_task_depth == 0 &&
-      cpuexec_participant_count() <= 1) {
+  size_t threads = threadpool != NULL ? atomic_load_explicit(&threadpool->threads, memory_order_relaxed) : 1;
+  if (threads > 1 && task->items > 1 && pp_task_depth == 0 && cpuexec_participant_count() <= 1) {
+    if (atomic_load_explicit(&threadpool->has_app, memory_order_acquire)) {
+      /* The application's executor, even inside a session: it was given
+       * for this pool. Held for reading so that an update waits for us. */
+      pthread_rwlock_rdlock(&threadpool->app_lock);
+      size_t participants = threads < task->items ? threads : task->items;
+      int rc = pp_dispatch_parallel(threadpool, threadpool->app_exec, task, participants, flags);
+      pthread_rwlock_unlock(&threadpool->app_lock);
+      if (rc == 0)
+        return;
+      pp_run_serial(task, flags);
+      return;
+    }
     cpuexec_executor *exec = cpuexec_executor_current();
     if (exec == NULL)
       exec = threadpool->exec;
-    size_t participants = threadpool->threads;
+    size_t participants = threads;
     size_t effective = cpuexec_executor_effective_threads(exec);
     if (participants > effective)
       participants = effective;

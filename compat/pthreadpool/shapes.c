@@ -70,7 +70,40 @@ PP_ALWAYS_INLINE void pp_advance(size_t *pos, const size_t *range, const size_t 
     pp_decompose(t, flat, pos, N);                                                                             \
     CALL;                                                                                                      \
   }                                                                                                            \
-  static const cpuexec__pp_shape name = {name##_run, name##_own, name##_one}
+  static const cpuexec__pp_shape name = {name##_run, name##_own, name##_one, NULL}
+
+/* A dynamic shape of N dimensions: the last one dynamic, and with DYN2 the
+ * one before it too. A run of tiles stops where a row of the last dimension
+ * ends; with DYN2 and a last dimension of one tile it runs along the one
+ * before instead (each call then spans the whole last dimension), within
+ * the same outer coordinates. CALL sees the counts as N_PREV and N_LAST. */
+#define PP_PREV(N) ((N) >= 2 ? (N) - 2 : 0)
+#define PP_DYNAMIC(name, N, DYN2, FN_T, CALL)                                                                 \
+  static void name##_chunk(const cpuexec__pp_task *t, size_t thread, size_t first, size_t count) {            \
+    PP_LOCALS(N, FN_T);                                                                                        \
+    while (count > 0) {                                                                                        \
+      size_t run, N_PREV, N_LAST;                                                                              \
+      pp_decompose(t, first, pos, N);                                                                          \
+      if ((DYN2) && t->tiles[(N) - 1] == 1) {                                                                  \
+        size_t left = t->tiles[PP_PREV(N)] - pos[PP_PREV(N)] / tile[PP_PREV(N)];                               \
+        run = count < left ? count : left;                                                                     \
+        N_PREV = run * tile[PP_PREV(N)] < range[PP_PREV(N)] - pos[PP_PREV(N)] ? run * tile[PP_PREV(N)]         \
+                                                                               : range[PP_PREV(N)] - pos[PP_PREV(N)]; \
+        N_LAST = range[(N) - 1];                                                                               \
+      } else {                                                                                                 \
+        size_t left = t->tiles[(N) - 1] - pos[(N) - 1] / tile[(N) - 1];                                        \
+        run = count < left ? count : left;                                                                     \
+        N_LAST = run * tile[(N) - 1] < range[(N) - 1] - pos[(N) - 1] ? run * tile[(N) - 1]                     \
+                                                                     : range[(N) - 1] - pos[(N) - 1];          \
+        N_PREV = PP_TILE(PP_PREV(N));                                                                          \
+      }                                                                                                        \
+      (void)N_PREV;                                                                                            \
+      CALL;                                                                                                    \
+      first += run;                                                                                            \
+      count -= run;                                                                                            \
+    }                                                                                                          \
+  }                                                                                                            \
+  static const cpuexec__pp_shape name = {NULL, NULL, NULL, name##_chunk}
 
 #define P0 pos[0]
 #define P1 pos[1]
@@ -113,6 +146,47 @@ PP_SHAPE(pp_6d, 6, pthreadpool_task_6d_t, fn(ctx, P0, P1, P2, P3, P4, P5));
 PP_SHAPE(pp_6d_tile_1d, 6, pthreadpool_task_6d_tile_1d_t, fn(ctx, P0, P1, P2, P3, P4, P5, PP_TILE(5)));
 PP_SHAPE(pp_6d_tile_2d, 6, pthreadpool_task_6d_tile_2d_t,
          fn(ctx, P0, P1, P2, P3, P4, P5, PP_TILE(4), PP_TILE(5)));
+
+/* The uarch shapes of the current interface (the thread index is a size_t). */
+PP_SHAPE(pp_2d_tile_1d_with_uarch, 2, pthreadpool_task_2d_tile_1d_with_id_t, fn(ctx, uarch, P0, P1, PP_TILE(1)));
+PP_SHAPE(pp_2d_tile_1d_with_uarch_with_thread, 2, pthreadpool_task_2d_tile_1d_with_id_with_thread_t,
+         fn(ctx, uarch, thread, P0, P1, PP_TILE(1)));
+PP_SHAPE(pp_3d_tile_1d_with_uarch, 3, pthreadpool_task_3d_tile_1d_with_id_t,
+         fn(ctx, uarch, P0, P1, P2, PP_TILE(2)));
+PP_SHAPE(pp_3d_tile_1d_with_uarch_with_thread, 3, pthreadpool_task_3d_tile_1d_with_id_with_thread_t,
+         fn(ctx, uarch, thread, P0, P1, P2, PP_TILE(2)));
+
+/* The dynamic shapes; a with_id thread index is a uint32_t (participants
+ * are counted in int32_t, so it fits). */
+#define T32 ((uint32_t)thread)
+PP_DYNAMIC(pp_1d_dyn, 1, 0, pthreadpool_task_1d_tile_1d_dynamic_t, fn(ctx, P0, N_LAST));
+PP_DYNAMIC(pp_1d_dyn_thread, 1, 0, pthreadpool_task_1d_tile_1d_dynamic_with_id_t, fn(ctx, T32, P0, N_LAST));
+PP_DYNAMIC(pp_1d_dyn_uarch_thread, 1, 0, pthreadpool_task_1d_tile_1d_dynamic_with_id_with_thread_t,
+           fn(ctx, uarch, thread, P0, N_LAST));
+PP_DYNAMIC(pp_2d_tile_1d_dyn, 2, 0, pthreadpool_task_2d_tile_1d_dynamic_t, fn(ctx, P0, P1, N_LAST));
+PP_DYNAMIC(pp_2d_tile_1d_dyn_thread, 2, 0, pthreadpool_task_2d_tile_1d_dynamic_with_id_t,
+           fn(ctx, T32, P0, P1, N_LAST));
+PP_DYNAMIC(pp_2d_tile_1d_dyn_uarch_thread, 2, 0, pthreadpool_task_2d_tile_1d_dynamic_with_id_with_thread_t,
+           fn(ctx, uarch, thread, P0, P1, N_LAST));
+PP_DYNAMIC(pp_2d_tile_2d_dyn, 2, 1, pthreadpool_task_2d_tile_2d_dynamic_t, fn(ctx, P0, P1, N_PREV, N_LAST));
+PP_DYNAMIC(pp_2d_tile_2d_dyn_uarch, 2, 1, pthreadpool_task_2d_tile_2d_dynamic_with_id_t,
+           fn(ctx, uarch, P0, P1, N_PREV, N_LAST));
+PP_DYNAMIC(pp_2d_tile_2d_dyn_thread, 2, 1, pthreadpool_task_2d_tile_2d_dynamic_with_id_t,
+           fn(ctx, T32, P0, P1, N_PREV, N_LAST));
+PP_DYNAMIC(pp_3d_tile_1d_dyn, 3, 0, pthreadpool_task_3d_tile_1d_dynamic_t, fn(ctx, P0, P1, P2, N_LAST));
+PP_DYNAMIC(pp_3d_tile_1d_dyn_thread, 3, 0, pthreadpool_task_3d_tile_1d_dynamic_with_id_t,
+           fn(ctx, T32, P0, P1, P2, N_LAST));
+PP_DYNAMIC(pp_3d_tile_1d_dyn_uarch_thread, 3, 0, pthreadpool_task_3d_tile_1d_dynamic_with_id_with_thread_t,
+           fn(ctx, uarch, thread, P0, P1, P2, N_LAST));
+PP_DYNAMIC(pp_3d_tile_2d_dyn, 3, 1, pthreadpool_task_3d_tile_2d_dynamic_t, fn(ctx, P0, P1, P2, N_PREV, N_LAST));
+PP_DYNAMIC(pp_3d_tile_2d_dyn_uarch, 3, 1, pthreadpool_task_3d_tile_2d_dynamic_with_id_t,
+           fn(ctx, uarch, P0, P1, P2, N_PREV, N_LAST));
+PP_DYNAMIC(pp_3d_tile_2d_dyn_thread, 3, 1, pthreadpool_task_3d_tile_2d_dynamic_with_id_t,
+           fn(ctx, T32, P0, P1, P2, N_PREV, N_LAST));
+PP_DYNAMIC(pp_4d_tile_2d_dyn, 4, 1, pthreadpool_task_4d_tile_2d_dynamic_t,
+           fn(ctx, P0, P1, P2, P3, N_PREV, N_LAST));
+PP_DYNAMIC(pp_4d_tile_2d_dyn_uarch, 4, 1, pthreadpool_task_4d_tile_2d_dynamic_with_id_t,
+           fn(ctx, uarch, P0, P1, P2, P3, N_PREV, N_LAST));
 
 /* Builds the task on the caller's stack and runs it. */
 static void pp_go(pthreadpool_t pool, const cpuexec__pp_shape *shape, void (*fn)(void), void *context,
@@ -360,4 +434,180 @@ CPUEXEC__PP_EXPORT void pthreadpool_compute_4d_tiled(pthreadpool_t threadpool,
                                                      size_t tile_l) {
   pp_go(threadpool, &pp_4d_tile_4d, PP_FN(function), argument, 0, 4,
         (size_t[]){range_i, range_j, range_k, range_l}, (size_t[]){tile_i, tile_j, tile_k, tile_l}, 0);
+}
+
+/* The functions of the current interface beyond Debian's: the uarch shapes
+ * with a tile along the last dimension, and the dynamic tilings. */
+
+CPUEXEC__PP_EXPORT void pthreadpool_parallelize_2d_tile_1d_with_uarch(
+    pthreadpool_t threadpool, pthreadpool_task_2d_tile_1d_with_id_t function, void *context,
+    uint32_t default_uarch_index, uint32_t max_uarch_index, size_t range_i, size_t range_j, size_t tile_j,
+    uint32_t flags) {
+  (void)max_uarch_index;
+  pp_go(threadpool, &pp_2d_tile_1d_with_uarch, PP_FN(function), context, default_uarch_index, 2,
+        (size_t[]){range_i, range_j}, (size_t[]){1, tile_j}, flags);
+}
+
+CPUEXEC__PP_EXPORT void pthreadpool_parallelize_2d_tile_1d_with_uarch_with_thread(
+    pthreadpool_t threadpool, pthreadpool_task_2d_tile_1d_with_id_with_thread_t function, void *context,
+    uint32_t default_uarch_index, uint32_t max_uarch_index, size_t range_i, size_t range_j, size_t tile_j,
+    uint32_t flags) {
+  (void)max_uarch_index;
+  pp_go(threadpool, &pp_2d_tile_1d_with_uarch_with_thread, PP_FN(function), context, default_uarch_index, 2,
+        (size_t[]){range_i, range_j}, (size_t[]){1, tile_j}, flags);
+}
+
+CPUEXEC__PP_EXPORT void pthreadpool_parallelize_3d_tile_1d_with_uarch(
+    pthreadpool_t threadpool, pthreadpool_task_3d_tile_1d_with_id_t function, void *context,
+    uint32_t default_uarch_index, uint32_t max_uarch_index, size_t range_i, size_t range_j, size_t range_k,
+    size_t tile_k, uint32_t flags) {
+  (void)max_uarch_index;
+  pp_go(threadpool, &pp_3d_tile_1d_with_uarch, PP_FN(function), context, default_uarch_index, 3,
+        (size_t[]){range_i, range_j, range_k}, (size_t[]){1, 1, tile_k}, flags);
+}
+
+CPUEXEC__PP_EXPORT void pthreadpool_parallelize_3d_tile_1d_with_uarch_with_thread(
+    pthreadpool_t threadpool, pthreadpool_task_3d_tile_1d_with_id_with_thread_t function, void *context,
+    uint32_t default_uarch_index, uint32_t max_uarch_index, size_t range_i, size_t range_j, size_t range_k,
+    size_t tile_k, uint32_t flags) {
+  (void)max_uarch_index;
+  pp_go(threadpool, &pp_3d_tile_1d_with_uarch_with_thread, PP_FN(function), context, default_uarch_index, 3,
+        (size_t[]){range_i, range_j, range_k}, (size_t[]){1, 1, tile_k}, flags);
+}
+
+CPUEXEC__PP_EXPORT void pthreadpool_parallelize_1d_tile_1d_dynamic(pthreadpool_t threadpool,
+                                                                   pthreadpool_task_1d_tile_1d_dynamic_t function,
+                                                                   void *context, size_t range, size_t tile,
+                                                                   uint32_t flags) {
+  pp_go(threadpool, &pp_1d_dyn, PP_FN(function), context, 0, 1, (size_t[]){range}, (size_t[]){tile}, flags);
+}
+
+CPUEXEC__PP_EXPORT void pthreadpool_parallelize_1d_tile_1d_dynamic_with_thread(
+    pthreadpool_t threadpool, pthreadpool_task_1d_tile_1d_dynamic_with_id_t function, void *context, size_t range,
+    size_t tile, uint32_t flags) {
+  pp_go(threadpool, &pp_1d_dyn_thread, PP_FN(function), context, 0, 1, (size_t[]){range}, (size_t[]){tile},
+        flags);
+}
+
+CPUEXEC__PP_EXPORT void pthreadpool_parallelize_1d_tile_1d_dynamic_with_uarch_with_thread(
+    pthreadpool_t threadpool, pthreadpool_task_1d_tile_1d_dynamic_with_id_with_thread_t function, void *context,
+    uint32_t default_uarch_index, uint32_t max_uarch_index, size_t range, size_t tile, uint32_t flags) {
+  (void)max_uarch_index;
+  pp_go(threadpool, &pp_1d_dyn_uarch_thread, PP_FN(function), context, default_uarch_index, 1,
+        (size_t[]){range}, (size_t[]){tile}, flags);
+}
+
+CPUEXEC__PP_EXPORT void pthreadpool_parallelize_2d_tile_1d_dynamic(pthreadpool_t threadpool,
+                                                                   pthreadpool_task_2d_tile_1d_dynamic_t function,
+                                                                   void *context, size_t range_i, size_t range_j,
+                                                                   size_t tile_j, uint32_t flags) {
+  pp_go(threadpool, &pp_2d_tile_1d_dyn, PP_FN(function), context, 0, 2, (size_t[]){range_i, range_j},
+        (size_t[]){1, tile_j}, flags);
+}
+
+CPUEXEC__PP_EXPORT void pthreadpool_parallelize_2d_tile_1d_dynamic_with_thread(
+    pthreadpool_t threadpool, pthreadpool_task_2d_tile_1d_dynamic_with_id_t function, void *context,
+    size_t range_i, size_t range_j, size_t tile_j, uint32_t flags) {
+  pp_go(threadpool, &pp_2d_tile_1d_dyn_thread, PP_FN(function), context, 0, 2, (size_t[]){range_i, range_j},
+        (size_t[]){1, tile_j}, flags);
+}
+
+CPUEXEC__PP_EXPORT void pthreadpool_parallelize_2d_tile_1d_dynamic_with_uarch_with_thread(
+    pthreadpool_t threadpool, pthreadpool_task_2d_tile_1d_dynamic_with_id_with_thread_t function, void *context,
+    uint32_t default_uarch_index, uint32_t max_uarch_index, size_t range_i, size_t range_j, size_t tile_j,
+    uint32_t flags) {
+  (void)max_uarch_index;
+  pp_go(threadpool, &pp_2d_tile_1d_dyn_uarch_thread, PP_FN(function), context, default_uarch_index, 2,
+        (size_t[]){range_i, range_j}, (size_t[]){1, tile_j}, flags);
+}
+
+CPUEXEC__PP_EXPORT void pthreadpool_parallelize_2d_tile_2d_dynamic(pthreadpool_t threadpool,
+                                                                   pthreadpool_task_2d_tile_2d_dynamic_t function,
+                                                                   void *context, size_t range_i, size_t range_j,
+                                                                   size_t tile_i, size_t tile_j, uint32_t flags) {
+  pp_go(threadpool, &pp_2d_tile_2d_dyn, PP_FN(function), context, 0, 2, (size_t[]){range_i, range_j},
+        (size_t[]){tile_i, tile_j}, flags);
+}
+
+CPUEXEC__PP_EXPORT void pthreadpool_parallelize_2d_tile_2d_dynamic_with_uarch(
+    pthreadpool_t threadpool, pthreadpool_task_2d_tile_2d_dynamic_with_id_t function, void *context,
+    uint32_t default_uarch_index, uint32_t max_uarch_index, size_t range_i, size_t range_j, size_t tile_i,
+    size_t tile_j, uint32_t flags) {
+  (void)max_uarch_index;
+  pp_go(threadpool, &pp_2d_tile_2d_dyn_uarch, PP_FN(function), context, default_uarch_index, 2,
+        (size_t[]){range_i, range_j}, (size_t[]){tile_i, tile_j}, flags);
+}
+
+CPUEXEC__PP_EXPORT void pthreadpool_parallelize_2d_tile_2d_dynamic_with_thread(
+    pthreadpool_t threadpool, pthreadpool_task_2d_tile_2d_dynamic_with_id_t function, void *context,
+    size_t range_i, size_t range_j, size_t tile_i, size_t tile_j, uint32_t flags) {
+  pp_go(threadpool, &pp_2d_tile_2d_dyn_thread, PP_FN(function), context, 0, 2, (size_t[]){range_i, range_j},
+        (size_t[]){tile_i, tile_j}, flags);
+}
+
+CPUEXEC__PP_EXPORT void pthreadpool_parallelize_3d_tile_1d_dynamic(pthreadpool_t threadpool,
+                                                                   pthreadpool_task_3d_tile_1d_dynamic_t function,
+                                                                   void *context, size_t range_i, size_t range_j,
+                                                                   size_t range_k, size_t tile_k, uint32_t flags) {
+  pp_go(threadpool, &pp_3d_tile_1d_dyn, PP_FN(function), context, 0, 3, (size_t[]){range_i, range_j, range_k},
+        (size_t[]){1, 1, tile_k}, flags);
+}
+
+CPUEXEC__PP_EXPORT void pthreadpool_parallelize_3d_tile_1d_dynamic_with_thread(
+    pthreadpool_t threadpool, pthreadpool_task_3d_tile_1d_dynamic_with_id_t function, void *context,
+    size_t range_i, size_t range_j, size_t range_k, size_t tile_k, uint32_t flags) {
+  pp_go(threadpool, &pp_3d_tile_1d_dyn_thread, PP_FN(function), context, 0, 3,
+        (size_t[]){range_i, range_j, range_k}, (size_t[]){1, 1, tile_k}, flags);
+}
+
+CPUEXEC__PP_EXPORT void pthreadpool_parallelize_3d_tile_1d_dynamic_with_uarch_with_thread(
+    pthreadpool_t threadpool, pthreadpool_task_3d_tile_1d_dynamic_with_id_with_thread_t function, void *context,
+    uint32_t default_uarch_index, uint32_t max_uarch_index, size_t range_i, size_t range_j, size_t range_k,
+    size_t tile_k, uint32_t flags) {
+  (void)max_uarch_index;
+  pp_go(threadpool, &pp_3d_tile_1d_dyn_uarch_thread, PP_FN(function), context, default_uarch_index, 3,
+        (size_t[]){range_i, range_j, range_k}, (size_t[]){1, 1, tile_k}, flags);
+}
+
+CPUEXEC__PP_EXPORT void pthreadpool_parallelize_3d_tile_2d_dynamic(pthreadpool_t threadpool,
+                                                                   pthreadpool_task_3d_tile_2d_dynamic_t function,
+                                                                   void *context, size_t range_i, size_t range_j,
+                                                                   size_t range_k, size_t tile_j, size_t tile_k,
+                                                                   uint32_t flags) {
+  pp_go(threadpool, &pp_3d_tile_2d_dyn, PP_FN(function), context, 0, 3, (size_t[]){range_i, range_j, range_k},
+        (size_t[]){1, tile_j, tile_k}, flags);
+}
+
+CPUEXEC__PP_EXPORT void pthreadpool_parallelize_3d_tile_2d_dynamic_with_uarch(
+    pthreadpool_t threadpool, pthreadpool_task_3d_tile_2d_dynamic_with_id_t function, void *context,
+    uint32_t default_uarch_index, uint32_t max_uarch_index, size_t range_i, size_t range_j, size_t range_k,
+    size_t tile_j, size_t tile_k, uint32_t flags) {
+  (void)max_uarch_index;
+  pp_go(threadpool, &pp_3d_tile_2d_dyn_uarch, PP_FN(function), context, default_uarch_index, 3,
+        (size_t[]){range_i, range_j, range_k}, (size_t[]){1, tile_j, tile_k}, flags);
+}
+
+CPUEXEC__PP_EXPORT void pthreadpool_parallelize_3d_tile_2d_dynamic_with_thread(
+    pthreadpool_t threadpool, pthreadpool_task_3d_tile_2d_dynamic_with_id_t function, void *context,
+    size_t range_i, size_t range_j, size_t range_k, size_t tile_j, size_t tile_k, uint32_t flags) {
+  pp_go(threadpool, &pp_3d_tile_2d_dyn_thread, PP_FN(function), context, 0, 3,
+        (size_t[]){range_i, range_j, range_k}, (size_t[]){1, tile_j, tile_k}, flags);
+}
+
+CPUEXEC__PP_EXPORT void pthreadpool_parallelize_4d_tile_2d_dynamic(pthreadpool_t threadpool,
+                                                                   pthreadpool_task_4d_tile_2d_dynamic_t function,
+                                                                   void *context, size_t range_i, size_t range_j,
+                                                                   size_t range_k, size_t range_l, size_t tile_k,
+                                                                   size_t tile_l, uint32_t flags) {
+  pp_go(threadpool, &pp_4d_tile_2d_dyn, PP_FN(function), context, 0, 4,
+        (size_t[]){range_i, range_j, range_k, range_l}, (size_t[]){1, 1, tile_k, tile_l}, flags);
+}
+
+CPUEXEC__PP_EXPORT void pthreadpool_parallelize_4d_tile_2d_dynamic_with_uarch(
+    pthreadpool_t threadpool, pthreadpool_task_4d_tile_2d_dynamic_with_id_t function, void *context,
+    uint32_t default_uarch_index, uint32_t max_uarch_index, size_t range_i, size_t range_j, size_t range_k,
+    size_t range_l, size_t tile_k, size_t tile_l, uint32_t flags) {
+  (void)max_uarch_index;
+  pp_go(threadpool, &pp_4d_tile_2d_dyn_uarch, PP_FN(function), context, default_uarch_index, 4,
+        (size_t[]){range_i, range_j, range_k, range_l}, (size_t[]){1, 1, tile_k, tile_l}, flags);
 }

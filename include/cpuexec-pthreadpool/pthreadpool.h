@@ -1,9 +1,11 @@
 /* pthreadpool.h for libcpuexec-pthreadpool.
  *
- * The same interface as the pthreadpool library packaged by Debian 12
- * (libpthreadpool-dev 0.0~git20210507): the same types, flags and functions,
- * so kernel code written for pthreadpool compiles unchanged and links with
- * `pkg-config --cflags --libs cpuexec-pthreadpool` instead of -lpthreadpool.
+ * The same interface as google/pthreadpool's current pthreadpool.h (every
+ * type, flag, function and C++ overload of it), which contains the whole
+ * interface of the pthreadpool packaged by Debian 12 (libpthreadpool-dev
+ * 0.0~git20210507), so kernel code written for either compiles unchanged and
+ * links with `pkg-config --cflags --libs cpuexec-pthreadpool` instead of
+ * -lpthreadpool.
  * The work runs on libcpuexec executors instead of a private thread pool:
  *
  *   - a NULL pool runs every call serially on the calling thread;
@@ -14,7 +16,10 @@
  *   - a call made inside a libcpuexec session runs on that session's
  *     executor, with at most pthreadpool_get_threads_count() participants;
  *   - a call made from inside a task (of any pool or libcpuexec region)
- *     runs inline, serially, on the thread that made it.
+ *     runs inline, serially, on the thread that made it;
+ *   - a pool made by pthreadpool_create_v2() (or given one by
+ *     pthreadpool_update_executor()) takes its extra threads from the
+ *     application's struct pthreadpool_executor instead, inside sessions too.
  *
  * Every parallelize call below is described as the serial loop it replaces.
  * The parallel version calls `function` exactly once per item (or tile) of
@@ -26,13 +31,21 @@
  * call return at once having run nothing (the API has no error return); a
  * tile of 0 counts as 1.
  *
- * Extensions beyond the Debian interface: the *_with_thread calls of later
- * pthreadpool releases (marked below). See doc/pthreadpool-compat.md. */
+ * The *_dynamic calls choose their own tile counts: each call covers a
+ * run of whole tiles (described at pthreadpool_parallelize_1d_tile_1d_dynamic).
+ * A thread_index (*_with_thread) is the index of the participant running
+ * the task, below pthreadpool_get_threads_count(), unique among the
+ * participants of one call; a uarch_index (*_with_uarch) is always
+ * default_uarch_index, as in a pthreadpool built without cpuinfo.
+ * See doc/pthreadpool-compat.md. */
 #ifndef PTHREADPOOL_H_
 #define PTHREADPOOL_H_
 
 #include <stddef.h>
 #include <stdint.h>
+#ifndef __cplusplus
+#include <stdbool.h>
+#endif
 
 /* Tells code that it was built against libcpuexec's pthreadpool.h. */
 #define CPUEXEC_PTHREADPOOL_COMPAT 1
@@ -67,11 +80,42 @@ typedef void (*pthreadpool_task_3d_tile_2d_with_id_t)(void *, uint32_t, size_t, 
 typedef void (*pthreadpool_task_4d_tile_2d_with_id_t)(void *, uint32_t, size_t, size_t, size_t, size_t, size_t,
                                                       size_t);
 
-/* Extension (later pthreadpool releases): the second argument is the index
- * of the participant running the task, below pthreadpool_get_threads_count(). */
+typedef void (*pthreadpool_task_2d_tile_1d_with_id_t)(void *, uint32_t, size_t, size_t, size_t);
+typedef void (*pthreadpool_task_3d_tile_1d_with_id_t)(void *, uint32_t, size_t, size_t, size_t, size_t);
+
+/* The second argument is the index of the participant running the task. */
 typedef void (*pthreadpool_task_1d_with_thread_t)(void *, size_t, size_t);
 typedef void (*pthreadpool_task_2d_with_thread_t)(void *, size_t, size_t, size_t);
 typedef void (*pthreadpool_task_3d_tile_1d_with_thread_t)(void *, size_t, size_t, size_t, size_t, size_t);
+
+/* Dynamic tilings: the coordinates of the first item, then the item count
+ * along each dynamic dimension. */
+typedef void (*pthreadpool_task_1d_tile_1d_dynamic_t)(void *, size_t, size_t);
+typedef void (*pthreadpool_task_2d_tile_1d_dynamic_t)(void *, size_t, size_t, size_t);
+typedef void (*pthreadpool_task_2d_tile_2d_dynamic_t)(void *, size_t, size_t, size_t, size_t);
+typedef void (*pthreadpool_task_3d_tile_1d_dynamic_t)(void *, size_t, size_t, size_t, size_t);
+typedef void (*pthreadpool_task_3d_tile_2d_dynamic_t)(void *, size_t, size_t, size_t, size_t, size_t);
+typedef void (*pthreadpool_task_4d_tile_2d_dynamic_t)(void *, size_t, size_t, size_t, size_t, size_t, size_t);
+/* ... with a uint32_t second argument: the thread index for the
+ * *_dynamic_with_thread calls, the uarch index for *_dynamic_with_uarch. */
+typedef void (*pthreadpool_task_1d_tile_1d_dynamic_with_id_t)(void *, uint32_t, size_t, size_t);
+typedef void (*pthreadpool_task_2d_tile_1d_dynamic_with_id_t)(void *, uint32_t, size_t, size_t, size_t);
+typedef void (*pthreadpool_task_2d_tile_2d_dynamic_with_id_t)(void *, uint32_t, size_t, size_t, size_t, size_t);
+typedef void (*pthreadpool_task_3d_tile_1d_dynamic_with_id_t)(void *, uint32_t, size_t, size_t, size_t, size_t);
+typedef void (*pthreadpool_task_3d_tile_2d_dynamic_with_id_t)(void *, uint32_t, size_t, size_t, size_t, size_t,
+                                                              size_t);
+typedef void (*pthreadpool_task_4d_tile_2d_dynamic_with_id_t)(void *, uint32_t, size_t, size_t, size_t, size_t,
+                                                              size_t, size_t);
+
+/* uarch index, then thread index, then the coordinates (and counts). */
+typedef void (*pthreadpool_task_1d_tile_1d_dynamic_with_id_with_thread_t)(void *, uint32_t, size_t, size_t, size_t);
+typedef void (*pthreadpool_task_2d_tile_1d_with_id_with_thread_t)(void *, uint32_t, size_t, size_t, size_t, size_t);
+typedef void (*pthreadpool_task_2d_tile_1d_dynamic_with_id_with_thread_t)(void *, uint32_t, size_t, size_t, size_t,
+                                                                          size_t);
+typedef void (*pthreadpool_task_3d_tile_1d_with_id_with_thread_t)(void *, uint32_t, size_t, size_t, size_t, size_t,
+                                                                  size_t);
+typedef void (*pthreadpool_task_3d_tile_1d_dynamic_with_id_with_thread_t)(void *, uint32_t, size_t, size_t, size_t,
+                                                                          size_t, size_t);
 
 /* Flush denormal results to zero and treat denormal inputs as zero on every
  * participant for the length of the call, then restore each participant's
@@ -81,6 +125,10 @@ typedef void (*pthreadpool_task_3d_tile_1d_with_thread_t)(void *, size_t, size_t
  * Accepted and ignored: the executor's spin policy (CPUEXEC_POLICY
  * spin_policy) decides how idle workers wait. */
 #define PTHREADPOOL_FLAG_YIELD_WORKERS 0x00000002
+/* Asks that threads borrowed from a struct pthreadpool_executor go back to
+ * it at once after the call. Accepted; it is what always happens here: a
+ * borrowed thread returns to its executor when its share of a call ends. */
+#define PTHREADPOOL_FLAG_DONT_SPIN_WORKERS 0x00000004
 
 #ifdef __cplusplus
 extern "C" {
@@ -92,14 +140,63 @@ extern "C" {
  * could be obtained; cpuexec_error_message() says why. */
 pthreadpool_t pthreadpool_create(size_t threads_count);
 
-/* The most participants a call on threadpool uses (1 for NULL). */
+/* An application's executor, lending threads to a pool made by
+ * pthreadpool_create_v2():
+ *   num_threads(executor_context): how many tasks it can run at once;
+ *   schedule(executor_context, context, task): runs task(context) once, on
+ *     one of its threads, soon (it must not run it on the calling thread
+ *     before returning, nor wait for it). */
+struct pthreadpool_executor {
+  int (*num_threads)(void *executor_context);
+  void (*schedule)(void *executor_context, void *context, void (*task)(void *context));
+};
+
+/* A pool whose extra threads come from executor: a call borrows up to
+ * pthreadpool_get_threads_count() - 1 of them by scheduling that many tasks,
+ * and the caller is participant 0. Its thread count is
+ * min(max_num_threads (0: the processors this process may use),
+ * executor->num_threads(executor_context) + 1), read once here. Calls run on
+ * the executor inside libcpuexec sessions too, never on a session's
+ * workers; nobody waits for a task that has not started (the caller and the
+ * borrowed threads that did start take its items), and a task that starts
+ * after its call returned finds nothing to do and returns, so the executor
+ * may run tasks late, or after pthreadpool_destroy(). With executor NULL it
+ * is pthreadpool_create(max_num_threads); an executor without both
+ * functions, or with num_threads() < 0, gives NULL. Both the executor and
+ * its context must stay valid until the pool is destroyed. */
+pthreadpool_t pthreadpool_create_v2(struct pthreadpool_executor *executor, void *executor_context,
+                                    size_t max_num_threads);
+
+/* The most participants a call on threadpool uses (1 for NULL): the count
+ * the pool was made with, or what pthreadpool_set_threads_count() set. */
 size_t pthreadpool_get_threads_count(pthreadpool_t threadpool);
+
+/* Sets the most participants of later calls: num_threads clamped to
+ * [1, the count the pool was made with]; 0 restores that count. Returns the
+ * count now in force (1 for NULL). A call already running keeps its own. */
+size_t pthreadpool_set_threads_count(pthreadpool_t threadpool, size_t num_threads);
+
+/* Gives back the threads a pool borrowed from its struct pthreadpool_executor.
+ * A borrowed thread here already goes back when its share of a call ends,
+ * so there is nothing to give back: it returns at once. NULL and pools
+ * without an executor are ignored. */
+void pthreadpool_release_executor_threads(struct pthreadpool *threadpool);
+
+/* Makes executor (with executor_context) the one later calls on threadpool
+ * borrow threads from, after the calls in progress on the previous one
+ * returned; the pool's thread count does not change. Returns true when
+ * executor or context differ from the current ones (then they are swapped),
+ * false when they are the same, or threadpool or executor is NULL or lacks a
+ * function (then nothing changes). A pool made by pthreadpool_create() then
+ * runs on the application's executor too. */
+bool pthreadpool_update_executor(pthreadpool_t threadpool, struct pthreadpool_executor *executor,
+                                 void *executor_context);
 
 /* for (i = 0; i < range; i++) function(context, i); */
 void pthreadpool_parallelize_1d(pthreadpool_t threadpool, pthreadpool_task_1d_t function, void *context,
                                 size_t range, uint32_t flags);
 
-/* Extension. for (i = 0; i < range; i++) function(context, thread_index, i); */
+/* for (i = 0; i < range; i++) function(context, thread_index, i); */
 void pthreadpool_parallelize_1d_with_thread(pthreadpool_t threadpool, pthreadpool_task_1d_with_thread_t function,
                                             void *context, size_t range, uint32_t flags);
 
@@ -114,12 +211,32 @@ void pthreadpool_parallelize_1d_with_uarch(pthreadpool_t threadpool, pthreadpool
 void pthreadpool_parallelize_1d_tile_1d(pthreadpool_t threadpool, pthreadpool_task_1d_tile_1d_t function,
                                         void *context, size_t range, size_t tile, uint32_t flags);
 
+/* The 1D tile 1D loop with runs of tiles: function(context, i, count) for
+ * runs [i, i + count) that cover [0, range) exactly once, where i is a
+ * multiple of tile and count a multiple of tile unless i + count == range.
+ * A participant takes about half of what is left of its share at a time, so
+ * the calls are few (one on a NULL or one-thread pool) and the shares stay
+ * balanced. A dynamic dimension that is not the last one merges only where
+ * the last has a single tile: each call then spans the last dimension. */
+void pthreadpool_parallelize_1d_tile_1d_dynamic(pthreadpool_t threadpool,
+                                                pthreadpool_task_1d_tile_1d_dynamic_t function, void *context,
+                                                size_t range, size_t tile, uint32_t flags);
+/* The same, calling function(context, thread_index, i, count). */
+void pthreadpool_parallelize_1d_tile_1d_dynamic_with_thread(pthreadpool_t threadpool,
+                                                            pthreadpool_task_1d_tile_1d_dynamic_with_id_t function,
+                                                            void *context, size_t range, size_t tile,
+                                                            uint32_t flags);
+/* The same, calling function(context, uarch_index, thread_index, i, count). */
+void pthreadpool_parallelize_1d_tile_1d_dynamic_with_uarch_with_thread(
+    pthreadpool_t threadpool, pthreadpool_task_1d_tile_1d_dynamic_with_id_with_thread_t function, void *context,
+    uint32_t default_uarch_index, uint32_t max_uarch_index, size_t range, size_t tile, uint32_t flags);
+
 /* for (i = 0; i < range_i; i++)
  *   for (j = 0; j < range_j; j++) function(context, i, j); */
 void pthreadpool_parallelize_2d(pthreadpool_t threadpool, pthreadpool_task_2d_t function, void *context,
                                 size_t range_i, size_t range_j, uint32_t flags);
 
-/* Extension. The 2D loop, calling function(context, thread_index, i, j). */
+/* The 2D loop, calling function(context, thread_index, i, j). */
 void pthreadpool_parallelize_2d_with_thread(pthreadpool_t threadpool, pthreadpool_task_2d_with_thread_t function,
                                             void *context, size_t range_i, size_t range_j, uint32_t flags);
 
@@ -129,6 +246,33 @@ void pthreadpool_parallelize_2d_with_thread(pthreadpool_t threadpool, pthreadpoo
 void pthreadpool_parallelize_2d_tile_1d(pthreadpool_t threadpool, pthreadpool_task_2d_tile_1d_t function,
                                         void *context, size_t range_i, size_t range_j, size_t tile_j,
                                         uint32_t flags);
+
+/* The 2D tile 1D loop, calling function(context, uarch_index, i, j, min(range_j - j, tile_j)). */
+void pthreadpool_parallelize_2d_tile_1d_with_uarch(pthreadpool_t threadpool,
+                                                   pthreadpool_task_2d_tile_1d_with_id_t function, void *context,
+                                                   uint32_t default_uarch_index, uint32_t max_uarch_index,
+                                                   size_t range_i, size_t range_j, size_t tile_j, uint32_t flags);
+/* The same, calling function(context, uarch_index, thread_index, i, j, min(range_j - j, tile_j)). */
+void pthreadpool_parallelize_2d_tile_1d_with_uarch_with_thread(
+    pthreadpool_t threadpool, pthreadpool_task_2d_tile_1d_with_id_with_thread_t function, void *context,
+    uint32_t default_uarch_index, uint32_t max_uarch_index, size_t range_i, size_t range_j, size_t tile_j,
+    uint32_t flags);
+
+/* For every i in [0, range_i), runs of tiles along j (see
+ * pthreadpool_parallelize_1d_tile_1d_dynamic): function(context, i, j, count_j). */
+void pthreadpool_parallelize_2d_tile_1d_dynamic(pthreadpool_t threadpool,
+                                                pthreadpool_task_2d_tile_1d_dynamic_t function, void *context,
+                                                size_t range_i, size_t range_j, size_t tile_j, uint32_t flags);
+/* The same, calling function(context, thread_index, i, j, count_j). */
+void pthreadpool_parallelize_2d_tile_1d_dynamic_with_thread(pthreadpool_t threadpool,
+                                                            pthreadpool_task_2d_tile_1d_dynamic_with_id_t function,
+                                                            void *context, size_t range_i, size_t range_j,
+                                                            size_t tile_j, uint32_t flags);
+/* The same, calling function(context, uarch_index, thread_index, i, j, count_j). */
+void pthreadpool_parallelize_2d_tile_1d_dynamic_with_uarch_with_thread(
+    pthreadpool_t threadpool, pthreadpool_task_2d_tile_1d_dynamic_with_id_with_thread_t function, void *context,
+    uint32_t default_uarch_index, uint32_t max_uarch_index, size_t range_i, size_t range_j, size_t tile_j,
+    uint32_t flags);
 
 /* for (i = 0; i < range_i; i += tile_i)
  *   for (j = 0; j < range_j; j += tile_j)
@@ -144,6 +288,25 @@ void pthreadpool_parallelize_2d_tile_2d_with_uarch(pthreadpool_t threadpool,
                                                    size_t range_i, size_t range_j, size_t tile_i, size_t tile_j,
                                                    uint32_t flags);
 
+/* Runs of tiles over the 2D tile 2D grid: function(context, i, j, count_i,
+ * count_j), rectangles covering the grid exactly once; a run spans several
+ * tiles along j, or (when range_j is one tile) several along i. */
+void pthreadpool_parallelize_2d_tile_2d_dynamic(pthreadpool_t threadpool,
+                                                pthreadpool_task_2d_tile_2d_dynamic_t function, void *context,
+                                                size_t range_i, size_t range_j, size_t tile_i, size_t tile_j,
+                                                uint32_t flags);
+/* The same, calling function(context, uarch_index, i, j, count_i, count_j). */
+void pthreadpool_parallelize_2d_tile_2d_dynamic_with_uarch(pthreadpool_t threadpool,
+                                                           pthreadpool_task_2d_tile_2d_dynamic_with_id_t function,
+                                                           void *context, uint32_t default_uarch_index,
+                                                           uint32_t max_uarch_index, size_t range_i, size_t range_j,
+                                                           size_t tile_i, size_t tile_j, uint32_t flags);
+/* The same, calling function(context, thread_index, i, j, count_i, count_j). */
+void pthreadpool_parallelize_2d_tile_2d_dynamic_with_thread(pthreadpool_t threadpool,
+                                                            pthreadpool_task_2d_tile_2d_dynamic_with_id_t function,
+                                                            void *context, size_t range_i, size_t range_j,
+                                                            size_t tile_i, size_t tile_j, uint32_t flags);
+
 /* for (i = 0; i < range_i; i++)
  *   for (j = 0; j < range_j; j++)
  *     for (k = 0; k < range_k; k++) function(context, i, j, k); */
@@ -156,12 +319,40 @@ void pthreadpool_parallelize_3d_tile_1d(pthreadpool_t threadpool, pthreadpool_ta
                                         void *context, size_t range_i, size_t range_j, size_t range_k,
                                         size_t tile_k, uint32_t flags);
 
-/* Extension. The 3D tile 1D loop, calling
+/* The 3D tile 1D loop, calling
  *     function(context, thread_index, i, j, k, min(range_k - k, tile_k)); */
 void pthreadpool_parallelize_3d_tile_1d_with_thread(pthreadpool_t threadpool,
                                                     pthreadpool_task_3d_tile_1d_with_thread_t function,
                                                     void *context, size_t range_i, size_t range_j, size_t range_k,
                                                     size_t tile_k, uint32_t flags);
+
+/* The 3D tile 1D loop, calling function(context, uarch_index, i, j, k, min(range_k - k, tile_k)). */
+void pthreadpool_parallelize_3d_tile_1d_with_uarch(pthreadpool_t threadpool,
+                                                   pthreadpool_task_3d_tile_1d_with_id_t function, void *context,
+                                                   uint32_t default_uarch_index, uint32_t max_uarch_index,
+                                                   size_t range_i, size_t range_j, size_t range_k, size_t tile_k,
+                                                   uint32_t flags);
+/* The same, calling function(context, uarch_index, thread_index, i, j, k, min(range_k - k, tile_k)). */
+void pthreadpool_parallelize_3d_tile_1d_with_uarch_with_thread(
+    pthreadpool_t threadpool, pthreadpool_task_3d_tile_1d_with_id_with_thread_t function, void *context,
+    uint32_t default_uarch_index, uint32_t max_uarch_index, size_t range_i, size_t range_j, size_t range_k,
+    size_t tile_k, uint32_t flags);
+
+/* For every (i, j), runs of tiles along k: function(context, i, j, k, count_k). */
+void pthreadpool_parallelize_3d_tile_1d_dynamic(pthreadpool_t threadpool,
+                                                pthreadpool_task_3d_tile_1d_dynamic_t function, void *context,
+                                                size_t range_i, size_t range_j, size_t range_k, size_t tile_k,
+                                                uint32_t flags);
+/* The same, calling function(context, thread_index, i, j, k, count_k). */
+void pthreadpool_parallelize_3d_tile_1d_dynamic_with_thread(pthreadpool_t threadpool,
+                                                            pthreadpool_task_3d_tile_1d_dynamic_with_id_t function,
+                                                            void *context, size_t range_i, size_t range_j,
+                                                            size_t range_k, size_t tile_k, uint32_t flags);
+/* The same, calling function(context, uarch_index, thread_index, i, j, k, count_k). */
+void pthreadpool_parallelize_3d_tile_1d_dynamic_with_uarch_with_thread(
+    pthreadpool_t threadpool, pthreadpool_task_3d_tile_1d_dynamic_with_id_with_thread_t function, void *context,
+    uint32_t default_uarch_index, uint32_t max_uarch_index, size_t range_i, size_t range_j, size_t range_k,
+    size_t tile_k, uint32_t flags);
 
 /* The 3D loop with j stepping by tile_j and k by tile_k:
  *     function(context, i, j, k, min(range_j - j, tile_j), min(range_k - k, tile_k)); */
@@ -175,6 +366,26 @@ void pthreadpool_parallelize_3d_tile_2d_with_uarch(pthreadpool_t threadpool,
                                                    uint32_t default_uarch_index, uint32_t max_uarch_index,
                                                    size_t range_i, size_t range_j, size_t range_k, size_t tile_j,
                                                    size_t tile_k, uint32_t flags);
+
+/* For every i, runs of tiles over the (j, k) tile 2D grid, as in
+ * pthreadpool_parallelize_2d_tile_2d_dynamic: function(context, i, j, k, count_j, count_k). */
+void pthreadpool_parallelize_3d_tile_2d_dynamic(pthreadpool_t threadpool,
+                                                pthreadpool_task_3d_tile_2d_dynamic_t function, void *context,
+                                                size_t range_i, size_t range_j, size_t range_k, size_t tile_j,
+                                                size_t tile_k, uint32_t flags);
+/* The same, calling function(context, uarch_index, i, j, k, count_j, count_k). */
+void pthreadpool_parallelize_3d_tile_2d_dynamic_with_uarch(pthreadpool_t threadpool,
+                                                           pthreadpool_task_3d_tile_2d_dynamic_with_id_t function,
+                                                           void *context, uint32_t default_uarch_index,
+                                                           uint32_t max_uarch_index, size_t range_i, size_t range_j,
+                                                           size_t range_k, size_t tile_j, size_t tile_k,
+                                                           uint32_t flags);
+/* The same, calling function(context, thread_index, i, j, k, count_j, count_k). */
+void pthreadpool_parallelize_3d_tile_2d_dynamic_with_thread(pthreadpool_t threadpool,
+                                                            pthreadpool_task_3d_tile_2d_dynamic_with_id_t function,
+                                                            void *context, size_t range_i, size_t range_j,
+                                                            size_t range_k, size_t tile_j, size_t tile_k,
+                                                            uint32_t flags);
 
 /* for (i ...) for (j ...) for (k ...) for (l = 0; l < range_l; l++)
  *   function(context, i, j, k, l); */
@@ -199,6 +410,20 @@ void pthreadpool_parallelize_4d_tile_2d_with_uarch(pthreadpool_t threadpool,
                                                    uint32_t default_uarch_index, uint32_t max_uarch_index,
                                                    size_t range_i, size_t range_j, size_t range_k, size_t range_l,
                                                    size_t tile_k, size_t tile_l, uint32_t flags);
+
+/* For every (i, j), runs of tiles over the (k, l) tile 2D grid:
+ * function(context, i, j, k, l, count_k, count_l). */
+void pthreadpool_parallelize_4d_tile_2d_dynamic(pthreadpool_t threadpool,
+                                                pthreadpool_task_4d_tile_2d_dynamic_t function, void *context,
+                                                size_t range_i, size_t range_j, size_t range_k, size_t range_l,
+                                                size_t tile_k, size_t tile_l, uint32_t flags);
+/* The same, calling function(context, uarch_index, i, j, k, l, count_k, count_l). */
+void pthreadpool_parallelize_4d_tile_2d_dynamic_with_uarch(pthreadpool_t threadpool,
+                                                           pthreadpool_task_4d_tile_2d_dynamic_with_id_t function,
+                                                           void *context, uint32_t default_uarch_index,
+                                                           uint32_t max_uarch_index, size_t range_i, size_t range_j,
+                                                           size_t range_k, size_t range_l, size_t tile_k,
+                                                           size_t tile_l, uint32_t flags);
 
 /* Five nested loops over i, j, k, l, m: function(context, i, j, k, l, m). */
 void pthreadpool_parallelize_5d(pthreadpool_t threadpool, pthreadpool_task_5d_t function, void *context,
@@ -314,6 +539,30 @@ inline void *ctx(const void *functor) { return const_cast<void *>(functor); }
 } // namespace detail
 } // namespace libpthreadpool
 
+/* An application's executor as a C++ class: derive from it, define
+ * NumThreads() and Schedule() (the two functions of struct
+ * pthreadpool_executor), and pass the object with GetContext() to
+ * pthreadpool_create_v2(&executor, executor.GetContext(), max). */
+class PthreadpoolExecutor : public pthreadpool_executor {
+public:
+  using TaskFunction = void (*)(void *);
+  PthreadpoolExecutor() {
+    num_threads = &PthreadpoolExecutor::num_threads_of;
+    schedule = &PthreadpoolExecutor::schedule_on;
+  }
+  virtual ~PthreadpoolExecutor() = default;
+  /* The executor_context that goes with this executor: the object itself. */
+  void *GetContext() { return this; }
+  virtual int NumThreads() = 0;
+  virtual void Schedule(void *context, TaskFunction task) = 0;
+
+private:
+  static int num_threads_of(void *self) { return static_cast<PthreadpoolExecutor *>(self)->NumThreads(); }
+  static void schedule_on(void *self, void *context, TaskFunction task) {
+    static_cast<PthreadpoolExecutor *>(self)->Schedule(context, task);
+  }
+};
+
 template <class T>
 inline void pthreadpool_parallelize_1d(pthreadpool_t pool, const T &functor, size_t range, uint32_t flags = 0) {
   pthreadpool_parallelize_1d(pool, &libpthreadpool::detail::call<T>::d1, libpthreadpool::detail::ctx(&functor),
@@ -326,6 +575,12 @@ inline void pthreadpool_parallelize_1d_tile_1d(pthreadpool_t pool, const T &func
                                      libpthreadpool::detail::ctx(&functor), range, tile, flags);
 }
 template <class T>
+inline void pthreadpool_parallelize_1d_tile_1d_dynamic(pthreadpool_t pool, const T &functor, size_t range,
+                                                       size_t tile, uint32_t flags = 0) {
+  pthreadpool_parallelize_1d_tile_1d_dynamic(pool, &libpthreadpool::detail::call<T>::d2,
+                                             libpthreadpool::detail::ctx(&functor), range, tile, flags);
+}
+template <class T>
 inline void pthreadpool_parallelize_2d(pthreadpool_t pool, const T &functor, size_t range_i, size_t range_j,
                                        uint32_t flags = 0) {
   pthreadpool_parallelize_2d(pool, &libpthreadpool::detail::call<T>::d2, libpthreadpool::detail::ctx(&functor),
@@ -336,6 +591,21 @@ inline void pthreadpool_parallelize_2d_tile_1d(pthreadpool_t pool, const T &func
                                                size_t range_j, size_t tile_j, uint32_t flags = 0) {
   pthreadpool_parallelize_2d_tile_1d(pool, &libpthreadpool::detail::call<T>::d3,
                                      libpthreadpool::detail::ctx(&functor), range_i, range_j, tile_j, flags);
+}
+template <class T>
+inline void pthreadpool_parallelize_2d_tile_1d_dynamic(pthreadpool_t pool, const T &functor, size_t range_i,
+                                                       size_t range_j, size_t tile_j, uint32_t flags = 0) {
+  pthreadpool_parallelize_2d_tile_1d_dynamic(pool, &libpthreadpool::detail::call<T>::d3,
+                                             libpthreadpool::detail::ctx(&functor), range_i, range_j, tile_j,
+                                             flags);
+}
+template <class T>
+inline void pthreadpool_parallelize_2d_tile_2d_dynamic(pthreadpool_t pool, const T &functor, size_t range_i,
+                                                       size_t range_j, size_t tile_i, size_t tile_j,
+                                                       uint32_t flags = 0) {
+  pthreadpool_parallelize_2d_tile_2d_dynamic(pool, &libpthreadpool::detail::call<T>::d4,
+                                             libpthreadpool::detail::ctx(&functor), range_i, range_j, tile_i,
+                                             tile_j, flags);
 }
 template <class T>
 inline void pthreadpool_parallelize_2d_tile_2d(pthreadpool_t pool, const T &functor, size_t range_i,
@@ -366,6 +636,14 @@ inline void pthreadpool_parallelize_3d_tile_2d(pthreadpool_t pool, const T &func
                                      tile_k, flags);
 }
 template <class T>
+inline void pthreadpool_parallelize_3d_tile_2d_dynamic(pthreadpool_t pool, const T &functor, size_t range_i,
+                                                       size_t range_j, size_t range_k, size_t tile_j, size_t tile_k,
+                                                       uint32_t flags = 0) {
+  pthreadpool_parallelize_3d_tile_2d_dynamic(pool, &libpthreadpool::detail::call<T>::d5,
+                                             libpthreadpool::detail::ctx(&functor), range_i, range_j, range_k,
+                                             tile_j, tile_k, flags);
+}
+template <class T>
 inline void pthreadpool_parallelize_4d(pthreadpool_t pool, const T &functor, size_t range_i, size_t range_j,
                                        size_t range_k, size_t range_l, uint32_t flags = 0) {
   pthreadpool_parallelize_4d(pool, &libpthreadpool::detail::call<T>::d4, libpthreadpool::detail::ctx(&functor),
@@ -386,6 +664,14 @@ inline void pthreadpool_parallelize_4d_tile_2d(pthreadpool_t pool, const T &func
   pthreadpool_parallelize_4d_tile_2d(pool, &libpthreadpool::detail::call<T>::d6,
                                      libpthreadpool::detail::ctx(&functor), range_i, range_j, range_k, range_l,
                                      tile_k, tile_l, flags);
+}
+template <class T>
+inline void pthreadpool_parallelize_4d_tile_2d_dynamic(pthreadpool_t pool, const T &functor, size_t range_i,
+                                                       size_t range_j, size_t range_k, size_t range_l, size_t tile_k,
+                                                       size_t tile_l, uint32_t flags = 0) {
+  pthreadpool_parallelize_4d_tile_2d_dynamic(pool, &libpthreadpool::detail::call<T>::d6,
+                                             libpthreadpool::detail::ctx(&functor), range_i, range_j, range_k,
+                                             range_l, tile_k, tile_l, flags);
 }
 template <class T>
 inline void pthreadpool_parallelize_5d(pthreadpool_t pool, const T &functor, size_t range_i, size_t range_j,

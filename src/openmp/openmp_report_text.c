@@ -4,7 +4,6 @@
 #include <cpuexec/interop.h>
 #include <cpuexec/runtimes.h>
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

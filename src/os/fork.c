@@ -34,6 +34,7 @@
  * load, instead of a getpid() system call on every dispatch. */
 #include "fork.h"
 
+#ifndef CPUEXEC__FORK_NONE /* Windows: no fork, nothing to compile (fork.h says why) */
 #include <pthread.h>
 #include <string.h>
 
@@ -80,3 +81,4 @@ int cpuexec__fork_init(void) {
   return cpuexec__fail(CPUEXEC_ENOMEM, "fork handlers: pthread_atfork failed (%s); the library cannot be fork-safe",
                        strerror(registered));
 }
+#endif

@@ -8,8 +8,14 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <sched.h>
-#include <sys/wait.h>
 #include <unistd.h>
+#ifdef _WIN32
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+#include <tlhelp32.h>
+#else
+#include <sys/wait.h>
+#endif
 #include <cmocka.h>
 
 #include "executor/executor_internal.h"
@@ -19,9 +25,46 @@
 /* Counts threads whose name is `name` (a trailing '*' matches any rest).
  * Counting our own names, not all threads, keeps sanitizer runtimes'
  * helper threads out of the numbers. */
-static int threads_named(const char *name) {
+static bool name_matches(const char *comm, const char *name) {
   size_t len = strlen(name);
   bool prefix = len > 0 && name[len - 1] == '*';
+  return prefix ? strncmp(comm, name, len - 1) == 0 : strcmp(comm, name) == 0;
+}
+
+#ifdef _WIN32
+/* Windows: the threads of this process (Toolhelp) and their descriptions
+ * (GetThreadDescription, where the system has it: the OS backend names
+ * threads with SetThreadDescription). */
+typedef HRESULT(WINAPI *get_description_fn)(HANDLE, PWSTR *);
+static int threads_named(const char *name) {
+  HMODULE kernel32 = GetModuleHandleW(L"kernel32.dll");
+  get_description_fn get = (get_description_fn)(void (*)(void))GetProcAddress(kernel32, "GetThreadDescription");
+  assert_non_null(get);
+  HANDLE snap = CreateToolhelp32Snapshot(TH32CS_SNAPTHREAD, 0);
+  assert_true(snap != INVALID_HANDLE_VALUE);
+  THREADENTRY32 e;
+  e.dwSize = sizeof e;
+  int n = 0;
+  for (BOOL ok = Thread32First(snap, &e); ok; ok = Thread32Next(snap, &e)) {
+    if (e.th32OwnerProcessID != GetCurrentProcessId()) continue;
+    HANDLE h = OpenThread(THREAD_QUERY_LIMITED_INFORMATION, FALSE, e.th32ThreadID);
+    if (h == NULL) continue;
+    PWSTR wide = NULL;
+    char comm[64] = "";
+    DWORD code = STILL_ACTIVE;
+    GetExitCodeThread(h, &code);
+    if (code == STILL_ACTIVE && SUCCEEDED(get(h, &wide)) && wide != NULL) {
+      WideCharToMultiByte(CP_UTF8, 0, wide, -1, comm, sizeof comm, NULL, NULL);
+      LocalFree(wide);
+      if (name_matches(comm, name)) n++;
+    }
+    CloseHandle(h);
+  }
+  CloseHandle(snap);
+  return n;
+}
+#else
+static int threads_named(const char *name) {
   DIR *d = opendir("/proc/self/task");
   assert_non_null(d);
   int n = 0;
@@ -34,17 +77,25 @@ static int threads_named(const char *name) {
     if (!f) continue;
     if (fgets(comm, sizeof comm, f)) comm[strcspn(comm, "\n")] = '\0';
     fclose(f);
-    if (prefix ? strncmp(comm, name, len - 1) == 0 : strcmp(comm, name) == 0) n++;
+    if (name_matches(comm, name)) n++;
   }
   closedir(d);
   return n;
 }
+#endif
 
 static int first_allowed_cpu(void) {
+#ifdef __linux__
   cpu_set_t set;
   assert_int_equal(sched_getaffinity(0, sizeof set, &set), 0);
   for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
     if (CPU_ISSET(cpu, &set)) return cpu;
+#else
+  cpuexec__os_cpus set;
+  assert_true(cpuexec__os_process_cpus(&set));
+  for (int32_t cpu = 0; cpu < CPUEXEC__OS_CPUS_MAX; cpu++)
+    if (cpuexec__os_cpus_has(&set, cpu)) return cpu;
+#endif
   fail_msg("no allowed cpu");
   return -1;
 }
@@ -163,9 +214,9 @@ static void a_failed_pin_names_the_processor_and_joins_the_others(void **state) 
 
 static int record_affinity(void *ctx, int64_t begin, int64_t end) {
   int *cpus = ctx;
-  cpu_set_t set;
-  pthread_getaffinity_np(pthread_self(), sizeof set, &set);
-  for (int64_t i = begin; i < end; i++) cpus[i] = CPU_COUNT(&set) == 1 ? sched_getcpu() : -1;
+  cpuexec__os_cpus set;
+  bool pinned = cpuexec__os_thread_cpus(pthread_self(), &set) && cpuexec__os_cpus_count(&set) == 1;
+  for (int64_t i = begin; i < end; i++) cpus[i] = pinned ? cpuexec__os_current_cpu() : -1;
   return 0;
 }
 
@@ -243,6 +294,7 @@ static int count_calls(void *ctx, int64_t begin, int64_t end) {
   return 0;
 }
 
+#if !TEST_ON_WINDOWS /* fork(): Windows has none */
 static void a_forked_child_gets_eforked_and_destroys_without_joining(void **state) {
   (void)state;
   static const uint32_t threads[] = {1, 2, 4};
@@ -270,7 +322,9 @@ static void a_forked_child_gets_eforked_and_destroys_without_joining(void **stat
     cpuexec_executor_release(exec);
   }
 }
+#endif /* !TEST_ON_WINDOWS */
 
+#if !TEST_ON_WINDOWS /* the test moves its thread with sched_setaffinity (the Windows step-off, SetThreadGroupAffinity, is not driven here) */
 typedef struct step_case {
   int32_t worker_cpu;
   bool mask_kept;
@@ -333,7 +387,9 @@ static void a_free_caller_steps_off_its_workers_processor_keeping_its_cpu_set(vo
    * between calls, and each dispatch that finds it there moves it again. */
   if (CPU_COUNT(&allowed) > 1) assert_true(sc.caller_cpu_after >= 90);
 }
+#endif /* !TEST_ON_WINDOWS */
 
+#if !TEST_ON_WINDOWS /* the test moves its thread with sched_setaffinity (the Windows step-off, SetThreadGroupAffinity, is not driven here) */
 /* The OS layer's step-off itself: a thread on processor a, free to run
  * anywhere, asks to leave a; it runs elsewhere when the call returns (which
  * it reports) and its CPU set is what it was. Repeated, so a step-off that
@@ -375,6 +431,7 @@ static void the_os_step_off_moves_the_thread_and_keeps_its_cpu_set(void **state)
   pthread_join(t, NULL);
   assert_true(moved >= 95);
 }
+#endif /* !TEST_ON_WINDOWS */
 
 static void the_lease_slot_is_empty_for_a_direct_executor(void **state) {
   (void)state;
@@ -460,9 +517,9 @@ int main(void) {
       cmocka_unit_test(a_failed_pin_names_the_processor_and_joins_the_others),
       cmocka_unit_test(workers_run_on_their_resolved_processor),
       cmocka_unit_test(explicit_caller_affinity_is_applied_at_dispatch_or_fails_clearly),
-      cmocka_unit_test(a_forked_child_gets_eforked_and_destroys_without_joining),
-      cmocka_unit_test(a_free_caller_steps_off_its_workers_processor_keeping_its_cpu_set),
-      cmocka_unit_test(the_os_step_off_moves_the_thread_and_keeps_its_cpu_set),
+      TEST_UNIX_ONLY(a_forked_child_gets_eforked_and_destroys_without_joining, "fork(): Windows has none"),
+      TEST_UNIX_ONLY(a_free_caller_steps_off_its_workers_processor_keeping_its_cpu_set, "the test moves its thread with sched_setaffinity (the Windows step-off, SetThreadGroupAffinity, is not driven here)"),
+      TEST_UNIX_ONLY(the_os_step_off_moves_the_thread_and_keeps_its_cpu_set, "the test moves its thread with sched_setaffinity (the Windows step-off, SetThreadGroupAffinity, is not driven here)"),
       cmocka_unit_test(the_lease_slot_is_empty_for_a_direct_executor),
       cmocka_unit_test(spin_policies_resolve_to_the_waits_they_promise),
       cmocka_unit_test(every_spin_policy_runs_regions),
