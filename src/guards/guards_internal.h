@@ -2,8 +2,8 @@
  * (OpenBLAS's pthreads build, BLIS, oneTBB), found at run time like the
  * OpenMP runtimes, and the MKL that is found but not governed.
  *
- *   guard_libraries.c   finds them among the loaded objects (dlopen
- *                       RTLD_NOLOAD on each, dlsym in that object only),
+ *   guard_libraries.c   finds them among the loaded modules (through the
+ *                       dynamic loader's interface, src/os/loader.h),
  *                       decides from the version and the build what can be
  *                       governed and how, and publishes one slot each;
  *   guard_hold.c        the process-wide rule (a "hold") and each library's
@@ -39,8 +39,8 @@
  * Slots are written once (under the detection lock) and published by a
  * release store of cpuexec__guard_count; readers load the count (or one of
  * the masks, stored with release after the slot) with acquire. A library
- * that is governed is pinned with RTLD_NODELETE, so its function pointers
- * stay valid for the life of the process. */
+ * that is governed is pinned (cpuexec__os_module_loaded), so its function
+ * pointers stay valid for the life of the process. */
 #ifndef CPUEXEC_SRC_GUARDS_INTERNAL_H
 #define CPUEXEC_SRC_GUARDS_INTERNAL_H
 
@@ -86,7 +86,7 @@ typedef struct cpuexec__guard_lib {
   cpuexec__guard_family family;
   cpuexec__guard_mode mode;
   int hold;            /* CPUEXEC__HOLD_* for PROCESS_WIDE slots */
-  const void *object;  /* the defining object's link map: one slot per object */
+  const void *object;  /* the defining module's base address: one slot per module */
   char version[32];    /* as the library reports it, or "" */
   char threading[16];  /* "pthreads", "openmp", "serial", "tbb", "" */
   char path[256];

@@ -19,6 +19,8 @@
 
 void *cpuexec__os_module_loaded(const char *name) { return dlopen(name, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE); }
 
+void *cpuexec__os_module_find(const char *name) { return dlopen(name, RTLD_LAZY | RTLD_NOLOAD); }
+
 void *cpuexec__os_module_load(const char *path) { return dlopen(path, RTLD_LAZY); }
 
 void cpuexec__os_module_close(void *module) {
