@@ -12,6 +12,11 @@
  *                 process-wide library loaded every call is a first-in and
  *                 a last-out of the hold: the library's setting is saved,
  *                 set to one thread and restored each time.
+ *   64 in one    one participant running 64 callbacks, as a region's
+ *   participant   participant runs its share (the executor's own entry
+ *                 points, src/executor/participant.h): ns per callback. The
+ *                 per-participant steps (a hold's first-in and last-out,
+ *                 oneTBB's arena entry) are paid once for the 64.
  *   2-part region a region of the 2-thread executor, one callback on each
  *                 participant (CPUEXEC_FOR_EVERY_PARTICIPANT): the hold's
  *                 count is shared by both; only the first in and the last
@@ -29,7 +34,8 @@
  *                                     "M libcpuexec guard_<state> ns" with
  *                                     "M libcpuexec-noguards guard_<state> ns"
  *                                     from the same round beside it
- *        guards ITER --child STATE [--inline-only]   one state (what both run) */
+ *        guards ITER --child STATE [--inline-only]   one state (what both run)
+ *        guards ITER --library PATH    one row, PATH dlopen()ed */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +48,7 @@
 #include "../clock.h"
 #include "../stats.h"
 
+#include "executor/participant.h"
 #include "openmp/openmp_guard.h"
 
 #ifndef GUARD_OPENBLAS_PTHREAD_LIB
@@ -109,8 +116,35 @@ static double time_calls(cpuexec_executor *exec, int64_t total, int32_t max, int
   return bench_median(v, BATCHES);
 }
 
-/* Loads the libraries, has the guards find them, prints "inline region
- * runtimes-found" (region -1 with inline_only). */
+#define SHARE_CALLBACKS 64
+
+static void share_of_64(void *arg) {
+  (void)arg;
+  for (int k = 0; k < SHARE_CALLBACKS; k++)
+    if (cpuexec__participant_invoke(empty_range, NULL, k, k + 1) != 0)
+      abort();
+}
+
+/* ns per callback of one participant of exec running SHARE_CALLBACKS
+ * callbacks (median of the batches, thread CPU time). */
+static double time_share(cpuexec_executor *exec) {
+  double v[BATCHES];
+  long participants = iterations / SHARE_CALLBACKS > 0 ? iterations / SHARE_CALLBACKS : 1;
+  for (int b = 0; b < BATCHES; b++) {
+    double t0 = bench_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    for (long i = 0; i < participants; i++) {
+      cpuexec__participant p;
+      cpuexec__participant_enter(&p, exec, 0, 1);
+      cpuexec__participant_share(share_of_64, NULL);
+      cpuexec__participant_leave(&p);
+    }
+    v[b] = (bench_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0) / (double)(participants * SHARE_CALLBACKS);
+  }
+  return bench_median(v, BATCHES);
+}
+
+/* Loads the libraries, has the guards find them, prints "inline share
+ * region runtimes-found" (region -1 with inline_only). */
 static int child(const state *s, bool inline_only) {
   if (GUARD_TBB_MODULE[0] != '\0')
     setenv("CPUEXEC_TBB_MODULE", GUARD_TBB_MODULE, 0);
@@ -133,14 +167,16 @@ static int child(const state *s, bool inline_only) {
   cpuexec_resolved_destroy(resolved);
   time_calls(exec, 1, 1, 0, CLOCK_THREAD_CPUTIME_ID); /* warm up */
   double inline_ns = time_calls(exec, 1, 1, 0, CLOCK_THREAD_CPUTIME_ID);
+  double share_ns = time_share(exec);
   double region_ns = inline_only ? -1 : time_calls(exec, 2, 0, CPUEXEC_FOR_EVERY_PARTICIPANT, CLOCK_MONOTONIC);
-  printf("%.2f %.1f %zu\n", inline_ns, region_ns, n);
+  printf("%.2f %.2f %.1f %zu\n", inline_ns, share_ns, region_ns, n);
   cpuexec_executor_release(exec);
   return 0;
 }
 
 /* Runs one state in a child; false when it could not run (not installed). */
-static bool run_state(const char *self, size_t index, bool inline_only, double *inline_ns, double *region_ns) {
+static bool run_state(const char *self, size_t index, bool inline_only, double *inline_ns, double *share_ns,
+                      double *region_ns) {
   char command[1400];
   snprintf(command, sizeof command, "'%s' %ld --child %zu%s", self, iterations, index,
            inline_only ? " --inline-only" : "");
@@ -148,24 +184,26 @@ static bool run_state(const char *self, size_t index, bool inline_only, double *
   if (out == NULL)
     return false;
   size_t found = 0;
-  bool ok = fscanf(out, "%lf %lf %zu", inline_ns, region_ns, &found) == 3;
+  bool ok = fscanf(out, "%lf %lf %lf %zu", inline_ns, share_ns, region_ns, &found) == 4;
   return pclose(out) == 0 && ok;
 }
 
 /* bench/run.sh's round: every state once, each loaded state's row beside
  * the "no guards" figure of this round. */
 static int round_rows(const char *self) {
-  double base = 0, region = 0;
-  if (!run_state(self, 0, true, &base, &region)) {
+  double base = 0, base_share = 0, region = 0;
+  if (!run_state(self, 0, true, &base, &base_share, &region)) {
     printf("FAIL guards: the \"no guards\" child did not run\n");
     return 1;
   }
   for (size_t i = 1; i < STATES; i++) {
-    double ns = 0;
-    if (!run_state(self, i, true, &ns, &region))
+    double ns = 0, share = 0;
+    if (!run_state(self, i, true, &ns, &share, &region))
       continue; /* not installed: no row */
     printf("M libcpuexec guard_%s ns %.6g\n", states[i].key, ns);
     printf("M libcpuexec-noguards guard_%s ns %.6g\n", states[i].key, base);
+    printf("M libcpuexec guard_%s_in64 ns %.6g\n", states[i].key, share);
+    printf("M libcpuexec-noguards guard_%s_in64 ns %.6g\n", states[i].key, base_share);
   }
   return 0;
 }
@@ -174,29 +212,35 @@ static int table(const char *self) {
   printf("runtime guards: cost per callback, %d batches of %ld calls (inline: median, thread CPU time; region: "
          "fastest, wall time), each state in a child; delta: the row minus \"no guards\"\n",
          BATCHES, iterations);
-  printf("%-18s %14s %8s %20s %8s\n", "libraries loaded", "inline call ns", "delta", "2-part region ns", "delta");
-  double base_inline = 0, base_region = 0;
+  printf("%-18s %14s %8s %16s %8s %18s %8s\n", "libraries loaded", "inline call ns", "delta", "64 in one ns", "delta",
+         "2-part region ns", "delta");
+  double base_inline = 0, base_share = 0, base_region = 0;
   int failures = 0;
   for (size_t i = 0; i < STATES; i++) {
-    double inline_ns = 0, region_ns = 0;
-    if (!run_state(self, i, false, &inline_ns, &region_ns)) {
+    double inline_ns = 0, share_ns = 0, region_ns = 0;
+    if (!run_state(self, i, false, &inline_ns, &share_ns, &region_ns)) {
       if (i == 0)
         failures++;
       printf("%-18s %14s\n", states[i].name, i <= 1 ? "FAILED" : "(not installed)");
       continue;
     }
     if (i == 0) {
-      base_inline = inline_ns, base_region = region_ns;
-      printf("%-18s %14.1f %8s %20.1f %8s\n", states[i].name, inline_ns, "", region_ns, "");
+      base_inline = inline_ns, base_share = share_ns, base_region = region_ns;
+      printf("%-18s %14.1f %8s %16.2f %8s %18.1f %8s\n", states[i].name, inline_ns, "", share_ns, "", region_ns, "");
     } else {
-      printf("%-18s %14.1f %+8.1f %20.1f %+8.1f\n", states[i].name, inline_ns, inline_ns - base_inline, region_ns,
-             region_ns - base_region);
+      printf("%-18s %14.1f %+8.1f %16.2f %+8.2f %18.1f %+8.1f\n", states[i].name, inline_ns, inline_ns - base_inline,
+             share_ns, share_ns - base_share, region_ns, region_ns - base_region);
     }
   }
   return failures == 0 ? 0 : 1;
 }
 
 int main(int argc, char **argv) {
+  if (argc > 3 && strcmp(argv[2], "--library") == 0) {
+    iterations = atol(argv[1]);
+    const state mine = {argv[3], "library", false, {argv[3], NULL, NULL}};
+    return child(&mine, false);
+  }
   if (argc > 3 && strcmp(argv[2], "--child") == 0) {
     iterations = atol(argv[1]);
     size_t index = (size_t)atol(argv[3]);
