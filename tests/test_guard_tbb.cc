@@ -1,6 +1,7 @@
 // The oneTBB guard with the real libtbb, in both of its ways:
-//   - with the cpuexec-tbb module (the default): each callback runs in a
-//     one-thread task_arena of its thread; a tbb::parallel_for inside starts
+//   - with the cpuexec-tbb module (the default): each participant's
+//     callbacks, and each task of a task group, run in a one-thread
+//     task_arena of its thread; a tbb::parallel_for inside starts
 //     and wakes no TBB worker, during the region or after it, and oneTBB's
 //     process-wide limit is never touched; foreign executors' callbacks too;
 //   - without it (CPUEXEC_TBB_MODULE=off: the program runs itself again so):

@@ -338,7 +338,7 @@ static void *load_tbb_module(const void *tbb_base, const char **why) {
   return NULL;
 }
 
-/* oneTBB: with the cpuexec-tbb module, each callback runs in a one-thread
+/* oneTBB: with the cpuexec-tbb module, each participant's callbacks run in a one-thread
  * task_arena of its own thread (per thread: nothing else changes); without
  * it, max_allowed_parallelism 1 through a global_control of its own while
  * any participant of libcpuexec's executors runs callbacks (process-wide).
@@ -375,7 +375,8 @@ static bool probe_tbb(cpuexec__guard_lib *lib, probe *p) {
   if (lib->fn.tbb.call != NULL) {
     lib->mode = CPUEXEC__GUARD_PER_THREAD;
     copy_text(lib->reason, sizeof lib->reason,
-              "each callback runs in a one-thread task_arena of its own thread (the cpuexec-tbb module)");
+              "each participant's callbacks and each task run in a one-thread task_arena of its own thread "
+              "(the cpuexec-tbb module)");
   } else {
     lib->mode = CPUEXEC__GUARD_PROCESS_WIDE;
     lib->hold = CPUEXEC__HOLD_TBB;

@@ -19,8 +19,10 @@
  *   - PER_THREAD: the library's setting is per thread (BLIS >= 1.0 built
  *     with thread-local storage): each participant saves it, sets one
  *     thread, and restores it when it leaves, as the OpenMP guard does; or
- *     (oneTBB, with the cpuexec-tbb module) each callback runs inside a
- *     task_arena of one thread of its own thread (src/guards/tbb_shim.cc);
+ *     (oneTBB, with the cpuexec-tbb module) each participant's share, all
+ *     its outermost callbacks, and each task runs inside a task_arena of
+ *     one thread of its own thread (src/guards/tbb_shim.cc, entered once
+ *     per participant: cpuexec__participant_share);
  *   - PROCESS_WIDE: one setting for the process (OpenBLAS's thread count,
  *     BLIS 0.x's global runtime, oneTBB's max_allowed_parallelism when the
  *     module cannot be loaded). It is
