@@ -11,11 +11,12 @@
  *                     them there only);
  *   loader_windows.c  GetModuleHandleEx (pinned), GetProcAddress over the
  *                     loaded modules (EnumProcessModules), LoadLibrary.
- * The cheap change count (cpuexec__os_loader_changes) and the list of the
- * loaded modules (cpuexec__os_modules_each) are the OS backend's, which
- * dlfcn does not have: dl_iterate_phdr in os_linux.c; a DLL notification
- * in os_windows.c and EnumProcessModules in loader_windows.c; neither in
- * os_posix.c. */
+ * The cheap change count (cpuexec__os_loader_changes) is the OS backend's:
+ * dl_iterate_phdr's load and unload counts in os_linux.c, a DLL
+ * notification in os_windows.c, none in os_posix.c. The list of the loaded
+ * modules (cpuexec__os_modules_each) is the loader file's: dl_iterate_phdr
+ * in loader_dlfcn.c where the system has it (glibc, musl, the BSDs,
+ * Solaris; not macOS), EnumProcessModules in loader_windows.c. */
 #ifndef CPUEXEC_SRC_OS_LOADER_H
 #define CPUEXEC_SRC_OS_LOADER_H
 
@@ -74,8 +75,9 @@ bool cpuexec__os_address_info(const void *address, cpuexec__os_address *out);
  * program first as "" (Linux: dl_iterate_phdr's names; Windows: the
  * modules' paths), until each returns false. each runs with the loader's
  * list locked on some systems: it may copy the name, never call the loader.
- * False when the backend cannot list them (os_posix.c): callers then look
- * in the program's global scope alone (cpuexec__os_module_find(NULL)). */
+ * False when the system cannot list them (loader_dlfcn.c without
+ * dl_iterate_phdr): callers then look in the program's global scope alone
+ * (cpuexec__os_module_find(NULL)). */
 bool cpuexec__os_modules_each(bool (*each)(const char *name, void *data), void *data);
 
 /* A number that changes whenever a module is loaded or unloaded, cheap

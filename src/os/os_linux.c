@@ -1,7 +1,6 @@
 /* The Linux OS backend (see os.h): futex waits, thread affinity through
  * glibc's cpu_set_t calls, sched_getcpu, thread names, cgroup v2 paths,
- * and the loader's change count and module list (loader.h) from
- * dl_iterate_phdr. */
+ * and the loader's change count (loader.h) from dl_iterate_phdr. */
 #include "os.h"
 #include "loader.h"
 
@@ -136,29 +135,5 @@ bool cpuexec__os_loader_changes(uint64_t *count) {
   uint64_t counts[2] = {0, 0};
   dl_iterate_phdr(loader_counts, counts);
   *count = counts[0] + counts[1];
-  return true;
-}
-
-typedef struct module_walk {
-  bool (*each)(const char *name, void *data);
-  void *data;
-  bool first;
-} module_walk;
-
-static int each_module(struct dl_phdr_info *info, size_t size, void *data) {
-  (void)size;
-  module_walk *walk = data;
-  const char *name = info->dlpi_name != NULL ? info->dlpi_name : "";
-  bool first = walk->first;
-  walk->first = false;
-  /* The program is the first entry, named ""; a later empty name (the vDSO
-   * on some systems) cannot be found by name. */
-  if (name[0] == '\0' && !first) return 0;
-  return walk->each(name, walk->data) ? 0 : 1;
-}
-
-bool cpuexec__os_modules_each(bool (*each)(const char *name, void *data), void *data) {
-  module_walk walk = {each, data, true};
-  dl_iterate_phdr(each_module, &walk);
   return true;
 }

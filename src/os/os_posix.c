@@ -2,8 +2,8 @@
  * no affinity, current processor or cgroup, which POSIX does not define.
  * Affinity is reported as unsupported (ENOTSUP), never faked. Threads are
  * named where the system has pthread_setname_np (configure checks). The
- * loader has no change count and no list of modules POSIX defines
- * (loader.h): callers look again each time, in the global scope. */
+ * loader has no change count POSIX defines (loader.h): callers look again
+ * each time. */
 #include "os.h"
 #include "loader.h"
 
@@ -135,11 +135,5 @@ const char *cpuexec__os_cgroup_root(void) { return NULL; }
 
 bool cpuexec__os_loader_changes(uint64_t *count) {
   *count = 0;
-  return false;
-}
-
-bool cpuexec__os_modules_each(bool (*each)(const char *name, void *data), void *data) {
-  (void)each;
-  (void)data;
   return false;
 }
