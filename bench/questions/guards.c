@@ -13,8 +13,8 @@
  *                 a last-out of the hold: the library's setting is saved,
  *                 set to one thread and restored each time.
  *   64 in one    one participant running 64 callbacks, as a region's
- *   participant   participant runs its share (the executor's own entry
- *                 points, src/executor/participant.h): ns per callback. The
+ *   participant   participant runs its share (the white-box build's
+ *                 cpuexec__test_participant_share): ns per callback. The
  *                 per-participant steps (a hold's first-in and last-out,
  *                 oneTBB's arena entry) are paid once for the 64.
  *   2-part region a region of the 2-thread executor, one callback on each
@@ -36,6 +36,7 @@
  *                                     from the same round beside it
  *        guards ITER --child STATE [--inline-only]   one state (what both run)
  *        guards ITER --library PATH    one row, PATH dlopen()ed */
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,8 +49,10 @@
 #include "../clock.h"
 #include "../stats.h"
 
-#include "executor/participant.h"
-#include "openmp/openmp_guard.h"
+/* The white-box build's entry points this program uses (test hooks: the
+ * shipped library has neither). */
+extern _Atomic int cpuexec__test_guards_off;
+int cpuexec__test_participant_share(cpuexec_executor *exec, int64_t callbacks, cpuexec_range_fn fn, void *ctx);
 
 #ifndef GUARD_OPENBLAS_PTHREAD_LIB
 #define GUARD_OPENBLAS_PTHREAD_LIB ""
@@ -118,13 +121,6 @@ static double time_calls(cpuexec_executor *exec, int64_t total, int32_t max, int
 
 #define SHARE_CALLBACKS 64
 
-static void share_of_64(void *arg) {
-  (void)arg;
-  for (int k = 0; k < SHARE_CALLBACKS; k++)
-    if (cpuexec__participant_invoke(empty_range, NULL, k, k + 1) != 0)
-      abort();
-}
-
 /* ns per callback of one participant of exec running SHARE_CALLBACKS
  * callbacks (median of the batches, thread CPU time). */
 static double time_share(cpuexec_executor *exec) {
@@ -132,12 +128,9 @@ static double time_share(cpuexec_executor *exec) {
   long participants = iterations / SHARE_CALLBACKS > 0 ? iterations / SHARE_CALLBACKS : 1;
   for (int b = 0; b < BATCHES; b++) {
     double t0 = bench_clock_ns(CLOCK_THREAD_CPUTIME_ID);
-    for (long i = 0; i < participants; i++) {
-      cpuexec__participant p;
-      cpuexec__participant_enter(&p, exec, 0, 1);
-      cpuexec__participant_share(share_of_64, NULL);
-      cpuexec__participant_leave(&p);
-    }
+    for (long i = 0; i < participants; i++)
+      if (cpuexec__test_participant_share(exec, SHARE_CALLBACKS, empty_range, NULL) != 0)
+        abort();
     v[b] = (bench_clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0) / (double)(participants * SHARE_CALLBACKS);
   }
   return bench_median(v, BATCHES);
