@@ -9,10 +9,11 @@ set -u
 : "${top_srcdir:=.}" "${top_builddir:=.}"
 if [ -n "${CPUEXEC_TEST_RUNNER:-}" ]; then
   windows=yes
-  WINEPATH="${CPUEXEC_TEST_DLL_PATH:-}${WINEPATH:+;$WINEPATH}"
+  # The program, not libtool's wrapper; the build's DLLs are in .libs.
+  WINEPATH="$(cd "$top_builddir" && pwd)/.libs;${CPUEXEC_TEST_DLL_PATH:-}${WINEPATH:+;$WINEPATH}"
   WINEDEBUG=${WINEDEBUG:--all}
   export WINEPATH WINEDEBUG
-  info() { $CPUEXEC_TEST_RUNNER "$top_builddir/tools/cpuexec-info.exe" "$@"; }
+  info() { $CPUEXEC_TEST_RUNNER "$top_builddir/tools/.libs/cpuexec-info.exe" "$@"; }
 else
   windows=no
   info() { "$top_builddir/tools/cpuexec-info" "$@"; }

@@ -9,7 +9,15 @@ limit=${CPUEXEC_TEST_TIMEOUT:-300}
 case $1 in
   *.exe)
     if [ -n "${CPUEXEC_TEST_RUNNER:-}" ]; then
-      WINEPATH="${CPUEXEC_TEST_DLL_PATH:-}${WINEPATH:+;$WINEPATH}"
+      # The program itself rather than libtool's wrapper (one process
+      # less under wine): the build's own DLLs are in .libs.
+      real="$(dirname "$1")/.libs/$(basename "$1")"
+      if [ -f "$real" ]; then
+        shift
+        set -- "$real" "$@"
+      fi
+      libs=$(cd "${top_builddir:-.}" && pwd)/.libs
+      WINEPATH="$libs;${CPUEXEC_TEST_DLL_PATH:-}${WINEPATH:+;$WINEPATH}"
       WINEDEBUG=${WINEDEBUG:--all}
       export WINEPATH WINEDEBUG
       exec timeout --kill-after=10 "$limit" $CPUEXEC_TEST_RUNNER "$@"

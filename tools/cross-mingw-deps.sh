@@ -10,9 +10,10 @@
 #   sh tools/cross-mingw-deps.sh PREFIX [WORKDIR]
 # WORKDIR (default PREFIX.work) holds the sources and build trees. The
 # deb-src entry is this script's own: a private apt configuration in WORKDIR
-# (its own sources.list and lists), so the system's apt sources are never
-# changed. Needs: the packages of tools/install-deps.sh --mingw (the
-# mingw-w64 compilers, dpkg-dev, cmake), network access to deb.debian.org.
+# (its own sources.list and lists) naming the mirror the system's apt already
+# uses for its Debian release (or DEBIAN_MIRROR), so the system's apt sources
+# are never changed. Needs: the packages of tools/install-deps.sh --mingw (the
+# mingw-w64 compilers, dpkg-dev, cmake) and that mirror.
 set -eu
 [ $# -ge 1 ] || { echo "usage: $0 PREFIX [WORKDIR]" >&2; exit 2; }
 host=x86_64-w64-mingw32
@@ -23,13 +24,34 @@ mkdir -p "$work"
 work=$(cd "$work" && pwd)
 jobs=${JOBS:-2}
 cc=${CC_MINGW:-$host-gcc-posix}
-suite=${DEBIAN_SUITE:-bookworm}
+suite=${DEBIAN_SUITE:-$(. /etc/os-release && echo "$VERSION_CODENAME")}
 start=$(date +%s)
+
+# The URI of the system's apt source for $suite: one-line entries
+# (`deb [options] URI suite ...`) and deb822 stanzas (URIs:, Suites:).
+system_mirror() {
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [ -f "$f" ] || continue
+    awk -v s="$suite" '$1 == "deb" { for (i = 2; i < NF; i++) if ($i ~ /^[a-z+]+:\/\//) { if ($(i + 1) == s) print $i; break } }' "$f"
+  done
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -f "$f" ] || continue
+    awk -v s="$suite" 'BEGIN { RS = ""; FS = "\n" }
+      { uri = ""; found = 0
+        for (i = 1; i <= NF; i++) {
+          if ($i ~ /^URIs:/) { split($i, u, " "); uri = u[2] }
+          if ($i ~ /^Suites:/) { n = split($i, w, " "); for (j = 2; j <= n; j++) if (w[j] == s) found = 1 }
+        }
+        if (found && uri != "") print uri }' "$f"
+  done
+}
+mirror=${DEBIAN_MIRROR:-$(system_mirror | head -n 1)}
+[ -n "$mirror" ] || { echo "cross-mingw-deps: no apt source for $suite found; set DEBIAN_MIRROR" >&2; exit 1; }
 
 # 1. The source packages, through a private apt configuration.
 apt="$work/apt"
 mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" "$apt/parts" "$work/src"
-echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $suite main" \
+echo "deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror $suite main" \
   > "$apt/sources.list"
 set -- -o Dir::Etc::SourceList="$apt/sources.list" -o Dir::Etc::SourceParts="$apt/parts" \
   -o Dir::State::Lists="$apt/lists" -o Dir::Cache="$apt/cache" -o APT::Sandbox::User=root

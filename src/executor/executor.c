@@ -254,21 +254,14 @@ CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpu
       char name[32];
       snprintf(name, sizeof name, "cpuexec-w%u", k);
       cpuexec__os_name_thread(exec->workers[k - 1].thread, name); /* Linux: 99999 workers fit its 15 */
-      if (pinned) {
-        int err = cpuexec__os_pin_thread(exec->workers[k - 1].thread, cpu);
-        if (err != 0) {
-          stop_workers(exec, k);
-          rc = err == ENOTSUP
-                   ? cpuexec__fail(CPUEXEC_ENOTSUP,
-                                   "worker thread %u: processor %d: the %s OS backend cannot pin threads; resolve "
-                                   "the policy on this process's topology, or use affinity_policy=none",
-                                   k, cpu, cpuexec__os_backend())
-                   : cpuexec__fail(CPUEXEC_EAFFINITY, "worker thread %u: processor %d could not be applied: %s", k,
-                                   cpu, strerror(err));
-        }
-      }
     } else {
       stop_workers(exec, k - 1);
+    }
+    /* Every worker is pinned once all are started, so a failure names
+     * every processor that could not be applied (executor_placement.c). */
+    if (rc == 0 && pinned && k + 1 == threads) {
+      rc = cpuexec__executor_pin_workers(exec, threads);
+      if (rc != 0) stop_workers(exec, k);
     }
     if (rc != 0) {
       pthread_mutex_destroy(&exec->dispatch_lock);

@@ -342,6 +342,14 @@ static cpuexec__ompt_start_tool_result *try_tool(cpuexec__ompt_start_tool_fn sta
   return result;
 }
 
+/* OMP_TOOL_LIBRARIES separates paths as libomp does: ';' on Windows,
+ * whose paths hold ':' after the drive letter. */
+#ifdef _WIN32
+#define TOOL_LIST_SEPARATOR ";"
+#else
+#define TOOL_LIST_SEPARATOR ":"
+#endif
+
 /* The tool libomp would have found without us. */
 static cpuexec__ompt_start_tool_result *find_next_tool(unsigned int omp_version, const char *runtime_version) {
   cpuexec__ompt_start_tool_result *result =
@@ -354,7 +362,7 @@ static cpuexec__ompt_start_tool_result *find_next_tool(unsigned int omp_version,
     return NULL;
   char path[1024];
   for (const char *p = libraries; *p != '\0';) {
-    size_t length = strcspn(p, ":");
+    size_t length = strcspn(p, TOOL_LIST_SEPARATOR);
     if (length > 0 && length < sizeof path) {
       memcpy(path, p, length);
       path[length] = '\0';
@@ -368,7 +376,7 @@ static cpuexec__ompt_start_tool_result *find_next_tool(unsigned int omp_version,
       }
     }
     p += length;
-    if (*p == ':')
+    if (*p == TOOL_LIST_SEPARATOR[0])
       p++;
   }
   return NULL;

@@ -48,7 +48,11 @@ static void explain(cpuexec_openmp_state *out, uint32_t mask) {
   if (!libomp) {
     out->detection = CPUEXEC_OPENMP_NO_OMPT;
     out->reason = "the OpenMP runtime is libgomp, which has no OMPT: regions in callbacks are kept inline but "
-                  "cannot be counted (link OpenMP code with -lomp to see it)";
+                  "cannot be counted (link OpenMP code with -lomp to see it"
+#ifdef _WIN32
+                  "; the mingw-w64 toolchain ships libgomp only"
+#endif
+                  ")";
     return;
   }
   if (!cpuexec__ompt_built) {

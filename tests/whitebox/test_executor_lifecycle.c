@@ -324,7 +324,30 @@ static void a_forked_child_gets_eforked_and_destroys_without_joining(void **stat
 }
 #endif /* !TEST_ON_WINDOWS */
 
-#if !TEST_ON_WINDOWS /* the test moves its thread with sched_setaffinity (the Windows step-off, SetThreadGroupAffinity, is not driven here) */
+/* The calling thread's own affinity, saved and set back: sched_getaffinity
+ * and sched_setaffinity on Linux, GetThreadGroupAffinity and
+ * SetThreadGroupAffinity on Windows (a thread is in one group). */
+#ifdef _WIN32
+typedef GROUP_AFFINITY thread_mask;
+static void mask_get(thread_mask *m) { GetThreadGroupAffinity(GetCurrentThread(), m); }
+static void mask_set(const thread_mask *m) { SetThreadGroupAffinity(GetCurrentThread(), m, NULL); }
+static bool mask_equal(const thread_mask *a, const thread_mask *b) { return a->Group == b->Group && a->Mask == b->Mask; }
+static int mask_count(const thread_mask *m) { return __builtin_popcountll(m->Mask); }
+static void mask_only(int32_t cpu) { cpuexec__os_pin_self(cpu); }
+#else
+typedef cpu_set_t thread_mask;
+static void mask_get(thread_mask *m) { sched_getaffinity(0, sizeof *m, m); }
+static void mask_set(const thread_mask *m) { sched_setaffinity(0, sizeof *m, m); }
+static bool mask_equal(const thread_mask *a, const thread_mask *b) { return CPU_EQUAL(a, b); }
+static int mask_count(const thread_mask *m) { return CPU_COUNT(m); }
+static void mask_only(int32_t cpu) {
+  cpu_set_t only;
+  CPU_ZERO(&only);
+  CPU_SET(cpu, &only);
+  sched_setaffinity(0, sizeof only, &only);
+}
+#endif
+
 typedef struct step_case {
   int32_t worker_cpu;
   bool mask_kept;
@@ -336,7 +359,7 @@ typedef struct step_case {
 static int note_caller_cpu(void *ctx, int64_t b, int64_t e) {
   step_case *sc = ctx;
   (void)e;
-  if (b == 0 && cpuexec_participant_index() == 0 && sched_getcpu() != sc->worker_cpu) sc->caller_cpu_after++;
+  if (b == 0 && cpuexec_participant_index() == 0 && cpuexec__os_current_cpu() != sc->worker_cpu) sc->caller_cpu_after++;
   return 0;
 }
 
@@ -344,12 +367,10 @@ static int note_caller_cpu(void *ctx, int64_t b, int64_t e) {
  * and its CPU set is left exactly as it was. */
 static void *dispatch_from_the_worker_processor(void *arg) {
   step_case *sc = arg;
-  cpu_set_t original, only;
-  sched_getaffinity(0, sizeof original, &original);
-  CPU_ZERO(&only);
-  CPU_SET(sc->worker_cpu, &only);
-  sched_setaffinity(0, sizeof only, &only);     /* now running there */
-  sched_setaffinity(0, sizeof original, &original); /* free again, still there */
+  thread_mask original;
+  mask_get(&original);
+  mask_only(sc->worker_cpu); /* now running there */
+  mask_set(&original);       /* free again, still there */
   cpuexec_resolved *r = test_resolved(2);
   r->worker_processors = calloc(1, sizeof(int32_t));
   r->worker_processors[0] = sc->worker_cpu;
@@ -358,9 +379,9 @@ static void *dispatch_from_the_worker_processor(void *arg) {
   if (cpuexec_executor_create(r, &exec) != 0) abort();
   cpuexec_resolved_destroy(r);
   for (int i = 0; i < 100; i++) sc->calls_ok += cpuexec_parallel_for(exec, 2, 1, sc, note_caller_cpu, 0) == 0;
-  cpu_set_t after;
-  sched_getaffinity(0, sizeof after, &after);
-  sc->mask_kept = CPU_EQUAL(&after, &original);
+  thread_mask after;
+  mask_get(&after);
+  sc->mask_kept = mask_equal(&after, &original);
   cpuexec_executor_release(exec);
   return NULL;
 }
@@ -375,8 +396,8 @@ static void a_free_caller_steps_off_its_workers_processor_keeping_its_cpu_set(vo
     assert_int_equal(cpuexec__os_step_off(&avoid, 1), -1);
     return;
   }
-  cpu_set_t allowed;
-  sched_getaffinity(0, sizeof allowed, &allowed);
+  thread_mask allowed;
+  mask_get(&allowed);
   step_case sc = {.worker_cpu = first_allowed_cpu()};
   pthread_t t;
   pthread_create(&t, NULL, dispatch_from_the_worker_processor, &sc);
@@ -385,29 +406,25 @@ static void a_free_caller_steps_off_its_workers_processor_keeping_its_cpu_set(vo
   assert_true(sc.mask_kept);
   /* Moved on (nearly) every call: the scheduler may bring the caller back
    * between calls, and each dispatch that finds it there moves it again. */
-  if (CPU_COUNT(&allowed) > 1) assert_true(sc.caller_cpu_after >= 90);
+  if (mask_count(&allowed) > 1) assert_true(sc.caller_cpu_after >= 90);
 }
-#endif /* !TEST_ON_WINDOWS */
 
-#if !TEST_ON_WINDOWS /* the test moves its thread with sched_setaffinity (the Windows step-off, SetThreadGroupAffinity, is not driven here) */
 /* The OS layer's step-off itself: a thread on processor a, free to run
  * anywhere, asks to leave a; it runs elsewhere when the call returns (which
  * it reports) and its CPU set is what it was. Repeated, so a step-off that
  * only sometimes moves the thread fails. */
 static void *step_off_repeatedly(void *arg) {
   int *moved = arg;
-  cpu_set_t original, only;
-  sched_getaffinity(0, sizeof original, &original);
+  thread_mask original;
+  mask_get(&original);
   int32_t a = first_allowed_cpu();
   for (int i = 0; i < 100; i++) {
-    CPU_ZERO(&only);
-    CPU_SET(a, &only);
-    sched_setaffinity(0, sizeof only, &only);
-    sched_setaffinity(0, sizeof original, &original);
+    mask_only(a);
+    mask_set(&original);
     int32_t now = cpuexec__os_step_off(&a, 1);
-    cpu_set_t after;
-    sched_getaffinity(0, sizeof after, &after);
-    if (!CPU_EQUAL(&after, &original)) return NULL;
+    thread_mask after;
+    mask_get(&after);
+    if (!mask_equal(&after, &original)) return NULL;
     if (now != a && now >= 0) (*moved)++;
   }
   return NULL;
@@ -415,9 +432,9 @@ static void *step_off_repeatedly(void *arg) {
 
 static void the_os_step_off_moves_the_thread_and_keeps_its_cpu_set(void **state) {
   (void)state;
-  cpu_set_t allowed;
-  if (!cpuexec__os_has_affinity() || sched_getaffinity(0, sizeof allowed, &allowed) != 0 ||
-      CPU_COUNT(&allowed) < 2) {
+  thread_mask allowed;
+  mask_get(&allowed);
+  if (!cpuexec__os_has_affinity() || mask_count(&allowed) < 2) {
     /* Nowhere else to go (or no affinity in this backend): the answer is
      * where the thread runs, or -1 when that is unknown. */
     int32_t avoid = 0;
@@ -431,7 +448,6 @@ static void the_os_step_off_moves_the_thread_and_keeps_its_cpu_set(void **state)
   pthread_join(t, NULL);
   assert_true(moved >= 95);
 }
-#endif /* !TEST_ON_WINDOWS */
 
 static void the_lease_slot_is_empty_for_a_direct_executor(void **state) {
   (void)state;
@@ -518,8 +534,8 @@ int main(void) {
       cmocka_unit_test(workers_run_on_their_resolved_processor),
       cmocka_unit_test(explicit_caller_affinity_is_applied_at_dispatch_or_fails_clearly),
       TEST_UNIX_ONLY(a_forked_child_gets_eforked_and_destroys_without_joining, "fork(): Windows has none"),
-      TEST_UNIX_ONLY(a_free_caller_steps_off_its_workers_processor_keeping_its_cpu_set, "the test moves its thread with sched_setaffinity (the Windows step-off, SetThreadGroupAffinity, is not driven here)"),
-      TEST_UNIX_ONLY(the_os_step_off_moves_the_thread_and_keeps_its_cpu_set, "the test moves its thread with sched_setaffinity (the Windows step-off, SetThreadGroupAffinity, is not driven here)"),
+      cmocka_unit_test(a_free_caller_steps_off_its_workers_processor_keeping_its_cpu_set),
+      cmocka_unit_test(the_os_step_off_moves_the_thread_and_keeps_its_cpu_set),
       cmocka_unit_test(the_lease_slot_is_empty_for_a_direct_executor),
       cmocka_unit_test(spin_policies_resolve_to_the_waits_they_promise),
       cmocka_unit_test(every_spin_policy_runs_regions),

@@ -120,15 +120,18 @@ static void pinning_matches_the_backend(void **state) {
  * and whether the backend counts loads. */
 static void the_loader_finds_modules_and_symbols(void **state) {
   (void)state;
-  void *f = cpuexec__os_global_symbol("malloc");
+  /* A function of the C runtime no sanitizer intercepts, so the definition
+   * found is the runtime's own. */
+  const char *name = TEST_ON_WINDOWS ? "_getpid" : "getpid";
+  void *f = cpuexec__os_global_symbol(name);
   assert_non_null(f);
   cpuexec__os_address a;
   assert_true(cpuexec__os_address_info(f, &a));
   assert_non_null(a.module_base);
-  assert_true(strlen(a.module_path) > 0);
+  assert_non_null(strstr(a.module_path, TEST_ON_WINDOWS ? "msvcrt" : "libc"));
   void *m = cpuexec__os_module_loaded(a.module_path);
   assert_non_null(m);
-  assert_non_null(cpuexec__os_module_symbol(m, "malloc"));
+  assert_ptr_equal(cpuexec__os_module_symbol(m, name), f);
   cpuexec__os_module_close(m);
   assert_true(cpuexec__os_address_info((const void *)cpuexec__os_backend, &a));
   assert_true(strlen(a.module_path) > 0);
