@@ -8,6 +8,7 @@
 #include "core/debug.h"
 #include "core/error.h"
 #include "executor_internal.h"
+#include "participant.h"
 #include "os/os.h"
 #include "region_lanes.h"
 #include "thread_state.h"
@@ -343,3 +344,27 @@ cpuexec__lease_slot *cpuexec__executor_lease_slot(cpuexec_executor *exec) { retu
 bool cpuexec__executor_inherited(const cpuexec_executor *exec) {
   return exec->fork_generation != cpuexec__fork_generation_now();
 }
+
+#if CPUEXEC_TEST_HOOKS
+typedef struct test_share {
+  int64_t callbacks;
+  cpuexec_range_fn fn;
+  void *ctx;
+  int rc;
+} test_share;
+
+static void run_test_share(void *arg) {
+  test_share *s = arg;
+  for (int64_t k = 0; k < s->callbacks && s->rc == 0; k++) s->rc = cpuexec__participant_invoke(s->fn, s->ctx, k, k + 1);
+}
+
+int cpuexec__test_participant_share(struct cpuexec_executor *exec, int64_t callbacks, cpuexec_range_fn fn,
+                                    void *ctx) {
+  cpuexec__participant p;
+  cpuexec__participant_enter(&p, exec, 0, 1);
+  test_share share = {callbacks, fn, ctx, 0};
+  cpuexec__participant_share(run_test_share, &share);
+  cpuexec__participant_leave(&p);
+  return share.rc;
+}
+#endif

@@ -232,6 +232,16 @@ typedef void (*cpuexec__worker_gate_fn)(struct cpuexec_executor *exec, uint32_t 
 extern _Atomic(cpuexec__worker_gate_fn) cpuexec__test_worker_gate;
 #endif
 
+/* Test build only: the calling thread as one participant of exec running
+ * `callbacks` callbacks fn(ctx, k, k + 1), its share entered as a region's
+ * participant enters it (cpuexec__participant_share); the first failing
+ * callback's value, or 0 (bench/questions/guards: the guards' cost per
+ * callback inside a participant). */
+#if CPUEXEC_TEST_HOOKS
+int cpuexec__test_participant_share(struct cpuexec_executor *exec, int64_t callbacks, cpuexec_range_fn fn,
+                                    void *ctx);
+#endif
+
 /* Placement (executor_placement.c). Pins workers 1 .. threads - 1 to their
  * resolved processors: 0, CPUEXEC_ENOTSUP, or CPUEXEC_EAFFINITY naming
  * every processor that could not be applied. */

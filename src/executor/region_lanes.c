@@ -78,6 +78,22 @@ static void lane_share(cpuexec__lane *l, uint32_t p) {
     if (!lane_chunks(l, lo, hi)) return;
 }
 
+/* lane_share as one call, through cpuexec__participant_share. */
+typedef struct lane_share_of {
+  cpuexec__lane *lane;
+  uint32_t p;
+} lane_share_of;
+
+static void run_lane_share(void *arg) {
+  const lane_share_of *s = arg;
+  lane_share(s->lane, s->p);
+}
+
+static void participant_lane_share(cpuexec__lane *l, uint32_t p) {
+  lane_share_of share = {l, p};
+  cpuexec__participant_share(run_lane_share, &share);
+}
+
 /* ---- the caller's half -------------------------------------------------- */
 
 /* A free lane, now the caller's (acquire: the previous owner's writes to
@@ -140,7 +156,7 @@ bool cpuexec__lane_run(struct cpuexec_executor *exec, int64_t total, int64_t gra
 
   cpuexec__participant p;
   cpuexec__participant_enter(&p, exec, 0, participants);
-  lane_share(l, 0);
+  participant_lane_share(l, 0);
   uint32_t joined = participants;
   if (!strict) {
     /* Nobody waits for a worker that has not started: close the lane and
@@ -309,10 +325,10 @@ bool cpuexec__lanes_serve(struct cpuexec_executor *exec, uint32_t worker_index) 
     if (__builtin_expect(l->fpenv, 0)) {
       cpuexec__fpenv own;
       cpuexec__fpenv_apply(&l->env, &own);
-      lane_share(l, p);
+      participant_lane_share(l, p);
       cpuexec__fpenv_restore(&own);
     } else {
-      lane_share(l, p);
+      participant_lane_share(l, p);
     }
     cpuexec__participant_leave(&part);
     if (counters)
