@@ -179,7 +179,7 @@ static void free_executor(struct cpuexec_executor *exec) {
   cpuexec__os_aligned_free(exec->slots);
   cpuexec__os_aligned_free(exec->finish);
   free(exec->finish_tally);
-  free(exec->lanes);
+  cpuexec__os_aligned_free(exec->lanes);
   cpuexec__os_aligned_free(atomic_load_explicit(&exec->counters, memory_order_relaxed));
   if (exec->resolved) cpuexec_resolved_destroy((cpuexec_resolved *)exec->resolved);
   cpuexec__os_aligned_free(exec);

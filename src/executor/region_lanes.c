@@ -34,7 +34,7 @@ static inline uint64_t admit_open(uint32_t generation, uint32_t limit) {
 cpuexec__lane *cpuexec__lanes_create(uint32_t threads) {
   (void)threads;
   size_t bytes = (CPUEXEC__LANES - 1) * sizeof(cpuexec__lane);
-  cpuexec__lane *lanes = aligned_alloc(CPUEXEC__LINE, bytes);
+  cpuexec__lane *lanes = cpuexec__os_aligned_alloc(CPUEXEC__LINE, bytes);
   if (!lanes) return NULL;
   memset(lanes, 0, bytes);
   for (uint32_t l = 0; l + 1 < CPUEXEC__LANES; l++) atomic_init(&lanes[l].admit, ADMIT_CLOSED);
