@@ -100,12 +100,7 @@ static uint64_t nudge_workers(struct cpuexec_executor *exec, uint32_t helpers) {
   uint64_t wakes = 0;
   for (uint32_t k = 1; k <= exec->worker_count; k++) {
     cpuexec__slot *s = &exec->slots[k];
-    uint32_t e = atomic_load_explicit(&s->epoch, memory_order_relaxed);
-    while (!cpuexec__epoch_open(e) && !(e & CPUEXEC__EPOCH_NUDGE) &&
-           !atomic_compare_exchange_weak_explicit(&s->epoch, &e, e | CPUEXEC__EPOCH_NUDGE, memory_order_seq_cst,
-                                                  memory_order_relaxed)) {
-    }
-    if (cpuexec__epoch_open(e)) continue; /* admitted to lane 0: it comes here after that share */
+    if (!cpuexec__epoch_nudge(&s->epoch)) continue; /* admitted to lane 0: it comes here after that share */
     /* Nudged now or before: a worker asleep with a nudge set has not looked yet. */
     if (wakes < helpers && atomic_load_explicit(&s->parked, memory_order_seq_cst)) {
       cpuexec__os_wake_all(&s->epoch);
