@@ -551,7 +551,7 @@ void errors_and_values() {
     CHECK((p.cpu_set() == std::vector<int32_t>{0, 2, 3}));
     std::string text = p.to_string();
     CHECK(text == "num_threads=4,spin_policy=fixed_duration,spin_budget=50us,affinity_policy=explicit,"
-                  "allow_nested_parallelism=true,inherit_fp_environment=false,cpu_set=0,2-3");
+                  "allow_nested_parallelism=true,inherit_fp_environment=false,participation=take_over,cpu_set=0,2-3");
     CHECK(cpuexec::policy().inherit_fp_environment(true).inherit_fp_environment());
     CHECK(cpuexec::policy().inherit_fp_environment(true) != cpuexec::policy());
     CHECK(cpuexec::policy::parse(text) == p);

@@ -8,7 +8,7 @@ import pytest
 import cpuexec
 
 DEFAULT_TEXT = ("num_threads=0,spin_policy=adaptive,spin_budget=0,affinity_policy=none,"
-                "allow_nested_parallelism=false,inherit_fp_environment=false,cpu_set=")
+                "allow_nested_parallelism=false,inherit_fp_environment=false,participation=take_over,cpu_set=")
 
 
 def test_enums_are_the_grammar_names():
@@ -56,7 +56,7 @@ def test_every_field_is_kept():
             p.allow_nested_parallelism) == (3, cpuexec.SpinPolicy.FIXED_ITERATIONS, 1000,
                                             cpuexec.AffinityPolicy.EXPLICIT, (4, 0, 2), True)
     assert str(p) == ("num_threads=3,spin_policy=fixed_iterations,spin_budget=1000,affinity_policy=explicit,"
-                      "allow_nested_parallelism=true,inherit_fp_environment=false,cpu_set=4,0,2")
+                      "allow_nested_parallelism=true,inherit_fp_environment=false,participation=take_over,cpu_set=4,0,2")
 
 
 def test_immutable_and_not_subclassable():

@@ -304,10 +304,11 @@ bool cpuexec__foreign_plan(const struct cpuexec_executor *exec, int64_t total, c
 /* Lane 0's protocol (region_protocol.c). The caller's half: publishes the
  * region, admits workers 1 .. participants - 1, runs participant 0's share,
  * settles and waits; the caller holds dispatch_lock, released here. Returns
- * the region's first non-zero callback result. The worker's half: the loop
+ * the region's first non-zero callback result, and in *ran the participants
+ * that ran (the caller and the workers that checked in). The worker's half: the loop
  * of worker thread `arg` (a cpuexec__worker). */
 int cpuexec__lane0_run(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn,
-                       uint32_t participants, bool every, const cpuexec__fpenv *env);
+                       uint32_t participants, bool every, const cpuexec__fpenv *env, uint32_t *ran);
 void *cpuexec__worker_main(void *arg);
 
 /* Runs participant `index` of the published region (region_protocol.c);
@@ -321,13 +322,6 @@ static inline cpuexec__counters_block *cpuexec__counters_of(const struct cpuexec
    * On x86 and arm64 this is the same instruction as a relaxed load. */
   return atomic_load_explicit(&((struct cpuexec_executor *)exec)->counters, memory_order_acquire);
 }
-
-/* The process-wide observer (counters.c); NULL when none is set. */
-typedef struct cpuexec__observer {
-  cpuexec_dispatch_observer fn;
-  void *user;
-} cpuexec__observer;
-extern _Atomic(const cpuexec__observer *) cpuexec__dispatch_observer;
 
 
 #endif

@@ -11,6 +11,7 @@
 #include "executor_internal.h"
 #include "os/os.h"
 #include "participant.h"
+#include "observers.h"
 #include "region_lanes.h"
 
 /* The caller's processor as last pinned by an explicit policy (-1: never),
@@ -22,18 +23,11 @@ static int run_inline(struct cpuexec_executor *exec, int64_t total, void *ctx, c
   return cpuexec__participant_call(exec, 0, 1, ctx, fn, 0, total);
 }
 
-static inline void notify(const cpuexec__observer *obs, const struct cpuexec_executor *exec, uint32_t requested,
-                          uint32_t admitted, int64_t total, int64_t grain, bool ran_inline) {
-  cpuexec_dispatch_event ev = {
-      .executor_id = exec->id,
-      .effective_threads = exec->threads,
-      .requested_participants = requested,
-      .admitted_participants = admitted,
-      .total = total,
-      .grain = grain,
-      .ran_inline = ran_inline,
-  };
-  obs->fn(obs->user, &ev);
+/* Announces the call to the observers (observers.h) when there are any. */
+static inline void announce(uint32_t live, cpuexec_dispatch_event *ev, uint32_t admitted, bool ran_inline) {
+  ev->admitted_participants = (int32_t)admitted;
+  ev->ran_inline = ran_inline;
+  if (live) cpuexec__observers_notify(live, ev);
 }
 
 static int pin_caller(const struct cpuexec_executor *exec) {
@@ -100,9 +94,9 @@ static void note_caller_cpu(struct cpuexec_executor *exec, uint32_t participants
 
 /* Lane 0's region, the caller holding dispatch_lock (released by it). */
 static int run_lane0(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn,
-                     uint32_t participants, bool every, const cpuexec__fpenv *env) {
+                     uint32_t participants, bool every, const cpuexec__fpenv *env, uint32_t *ran) {
   note_caller_cpu(exec, participants);
-  return cpuexec__lane0_run(exec, total, grain, ctx, fn, participants, every, env);
+  return cpuexec__lane0_run(exec, total, grain, ctx, fn, participants, every, env, ran);
 }
 
 CPUEXEC_EXPORT int cpuexec_parallel_for(cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
@@ -145,10 +139,12 @@ static int run_foreign(struct cpuexec_executor *exec, int64_t total, int64_t gra
 
 /* A region of our pool: lane 0 when its lock is free, the path of a lone
  * caller; another lane beside it when not (region_lanes.h); past the bound,
- * the serial loop on this thread (a strict region waits for lane 0). */
+ * the serial loop on this thread (a strict region waits for lane 0). The
+ * policy's participation rule makes every region strict. *ran: the
+ * participants that ran. */
 static int run_native(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn,
-                      uint32_t participants, uint32_t flags) {
-  bool every = (flags & CPUEXEC_FOR_EVERY_PARTICIPANT) != 0;
+                      uint32_t participants, uint32_t flags, uint32_t *ran) {
+  bool every = (flags & CPUEXEC_FOR_EVERY_PARTICIPANT) || exec->resolved->every_participant;
   cpuexec__fpenv env;
   bool fpenv = (flags & CPUEXEC_FOR_INHERIT_FP_ENV) || exec->resolved->inherit_fpenv;
   if (fpenv) cpuexec__fpenv_capture(&env);
@@ -156,18 +152,61 @@ static int run_native(struct cpuexec_executor *exec, int64_t total, int64_t grai
   const cpuexec__fpenv *carried = fpenv ? &env : NULL;
   int rc;
   if (pthread_mutex_trylock(&exec->dispatch_lock) == 0) {
-    rc = run_lane0(exec, total, grain, ctx, fn, participants, every, carried);
-  } else if (!cpuexec__lane_run(exec, total, grain, ctx, fn, participants, every, carried, &rc)) {
+    rc = run_lane0(exec, total, grain, ctx, fn, participants, every, carried, ran);
+  } else if (!cpuexec__lane_run(exec, total, grain, ctx, fn, participants, every, carried, &rc, ran)) {
     if (every) {
       pthread_mutex_lock(&exec->dispatch_lock);
-      rc = run_lane0(exec, total, grain, ctx, fn, participants, every, carried);
+      rc = run_lane0(exec, total, grain, ctx, fn, participants, every, carried, ran);
     } else {
       CPUEXEC__COUNT(cpuexec__counters_of(exec), bound_inline, 1);
       rc = run_inline(exec, total, ctx, fn);
+      *ran = 1;
     }
   }
   if (every) pthread_mutex_unlock(&exec->strict_lock);
   return rc;
+}
+
+/* The participants a call on exec admits: the executor's threads, at most
+ * max_participants (0: no limit) and at most one per chunk. */
+static uint32_t admitted_for(const struct cpuexec_executor *exec, int64_t total, int64_t grain,
+                             int32_t max_participants) {
+  int64_t chunks = total / grain + (total % grain != 0);
+  uint32_t participants = exec->threads;
+  if (max_participants != 0 && (uint32_t)max_participants < participants) participants = (uint32_t)max_participants;
+  return chunks < (int64_t)participants ? (uint32_t)chunks : participants;
+}
+
+/* The call on exec once checked: inline, on a foreign pool or on ours; the
+ * observers hear of it before it runs (ev is theirs; executed_participants
+ * is set here). Returns the call's result. */
+static int dispatch(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn,
+                    int32_t max_participants, uint32_t flags, uint32_t live, cpuexec_dispatch_event *ev) {
+  cpuexec__counters_block *counters = cpuexec__counters_of(exec);
+  ev->executed_participants = 1;
+  if (cpuexec__participant_nested()) {
+    CPUEXEC__COUNT(counters, nested_inline, 1);
+    announce(live, ev, 1, true);
+    return cpuexec__callback_rc(run_inline(exec, total, ctx, fn));
+  }
+  uint32_t participants = admitted_for(exec, total, grain, max_participants);
+  if (exec->pin_caller) {
+    int rc = pin_caller(exec);
+    if (rc != 0) return rc;
+  }
+  if (participants == 1) {
+    CPUEXEC__COUNT(counters, limited_inline, 1);
+    announce(live, ev, 1, true);
+    return cpuexec__callback_rc(run_inline(exec, total, ctx, fn));
+  }
+  announce(live, ev, participants, false);
+  CPUEXEC__COUNT(counters, dispatches, 1);
+  ev->executed_participants = (int32_t)participants;
+  if (exec->foreign) return run_foreign(exec, total, grain, ctx, fn, participants, flags);
+  uint32_t ran = participants;
+  int rc = run_native(exec, total, grain, ctx, fn, participants, flags, &ran);
+  ev->executed_participants = (int32_t)ran;
+  return cpuexec__callback_rc(rc);
 }
 
 CPUEXEC_EXPORT int cpuexec_parallel_for_flags(cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
@@ -176,29 +215,13 @@ CPUEXEC_EXPORT int cpuexec_parallel_for_flags(cpuexec_executor *exec, int64_t to
   if (bad != 0) return bad;
   if (total <= 0) return 0;
   if (!exec) return cpuexec__callback_rc(run_inline(NULL, total, ctx, fn));
-
-  cpuexec__counters_block *counters = cpuexec__counters_of(exec);
-  const cpuexec__observer *obs = atomic_load_explicit(&cpuexec__dispatch_observer, memory_order_acquire);
-  if (cpuexec__participant_nested()) {
-    CPUEXEC__COUNT(counters, nested_inline, 1);
-    if (obs) notify(obs, exec, max_participants, 1, total, grain, true);
-    return cpuexec__callback_rc(run_inline(exec, total, ctx, fn));
+  uint32_t live = cpuexec__observers_now();
+  cpuexec_dispatch_event ev = {.executor_id = exec->id, .effective_threads = (int32_t)exec->threads,
+                               .requested_participants = max_participants, .total = total, .grain = grain};
+  int rc = dispatch(exec, total, grain, ctx, fn, max_participants, flags, live, &ev);
+  if (__builtin_expect(cpuexec__observers_want_completion(live), 0) && ev.admitted_participants != 0) {
+    ev.completed = true;
+    cpuexec__observers_notify(live, &ev);
   }
-  int64_t chunks = total / grain + (total % grain != 0);
-  uint32_t participants = exec->threads;
-  if (max_participants != 0 && (uint32_t)max_participants < participants) participants = (uint32_t)max_participants;
-  if (chunks < (int64_t)participants) participants = (uint32_t)chunks;
-  if (exec->pin_caller) {
-    int rc = pin_caller(exec);
-    if (rc != 0) return rc;
-  }
-  if (participants == 1) {
-    CPUEXEC__COUNT(counters, limited_inline, 1);
-    if (obs) notify(obs, exec, max_participants, 1, total, grain, true);
-    return cpuexec__callback_rc(run_inline(exec, total, ctx, fn));
-  }
-  if (obs) notify(obs, exec, max_participants, participants, total, grain, false);
-  CPUEXEC__COUNT(counters, dispatches, 1);
-  if (exec->foreign) return run_foreign(exec, total, grain, ctx, fn, participants, flags);
-  return cpuexec__callback_rc(run_native(exec, total, grain, ctx, fn, participants, flags));
+  return rc;
 }

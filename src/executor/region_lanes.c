@@ -111,7 +111,7 @@ static uint64_t nudge_workers(struct cpuexec_executor *exec, uint32_t helpers) {
 }
 
 bool cpuexec__lane_run(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn,
-                       uint32_t participants, bool strict, const cpuexec__fpenv *env, int *rc) {
+                       uint32_t participants, bool strict, const cpuexec__fpenv *env, int *rc, uint32_t *ran) {
   if (!exec->lanes || participants > CPUEXEC__LANE_MAX_PARTICIPANTS) return false;
   uint32_t index = lane_acquire(exec);
   if (index == 0) return false;
@@ -166,6 +166,7 @@ bool cpuexec__lane_run(struct cpuexec_executor *exec, int64_t total, int64_t gra
   *rc = atomic_load_explicit(&l->error, memory_order_relaxed);
   CPUEXEC__COUNT(counters, concurrent_regions, 1);
   CPUEXEC__COUNT(counters, participants_run, joined);
+  *ran = joined;
   if (wakes) CPUEXEC__COUNT(counters, wakeups, wakes);
   /* release: the next owner sees done_target and generation. */
   atomic_fetch_and_explicit(&exec->lanes_busy, ~(1u << index), memory_order_release);

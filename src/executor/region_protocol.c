@@ -222,8 +222,8 @@ static uint64_t admit_workers(struct cpuexec_executor *exec, uint32_t participan
 
 /* After the caller's share: settles the late workers (unless every one must
  * run), waits for those that joined, and counts. Returns how many
- * participants ran, the caller included, or `participants` when counting is
- * off and not every worker was seen finished (the count is then unknown). */
+ * participants ran, the caller included (the tallies are the caller's own
+ * memory: reading them costs no shared line). */
 static uint32_t finish_region(struct cpuexec_executor *exec, uint32_t participants, bool every) {
   cpuexec__counters_block *counters = cpuexec__counters_of(exec);
   const _Atomic int32_t *waited_cpu = &exec->first_worker_cpu;
@@ -243,11 +243,9 @@ static uint32_t finish_region(struct cpuexec_executor *exec, uint32_t participan
         CPUEXEC__COUNT(counters, spins_found_work, 1);
       if (start) CPUEXEC__COUNT(counters, caller_wait_ns, cpuexec__os_now_ns() - start);
     }
-    if (counters) {
-      ran = 1;
-      for (uint32_t g = 0; g <= cpuexec__finish_group_of(participants - 1); g++)
-        ran += exec->finish_tally[g].expect - exec->finish_tally[g].target;
-    }
+    ran = 1;
+    for (uint32_t g = 0; g <= cpuexec__finish_group_of(participants - 1); g++)
+      ran += exec->finish_tally[g].expect - exec->finish_tally[g].target;
   }
   CPUEXEC__COUNT(counters, participants_run, ran);
   for (uint32_t g = 0; g <= cpuexec__finish_group_of(participants - 1); g++)
@@ -256,11 +254,11 @@ static uint32_t finish_region(struct cpuexec_executor *exec, uint32_t participan
 }
 
 int cpuexec__lane0_run(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn,
-                       uint32_t participants, bool every, const cpuexec__fpenv *env) {
+                       uint32_t participants, bool every, const cpuexec__fpenv *env, uint32_t *ran) {
   publish_slots(exec, total, grain, ctx, fn, participants, !every, env);
   uint64_t wakes = admit_workers(exec, participants);
   cpuexec__region_participate(exec, 0);
-  finish_region(exec, participants, every);
+  *ran = finish_region(exec, participants, every);
   if (wakes) CPUEXEC__COUNT(cpuexec__counters_of(exec), wakeups, wakes);
   int rc = atomic_load_explicit(&exec->error, memory_order_relaxed);
   if (rc != 0) atomic_store_explicit(&exec->error, 0, memory_order_relaxed);
