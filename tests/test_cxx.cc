@@ -554,6 +554,11 @@ void errors_and_values() {
                   "allow_nested_parallelism=true,inherit_fp_environment=false,participation=take_over,cpu_set=0,2-3");
     CHECK(cpuexec::policy().inherit_fp_environment(true).inherit_fp_environment());
     CHECK(cpuexec::policy().inherit_fp_environment(true) != cpuexec::policy());
+    cpuexec::policy strict = cpuexec::policy().participation_rule(cpuexec::participation::every_participant);
+    CHECK(strict.participation_rule() == cpuexec::participation::every_participant);
+    CHECK(strict != cpuexec::policy());
+    CHECK(strict.to_string().find(",participation=every_participant,") != std::string::npos);
+    CHECK(cpuexec::policy::parse(strict.to_string()) == strict);
     CHECK(cpuexec::policy::parse(text) == p);
     CHECK(cpuexec::policy::parse("") == cpuexec::policy());
     CHECK(cpuexec::policy().spin_iterations(10) != cpuexec::policy());
