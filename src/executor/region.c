@@ -23,11 +23,17 @@ static int run_inline(struct cpuexec_executor *exec, int64_t total, void *ctx, c
   return cpuexec__participant_call(exec, 0, 1, ctx, fn, 0, total);
 }
 
-/* Announces the call to the observers (observers.h) when there are any. */
+/* Announces the call to the observers (observers.h); ev is NULL when there
+ * are none, so a call nobody observes fills no event. */
 static inline void announce(uint32_t live, cpuexec_dispatch_event *ev, uint32_t admitted, bool ran_inline) {
+  if (!ev) return;
   ev->admitted_participants = (int32_t)admitted;
   ev->ran_inline = ran_inline;
-  if (live) cpuexec__observers_notify(live, ev);
+  cpuexec__observers_notify(live, ev);
+}
+
+static inline void note_executed(cpuexec_dispatch_event *ev, uint32_t participants) {
+  if (ev) ev->executed_participants = (int32_t)participants;
 }
 
 static int pin_caller(const struct cpuexec_executor *exec) {
@@ -178,12 +184,12 @@ static uint32_t admitted_for(const struct cpuexec_executor *exec, int64_t total,
 }
 
 /* The call on exec once checked: inline, on a foreign pool or on ours; the
- * observers hear of it before it runs (ev is theirs; executed_participants
- * is set here). Returns the call's result. */
+ * observers hear of it before it runs (ev is theirs, NULL when there are
+ * none; executed_participants is set here). Returns the call's result. */
 static int dispatch(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn,
                     int32_t max_participants, uint32_t flags, uint32_t live, cpuexec_dispatch_event *ev) {
   cpuexec__counters_block *counters = cpuexec__counters_of(exec);
-  ev->executed_participants = 1;
+  note_executed(ev, 1);
   if (cpuexec__participant_nested()) {
     CPUEXEC__COUNT(counters, nested_inline, 1);
     announce(live, ev, 1, true);
@@ -201,11 +207,11 @@ static int dispatch(struct cpuexec_executor *exec, int64_t total, int64_t grain,
   }
   announce(live, ev, participants, false);
   CPUEXEC__COUNT(counters, dispatches, 1);
-  ev->executed_participants = (int32_t)participants;
+  note_executed(ev, participants);
   if (exec->foreign) return run_foreign(exec, total, grain, ctx, fn, participants, flags);
   uint32_t ran = participants;
   int rc = run_native(exec, total, grain, ctx, fn, participants, flags, &ran);
-  ev->executed_participants = (int32_t)ran;
+  note_executed(ev, ran);
   return cpuexec__callback_rc(rc);
 }
 
@@ -216,10 +222,12 @@ CPUEXEC_EXPORT int cpuexec_parallel_for_flags(cpuexec_executor *exec, int64_t to
   if (total <= 0) return 0;
   if (!exec) return cpuexec__callback_rc(run_inline(NULL, total, ctx, fn));
   uint32_t live = cpuexec__observers_now();
+  if (__builtin_expect(live == 0, 1)) return dispatch(exec, total, grain, ctx, fn, max_participants, flags, 0, NULL);
   cpuexec_dispatch_event ev = {.executor_id = exec->id, .effective_threads = (int32_t)exec->threads,
                                .requested_participants = max_participants, .total = total, .grain = grain};
   int rc = dispatch(exec, total, grain, ctx, fn, max_participants, flags, live, &ev);
-  if (__builtin_expect(cpuexec__observers_want_completion(live), 0) && ev.admitted_participants != 0) {
+  /* Announced (admitted set) and observed to the end: the completion. */
+  if (cpuexec__observers_want_completion(live) && ev.admitted_participants != 0) {
     ev.completed = true;
     cpuexec__observers_notify(live, &ev);
   }
