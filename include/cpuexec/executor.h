@@ -91,7 +91,24 @@
  * policy does not place, found at dispatch on the processor of a pinned
  * worker it admits, is moved off it (its CPU set is narrowed and restored
  * at once, so the set is unchanged; only its current processor moves):
- * otherwise the two would take turns on one processor. */
+ * otherwise the two would take turns on one processor.
+ *
+ * The caller's placement (affinity_policy=explicit, cpu_set[0]): the
+ * calling thread is pinned at its first region and stays pinned after it
+ * returns, and after the session ends (restoring its old set would cost a
+ * system call per region; a thread that needs it back sets it itself).
+ * The pin is remembered per thread and checked again, with one system
+ * call, when the thread is found on another processor at dispatch, or
+ * when the process's placement may have changed (a fork, the process
+ * topology read again because the process CPU set changed or
+ * cpuexec_topology_refresh() was called, or a pool's placement check that
+ * found a thread moved). Then, when cpu_set[0] is no longer in the
+ * thread's CPU set, the region is refused with CPUEXEC_EAFFINITY naming
+ * the processor and nothing runs (the thread is not moved back; resolve
+ * the policy again); when it is there but the set is wider, the thread is
+ * pinned again and the region runs. Creating a pool pins every worker
+ * before it fails, and the failure names every processor that could not
+ * be applied. */
 #ifndef CPUEXEC_EXECUTOR_H
 #define CPUEXEC_EXECUTOR_H
 

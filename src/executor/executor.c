@@ -9,6 +9,7 @@
 #include "core/debug.h"
 #include "core/error.h"
 #include "executor_internal.h"
+#include "participant.h"
 #include "os/os.h"
 #include "region_lanes.h"
 #include "thread_state.h"
@@ -85,7 +86,7 @@ static void free_executor(struct cpuexec_executor *exec) {
   cpuexec__os_aligned_free(exec->slots);
   cpuexec__os_aligned_free(exec->finish);
   free(exec->finish_tally);
-  free(exec->lanes);
+  cpuexec__os_aligned_free(exec->lanes);
   cpuexec__os_aligned_free(atomic_load_explicit(&exec->counters, memory_order_relaxed));
   if (exec->resolved) cpuexec_resolved_destroy((cpuexec_resolved *)exec->resolved);
   cpuexec__os_aligned_free(exec);
@@ -160,21 +161,14 @@ CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpu
       char name[32];
       snprintf(name, sizeof name, "cpuexec-w%u", k);
       cpuexec__os_name_thread(exec->workers[k - 1].thread, name); /* Linux: 99999 workers fit its 15 */
-      if (pinned) {
-        int err = cpuexec__os_pin_thread(exec->workers[k - 1].thread, cpu);
-        if (err != 0) {
-          stop_workers(exec, k);
-          rc = err == ENOTSUP
-                   ? cpuexec__fail(CPUEXEC_ENOTSUP,
-                                   "worker thread %u: processor %d: the %s OS backend cannot pin threads; resolve "
-                                   "the policy on this process's topology, or use affinity_policy=none",
-                                   k, cpu, cpuexec__os_backend())
-                   : cpuexec__fail(CPUEXEC_EAFFINITY, "worker thread %u: processor %d could not be applied: %s", k,
-                                   cpu, strerror(err));
-        }
-      }
     } else {
       stop_workers(exec, k - 1);
+    }
+    /* Every worker is pinned once all are started, so a failure names
+     * every processor that could not be applied (executor_placement.c). */
+    if (rc == 0 && pinned && k + 1 == threads) {
+      rc = cpuexec__executor_pin_workers(exec, threads);
+      if (rc != 0) stop_workers(exec, k);
     }
     if (rc != 0) {
       pthread_mutex_destroy(&exec->dispatch_lock);
@@ -257,3 +251,27 @@ cpuexec__lease_slot *cpuexec__executor_lease_slot(cpuexec_executor *exec) { retu
 bool cpuexec__executor_inherited(const cpuexec_executor *exec) {
   return exec->fork_generation != cpuexec__fork_generation_now();
 }
+
+#if CPUEXEC_TEST_HOOKS
+typedef struct test_share {
+  int64_t callbacks;
+  cpuexec_range_fn fn;
+  void *ctx;
+  int rc;
+} test_share;
+
+static void run_test_share(void *arg) {
+  test_share *s = arg;
+  for (int64_t k = 0; k < s->callbacks && s->rc == 0; k++) s->rc = cpuexec__participant_invoke(s->fn, s->ctx, k, k + 1);
+}
+
+int cpuexec__test_participant_share(struct cpuexec_executor *exec, int64_t callbacks, cpuexec_range_fn fn,
+                                    void *ctx) {
+  cpuexec__participant p;
+  cpuexec__participant_enter(&p, exec, 0, 1);
+  test_share share = {callbacks, fn, ctx, 0};
+  cpuexec__participant_share(run_test_share, &share);
+  cpuexec__participant_leave(&p);
+  return share.rc;
+}
+#endif

@@ -276,6 +276,31 @@ typedef void (*cpuexec__worker_gate_fn)(struct cpuexec_executor *exec, uint32_t 
 extern _Atomic(cpuexec__worker_gate_fn) cpuexec__test_worker_gate;
 #endif
 
+/* Test build only: the calling thread as one participant of exec running
+ * `callbacks` callbacks fn(ctx, k, k + 1), its share entered as a region's
+ * participant enters it (cpuexec__participant_share); the first failing
+ * callback's value, or 0 (bench/questions/guards: the guards' cost per
+ * callback inside a participant). */
+#if CPUEXEC_TEST_HOOKS
+int cpuexec__test_participant_share(struct cpuexec_executor *exec, int64_t callbacks, cpuexec_range_fn fn,
+                                    void *ctx);
+#endif
+
+/* Placement (executor_placement.c). Pins workers 1 .. threads - 1 to their
+ * resolved processors: 0, CPUEXEC_ENOTSUP, or CPUEXEC_EAFFINITY naming
+ * every processor that could not be applied. */
+int cpuexec__executor_pin_workers(cpuexec_executor *exec, uint32_t threads);
+/* Pins the calling thread to cpu. With recheck (this thread was pinned
+ * there before and something may have moved it): CPUEXEC_EAFFINITY naming
+ * cpu when it is no longer in the thread's CPU set, nothing when the
+ * thread is still pinned there alone, a new pin when its set is wider. */
+int cpuexec__executor_pin_caller(int32_t cpu, bool recheck);
+/* Test hook: bit k set, pinning any thread to processor k fails with
+ * EINVAL (k < 64), as when k left the process CPU set. */
+#if CPUEXEC_TEST_HOOKS
+extern _Atomic uint64_t cpuexec__test_pin_refused;
+#endif
+
 /* How waiting threads of an executor of `threads` participants spin for
  * resolved (executor.c). */
 cpuexec__spin_plan cpuexec__spin_plan_of(const cpuexec_resolved *resolved, uint32_t threads);

@@ -34,7 +34,7 @@ static inline uint64_t admit_open(uint32_t generation, uint32_t limit) {
 cpuexec__lane *cpuexec__lanes_create(uint32_t threads) {
   (void)threads;
   size_t bytes = (CPUEXEC__LANES - 1) * sizeof(cpuexec__lane);
-  cpuexec__lane *lanes = aligned_alloc(CPUEXEC__LINE, bytes);
+  cpuexec__lane *lanes = cpuexec__os_aligned_alloc(CPUEXEC__LINE, bytes);
   if (!lanes) return NULL;
   memset(lanes, 0, bytes);
   for (uint32_t l = 0; l + 1 < CPUEXEC__LANES; l++) atomic_init(&lanes[l].admit, ADMIT_CLOSED);
@@ -76,6 +76,22 @@ static void lane_share(cpuexec__lane *l, uint32_t p) {
   int64_t lo, hi;
   while (lane_claim(l, &lo, &hi))
     if (!lane_chunks(l, lo, hi)) return;
+}
+
+/* lane_share as one call, through cpuexec__participant_share. */
+typedef struct lane_share_of {
+  cpuexec__lane *lane;
+  uint32_t p;
+} lane_share_of;
+
+static void run_lane_share(void *arg) {
+  const lane_share_of *s = arg;
+  lane_share(s->lane, s->p);
+}
+
+static void participant_lane_share(cpuexec__lane *l, uint32_t p) {
+  lane_share_of share = {l, p};
+  cpuexec__participant_share(run_lane_share, &share);
 }
 
 /* ---- the caller's half -------------------------------------------------- */
@@ -135,7 +151,7 @@ bool cpuexec__lane_run(struct cpuexec_executor *exec, int64_t total, int64_t gra
 
   cpuexec__participant p;
   cpuexec__participant_enter(&p, exec, 0, participants);
-  lane_share(l, 0);
+  participant_lane_share(l, 0);
   uint32_t joined = participants;
   if (!strict) {
     /* Nobody waits for a worker that has not started: close the lane and
@@ -305,10 +321,10 @@ bool cpuexec__lanes_serve(struct cpuexec_executor *exec, uint32_t worker_index) 
     if (__builtin_expect(l->fpenv, 0)) {
       cpuexec__fpenv own;
       cpuexec__fpenv_apply(&l->env, &own);
-      lane_share(l, p);
+      participant_lane_share(l, p);
       cpuexec__fpenv_restore(&own);
     } else {
-      lane_share(l, p);
+      participant_lane_share(l, p);
     }
     cpuexec__participant_leave(&part);
     if (counters)

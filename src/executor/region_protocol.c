@@ -125,16 +125,27 @@ static void run_share(struct cpuexec_executor *exec, uint32_t index) {
   if (taken) CPUEXEC__COUNT_AS(cpuexec__counters_of(exec), index, takeovers, taken);
 }
 
+typedef struct share_of {
+  struct cpuexec_executor *exec;
+  uint32_t index;
+} share_of;
+
+static void run_share_of(void *arg) {
+  const share_of *s = arg;
+  run_share(s->exec, s->index);
+}
+
 void cpuexec__region_participate(struct cpuexec_executor *exec, uint32_t index) {
   cpuexec__participant p;
   cpuexec__participant_enter(&p, exec, index, exec->slots[index].participants);
+  share_of share = {exec, index};
   if (__builtin_expect(exec->slots[index].fpenv, 0) && index > 0) {
     cpuexec__fpenv own; /* the caller's state for the region (fpenv.h) */
     cpuexec__fpenv_apply(&exec->slots[index].env, &own);
-    run_share(exec, index);
+    cpuexec__participant_share(run_share_of, &share);
     cpuexec__fpenv_restore(&own);
   } else {
-    run_share(exec, index);
+    cpuexec__participant_share(run_share_of, &share);
   }
   cpuexec__participant_leave(&p);
 }
