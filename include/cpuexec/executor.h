@@ -43,7 +43,9 @@
  *     call. So every admitted participant runs a range whenever its share
  *     takes longer than its wake-up; with shorter shares fewer may run
  *     (cpuexec_parallel_for_flags with CPUEXEC_FOR_EVERY_PARTICIPANT makes
- *     every admitted participant run its range, waiting for it);
+ *     every admitted participant run its range, waiting for it; a policy's
+ *     participation=every_participant does so for every region of its
+ *     executors, whatever API the region comes through);
  *   - a callback returning non-zero stops ranges that have not started;
  *     every started callback finishes before the call returns, which returns
  *     CPUEXEC_ECALLBACK; the first non-zero value observed is then
@@ -68,7 +70,8 @@
  * The threads running callbacks are the workers plus the calling threads
  * themselves. A caller that finds 8 regions running already runs its loop
  * inline on its own thread, serially, as participant 0 of 1 (counted in
- * cpuexec_counters.bound_inline). CPUEXEC_FOR_EVERY_PARTICIPANT regions run
+ * cpuexec_counters.bound_inline). CPUEXEC_FOR_EVERY_PARTICIPANT regions (every
+ * region of an executor made with participation=every_participant) run
  * one at a time per executor (a second one waits for the first), so their
  * teams never split the workers; such a region waits for workers busy in
  * other regions to finish there, and so gets its full team. With one caller

@@ -1,5 +1,6 @@
-/* The executor's lifetime: creating, pinning and joining its workers, and
- * the loop each worker runs. Dispatch lives in region.c. */
+/* The executor's lifetime: creating, pinning and joining its workers. The
+ * loop each worker runs is lane 0's protocol (region_protocol.c); dispatch
+ * lives in region.c. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,100 +21,6 @@ _Atomic int cpuexec__test_fail_thread_create_at = 0;
 
 /* Process-local executor ids: never reused, never 0. */
 static _Atomic uint64_t next_executor_id = 1;
-
-#if CPUEXEC_TEST_HOOKS
-_Atomic(cpuexec__worker_gate_fn) cpuexec__test_worker_gate; /* NULL: static storage starts zeroed */
-#endif
-
-/* Worker k's loop: wait for an open region, check in, run, leave. A worker
- * that finds its region taken (see executor_internal.h) has read only its
- * epoch and goes straight back to waiting. */
-static void *worker_main(void *arg) {
-  cpuexec__worker *w = arg;
-  struct cpuexec_executor *exec = w->exec;
-  cpuexec__slot *slot = &exec->slots[w->index];
-  /* Cadence windows (cadence.h) are timed parks of a millisecond or so: the
-   * default 50 us slack would make them wake late. */
-  cpuexec__os_timer_slack(CPUEXEC__CADENCE_TIMER_SLACK_NS);
-  cpuexec__cadence_hint hint = {0, 0};
-  uint32_t e = 0; /* the latest epoch value seen, without a nudge */
-  for (;;) {
-    /* Open lanes (region_lanes.h) while lane 0 has nothing new for this
-     * worker. On the one-caller path lanes_busy is 0: one load of a line
-     * nobody writes. */
-    if (atomic_load_explicit(&exec->lanes_busy, memory_order_relaxed) != 0 &&
-        cpuexec__epoch_clear_nudge(&slot->epoch, atomic_load_explicit(&slot->epoch, memory_order_relaxed)) == e &&
-        cpuexec__lanes_serve(exec, w->index))
-      continue;
-    bool joined = false;
-    cpuexec__wait_report seen;
-    uint32_t now = cpuexec__wait_while_equal(&slot->epoch, e, &slot->parked, &exec->spin, &exec->caller_cpu, &hint, &seen);
-    if (now & CPUEXEC__EPOCH_NUDGE) {
-      now = cpuexec__epoch_clear_nudge(&slot->epoch, now);
-      if (now == e) continue; /* a nudge only: the lanes, at the top */
-    }
-    e = now;
-    while (cpuexec__epoch_open(e)) {
-      cpuexec__worker_gate_fn gate = CPUEXEC__TEST_HOOK(cpuexec__test_worker_gate, NULL);
-      if (gate) {
-        gate(exec, w->index);
-        e = atomic_load_explicit(&slot->epoch, memory_order_relaxed);
-        if (!cpuexec__epoch_open(e)) break;
-      }
-      /* acquire: the dispatcher's slot writes happen before its open. */
-      if (atomic_compare_exchange_strong_explicit(&slot->epoch, &e, cpuexec__epoch_joined(e), memory_order_acquire,
-                                                  memory_order_relaxed)) {
-        e = cpuexec__epoch_joined(e);
-        joined = true;
-        break;
-      }
-    }
-    /* Taken, and nudged since: the nudge is looked at, at the top. */
-    if (e & CPUEXEC__EPOCH_NUDGE) e = cpuexec__epoch_clear_nudge(&slot->epoch, e);
-    if (joined) {
-      if (slot->participants == 0) break;
-      CPUEXEC__CHECK(w->index < slot->participants && slot->participants <= exec->threads,
-                     "executor %llu: worker %u admitted to a region of %u participants (executor of %u)",
-                     (unsigned long long)exec->id, w->index, slot->participants, exec->threads);
-      uint32_t participants = slot->participants;
-      if (participants >= exec->wake_tree_min) { /* wide regions: wake_tree.h */
-        uint64_t wakes = cpuexec__wake_tree_children(exec, w->index, participants);
-        cpuexec__counters_block *c = cpuexec__counters_of(exec);
-        if (c && wakes) atomic_fetch_add_explicit(&c->workers.wakeups, wakes, memory_order_relaxed);
-      }
-      int32_t cpu = cpuexec__os_current_cpu();
-      if (atomic_load_explicit(&slot->cpu, memory_order_relaxed) != cpu)
-        atomic_store_explicit(&slot->cpu, cpu, memory_order_relaxed);
-      cpuexec__counters_block *counters = cpuexec__counters_of(exec);
-      if (counters) {
-        /* Counted before leaving: once the caller returns, its counts are complete. */
-        atomic_fetch_add_explicit(seen.slept ? &counters->workers.parks : &counters->workers.spins_found_work, 1,
-                                  memory_order_relaxed);
-        uint64_t start = cpuexec__os_now_ns();
-        cpuexec__region_participate(exec, w->index);
-        atomic_fetch_add_explicit(&counters->workers.worker_active_ns, cpuexec__os_now_ns() - start,
-                                  memory_order_relaxed);
-      } else {
-        cpuexec__region_participate(exec, w->index);
-      }
-      cpuexec__region_leave(exec, w->index);
-    }
-    /* From here on the region is done or someone else's: the bookkeeping
-     * costs nobody a wait. The cadence is learnt from every region seen,
-     * joined or not, so a worker the caller keeps finding late still
-     * learns it and is spinning for the next one. */
-    if (seen.seen_ns) hint = cpuexec__cadence_note(&w->cadence, seen.seen_ns);
-    cpuexec__counters_block *counters = cpuexec__counters_of(exec);
-    if (counters) {
-      if (!joined) atomic_fetch_add_explicit(&counters->workers.late_arrivals, 1, memory_order_relaxed);
-      if (seen.outcome == CPUEXEC__CADENCE_HIT)
-        atomic_fetch_add_explicit(&counters->workers.cadence_hits, 1, memory_order_relaxed);
-      else if (seen.outcome == CPUEXEC__CADENCE_MISS)
-        atomic_fetch_add_explicit(&counters->workers.cadence_misses, 1, memory_order_relaxed);
-    }
-  }
-  return NULL;
-}
 
 cpuexec__spin_plan cpuexec__spin_plan_of(const cpuexec_resolved *resolved, uint32_t threads) {
   cpuexec__spin_plan plan = {CPUEXEC__SPIN_NONE, 0, 0, false};
@@ -163,7 +70,7 @@ static int start_worker(struct cpuexec_executor *exec, uint32_t k, int32_t cpu) 
   w->index = k;
   int rc = CPUEXEC__TEST_HOOK(cpuexec__test_fail_thread_create_at, 0) == (int)k
                ? EAGAIN
-               : pthread_create(&w->thread, NULL, worker_main, w);
+               : pthread_create(&w->thread, NULL, cpuexec__worker_main, w);
   if (rc != 0) {
     if (cpu >= 0)
       return cpuexec__fail(CPUEXEC_ETHREAD, "worker thread %u (for processor %d): pthread_create failed: %s", k,

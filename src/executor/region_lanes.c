@@ -116,12 +116,7 @@ static uint64_t nudge_workers(struct cpuexec_executor *exec, uint32_t helpers) {
   uint64_t wakes = 0;
   for (uint32_t k = 1; k <= exec->worker_count; k++) {
     cpuexec__slot *s = &exec->slots[k];
-    uint32_t e = atomic_load_explicit(&s->epoch, memory_order_relaxed);
-    while (!cpuexec__epoch_open(e) && !(e & CPUEXEC__EPOCH_NUDGE) &&
-           !atomic_compare_exchange_weak_explicit(&s->epoch, &e, e | CPUEXEC__EPOCH_NUDGE, memory_order_seq_cst,
-                                                  memory_order_relaxed)) {
-    }
-    if (cpuexec__epoch_open(e)) continue; /* admitted to lane 0: it comes here after that share */
+    if (!cpuexec__epoch_nudge(&s->epoch)) continue; /* admitted to lane 0: it comes here after that share */
     /* Nudged now or before: a worker asleep with a nudge set has not looked yet. */
     if (wakes < helpers && atomic_load_explicit(&s->parked, memory_order_seq_cst)) {
       cpuexec__os_wake_all(&s->epoch);
@@ -132,7 +127,7 @@ static uint64_t nudge_workers(struct cpuexec_executor *exec, uint32_t helpers) {
 }
 
 bool cpuexec__lane_run(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn,
-                       uint32_t participants, bool strict, const cpuexec__fpenv *env, int *rc) {
+                       uint32_t participants, bool strict, const cpuexec__fpenv *env, int *rc, uint32_t *ran) {
   if (!exec->lanes || participants > CPUEXEC__LANE_MAX_PARTICIPANTS) return false;
   uint32_t index = lane_acquire(exec);
   if (index == 0) return false;
@@ -187,6 +182,7 @@ bool cpuexec__lane_run(struct cpuexec_executor *exec, int64_t total, int64_t gra
   *rc = atomic_load_explicit(&l->error, memory_order_relaxed);
   CPUEXEC__COUNT(counters, concurrent_regions, 1);
   CPUEXEC__COUNT(counters, participants_run, joined);
+  *ran = joined;
   if (wakes) CPUEXEC__COUNT(counters, wakeups, wakes);
   /* release: the next owner sees done_target and generation. */
   atomic_fetch_and_explicit(&exec->lanes_busy, ~(1u << index), memory_order_release);
