@@ -15,13 +15,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include <cpuexec.h>
 #include <pthreadpool.h>
 
+#include "support/portable.h"
 #include "support/rendezvous.h"
 #include "support/test_util.h"
 
@@ -542,7 +542,7 @@ static bool app_run_one(app_executor *a, bool wait) {
 static void *app_thread_main(void *p) {
   app_thread_arg *arg = p;
   app_executor *a = arg->a;
-  a->tid[arg->index] = (int)syscall(SYS_gettid);
+  a->tid[arg->index] = test_thread_id();
   atomic_fetch_add(&a->ready, 1);
   while (app_run_one(a, true)) {
   }
@@ -589,7 +589,7 @@ typedef struct where {
 
 static void where_item(void *ctx, uint32_t thread, size_t i, size_t n) {
   where *w = ctx;
-  int tid = (int)syscall(SYS_gettid);
+  int tid = test_thread_id();
   bool app = false;
   for (int k = 0; k < w->app->threads; k++) app |= w->app->tid[k] == tid;
   atomic_fetch_add(tid == w->caller ? &w->on_caller : app ? &w->on_app : &w->elsewhere, 1);
@@ -600,7 +600,7 @@ static void run_where(pthreadpool_t pool, const app_executor *app, where *w, siz
   memset(w, 0, sizeof *w);
   grid_init(&w->g, 1, Z(500), Z(1), (int[]){2}, limit);
   w->g.rendezvous = true;
-  w->caller = (int)syscall(SYS_gettid);
+  w->caller = test_thread_id();
   w->app = app;
   pthreadpool_parallelize_1d_tile_1d_dynamic_with_thread(pool, where_item, w, 500, 1, 0);
   grid_assert(&w->g, "on the application's executor");

@@ -3,7 +3,8 @@
  * which the library's getenv sees), rand_r, mkdir with a mode, mkdtemp;
  * and, everywhere, what the tests do with processes and files:
  * test_self_path, test_spawn (run a program with a changed environment:
- * fork and exec, or _spawnv), test_remove_tree (rm -rf). Included by watchdog.h and
+ * fork and exec, or _spawnv), test_remove_tree (rm -rf), test_thread_id
+ * (the system's id of the calling thread). Included by watchdog.h and
  * threads.h; tests that include neither include it themselves. Nothing on
  * other systems. C and C++. */
 #ifndef CPUEXEC_TESTS_SUPPORT_PORTABLE_H
@@ -76,6 +77,8 @@ static inline int setenv(const char *name, const char *value, int overwrite) {
 /* An empty value removes the variable on Windows. */
 static inline int unsetenv(const char *name) { return _putenv_s(name, "") == 0 ? 0 : -1; }
 
+static inline int test_thread_id(void) { return (int)GetCurrentThreadId(); }
+
 /* POSIX.1's example generator: the tests only need a per-thread sequence. */
 static inline int rand_r(unsigned *seed) {
   *seed = *seed * 1103515245u + 12345u;
@@ -84,8 +87,11 @@ static inline int rand_r(unsigned *seed) {
 #else
 #include <errno.h>
 #include <stdio.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+static inline int test_thread_id(void) { return (int)syscall(SYS_gettid); }
 
 static inline int test_self_path(char *buf, size_t size) {
   ssize_t n = readlink("/proc/self/exe", buf, size - 1);
