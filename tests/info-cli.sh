@@ -104,5 +104,16 @@ export CPUEXEC_NUM_THREADS=30
 expect 2 CPUEXEC_NUM_THREADS -- --topology "$hybrid" --policy affinity_policy=physical_cores
 unset CPUEXEC_NUM_THREADS
 
+# --libraries-report PROGRAM: the program's threaded libraries at its exit
+# (cpuexec-info itself, linked with libcpuexec, loads none of them).
+expect 2 "needs a program" -- --libraries-report
+checks=$((checks + 1))
+if "$info" --libraries-report "$info" --help >"$work/out" 2>"$work/err" &&
+  grep -q '^fftw  *- ' "$work/out" && grep -q '^opencv  *- ' "$work/out" && grep -q '^pthreadpool  *- ' "$work/out"; then
+  echo "ok $checks: cpuexec-info --libraries-report lists fftw, opencv, pthreadpool"
+else
+  fail "cpuexec-info --libraries-report cpuexec-info --help: $(cat "$work/out" "$work/err")"
+fi
+
 echo "$checks checks, $failures failures"
 [ "$failures" -eq 0 ]

@@ -2,7 +2,10 @@
  * libcpuexec) with CPUEXEC_OPENMP_REPORT pointing at a temporary file, which
  * the library fills when the program exits, then prints the report: per
  * calling function, the OpenMP regions seen inline in callbacks and at top
- * level in sessions, with team sizes. The list of kernels left to migrate. */
+ * level in sessions, with team sizes. The list of kernels left to migrate.
+ * cpuexec-info --libraries-report PROGRAM [ARGS...] does the same with
+ * CPUEXEC_LIBRARIES_REPORT: which threaded libraries (FFTW, OpenCV,
+ * pthreadpool) the program loaded and whether each ran on libcpuexec. */
 #include "info_openmp.h"
 
 #include <stdio.h>
@@ -10,10 +13,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-int cpuexec_info_openmp_report(int argc, char **argv) {
+/* Runs argv with `variable` naming a temporary file and prints what the
+ * program wrote there at exit. */
+static int run_with_report(const char *option, const char *variable, int argc, char **argv) {
   if (argc < 1) {
-    fprintf(stderr, "cpuexec-info: --openmp-report needs a program to run, e.g. "
-                    "cpuexec-info --openmp-report ./my_program args\n");
+    fprintf(stderr, "cpuexec-info: %s needs a program to run, e.g. cpuexec-info %s ./my_program args\n", option,
+            option);
     return 2;
   }
   char path[] = "/tmp/cpuexec-openmp-report-XXXXXX";
@@ -30,7 +35,7 @@ int cpuexec_info_openmp_report(int argc, char **argv) {
     return 1;
   }
   if (pid == 0) {
-    setenv("CPUEXEC_OPENMP_REPORT", path, 1);
+    setenv(variable, path, 1);
     execvp(argv[0], argv);
     perror("cpuexec-info: exec");
     _exit(127);
@@ -52,4 +57,12 @@ int cpuexec_info_openmp_report(int argc, char **argv) {
     fprintf(stderr, "cpuexec-info: %s exited with status %d\n", argv[0],
             WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
   return size > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
+int cpuexec_info_openmp_report(int argc, char **argv) {
+  return run_with_report("--openmp-report", "CPUEXEC_OPENMP_REPORT", argc, argv);
+}
+
+int cpuexec_info_libraries_report(int argc, char **argv) {
+  return run_with_report("--libraries-report", "CPUEXEC_LIBRARIES_REPORT", argc, argv);
 }
