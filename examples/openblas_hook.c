@@ -10,13 +10,20 @@
  * call made on another thread outside libcpuexec runs on one thread too:
  * the price of a process-wide setting.
  *
- * The two functions are looked up with dlsym, so the program runs whether
+ * The two functions are looked up with dlsym (Windows: GetProcAddress in
+ * libopenblas.dll, when it is loaded), so the program runs whether
  * or not OpenBLAS is loaded. Without it (as in `make check`), the example
  * drives a stand-in with the same two functions, so the same hook is
  * exercised and checked either way. */
+#ifdef _WIN32
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+#else
 #include <dlfcn.h>
+#endif
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include <cpuexec.h>
@@ -35,8 +42,14 @@ static int standin_get(void) { return atomic_load(&standin_count); }
 
 static blas_threads find_blas(void) {
   blas_threads b = {standin_set, standin_get, "a stand-in (OpenBLAS is not loaded)"};
+#ifdef _WIN32
+  HMODULE blas = GetModuleHandleA("libopenblas.dll");
+  void *set = blas ? (void *)(uintptr_t)GetProcAddress(blas, "openblas_set_num_threads") : NULL;
+  void *get = blas ? (void *)(uintptr_t)GetProcAddress(blas, "openblas_get_num_threads") : NULL;
+#else
   void *set = dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
   void *get = dlsym(RTLD_DEFAULT, "openblas_get_num_threads");
+#endif
   if (set != NULL && get != NULL) {
     *(void **)&b.set = set;
     *(void **)&b.get = get;

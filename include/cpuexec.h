@@ -13,10 +13,12 @@
 #include <cpuexec/resolve.h>
 #include <cpuexec/executor.h>
 #include <cpuexec/foreign.h>
+#include <cpuexec/tasks.h>
 #include <cpuexec/hooks.h>
 #include <cpuexec/counters.h>
 #include <cpuexec/registry.h>
 #include <cpuexec/session.h>
 #include <cpuexec/interop.h>
+#include <cpuexec/runtimes.h>
 
 #endif

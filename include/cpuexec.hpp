@@ -48,6 +48,7 @@
 #include <cpuexec/cxx/loops.hpp>
 #include <cpuexec/cxx/range_executor.hpp>
 #include <cpuexec/cxx/foreign.hpp>
+#include <cpuexec/cxx/tasks.hpp>
 
 /** The C++ interface of libcpuexec (cpuexec.hpp and cpuexec/cxx/). */
 namespace cpuexec {}

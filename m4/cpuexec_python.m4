@@ -21,6 +21,9 @@ python_summary="no (--disable-python)"
 PYTHON_CPPFLAGS=""
 PYTHON_EXT_SUFFIX=""
 PYTHON_TEST_PRELOAD=""
+AS_IF([test "x$enable_python" = xcheck && test "x$cross_compiling" = xyes], [
+  enable_python=no
+  python_summary="no (cross-compiling: the build machine's python3 cannot load a $host module)"])
 AS_IF([test "x$enable_python" != xno], [
   python_summary="no (no python3 with headers found; Debian: install python3-dev)"
   AS_IF([test -n "$PYTHON"], [python_candidates="$PYTHON"], [

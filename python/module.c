@@ -21,7 +21,7 @@ static int module_exec(PyObject *module) {
     return -1;
   if (cpx_errors_init(module, st) < 0 || cpx_policy_init_types(module, st) < 0 ||
       cpx_topology_init_types(module, st) < 0 || cpx_resolution_init_types(module, st) < 0 ||
-      cpx_session_init_types(module, st) < 0)
+      cpx_session_init_types(module, st) < 0 || cpx_tasks_init_types(module, st) < 0)
     return -1;
   unsigned v = cpuexec_version();
   PyObject *info = Py_BuildValue("(III)", (v >> 16) & 0xff, (v >> 8) & 0xff, v & 0xff);
@@ -46,6 +46,7 @@ static int module_traverse(PyObject *module, visitproc visit, void *arg) {
   Py_VISIT(st->session_type);
   Py_VISIT(st->spin_type);
   Py_VISIT(st->counters_type);
+  Py_VISIT(st->task_group_type);
   Py_VISIT(st->json_loads);
   return 0;
 }
@@ -62,6 +63,7 @@ static int module_clear(PyObject *module) {
   Py_CLEAR(st->session_type);
   Py_CLEAR(st->spin_type);
   Py_CLEAR(st->counters_type);
+  Py_CLEAR(st->task_group_type);
   Py_CLEAR(st->json_loads);
   return 0;
 }
@@ -88,6 +90,9 @@ static PyMethodDef module_functions[] = {
     {"openmp_report", cpx_openmp_report, METH_NOARGS,
      "OpenMP regions per calling function, most first (a list of dicts)."},
     {"openmp_reset", cpx_openmp_reset, METH_NOARGS, "Zeroes the OpenMP counters and report."},
+    {"runtimes", cpx_runtimes, METH_NOARGS,
+     "Every threaded library found (OpenMP, OpenBLAS, BLIS, oneTBB, MKL) and how the runtime guards govern it "
+     "(a list of dicts)."},
     {NULL},
 };
 

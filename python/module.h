@@ -2,8 +2,9 @@
  *
  * One module state (multi-phase init, heap types), reached from a method
  * through the defining module of its type. Each file wraps one topic of the
- * C API: errors.c, policy.c, topology.c, resolution.c, session.c and
- * runtime.c (parallel_for, OpenMP, version); module.c builds the module.
+ * C API: errors.c, policy.c, topology.c, resolution.c, session.c, tasks.c
+ * (TaskGroup) and runtime.c (parallel_for, OpenMP, version); module.c
+ * builds the module.
  * Every call into libcpuexec that can block (topology loading, resolution,
  * starting or stopping workers, running a loop) is made with the GIL
  * released, on data the call owns. */
@@ -26,6 +27,7 @@ typedef struct cpx_state {
   PyTypeObject *session_type;
   PyTypeObject *spin_type;     /* cpuexec.Spin, a struct sequence */
   PyTypeObject *counters_type; /* cpuexec.Counters, a struct sequence */
+  PyTypeObject *task_group_type;
   PyObject *json_loads;
 } cpx_state;
 
@@ -82,6 +84,9 @@ PyObject *cpx_describe(cpx_state *st, int (*describe)(const void *, cpuexec_form
 /* session.c */
 int cpx_session_init_types(PyObject *module, cpx_state *st);
 
+/* tasks.c */
+int cpx_tasks_init_types(PyObject *module, cpx_state *st);
+
 /* runtime.c: module-level functions. */
 PyObject *cpx_parallel_for(PyObject *module, PyObject *args, PyObject *kwargs);
 PyObject *cpx_current_executor_id(PyObject *module, PyObject *unused);
@@ -90,6 +95,7 @@ PyObject *cpx_openmp_status(PyObject *module, PyObject *unused);
 PyObject *cpx_openmp_counters(PyObject *module, PyObject *unused);
 PyObject *cpx_openmp_report(PyObject *module, PyObject *unused);
 PyObject *cpx_openmp_reset(PyObject *module, PyObject *unused);
+PyObject *cpx_runtimes(PyObject *module, PyObject *unused);
 
 /* Integer arguments: bool is refused (TypeError), anything with __index__
  * accepted, out-of-range values raise InvalidArgument naming field. */

@@ -155,6 +155,42 @@ PyObject *cpx_openmp_reset(PyObject *module, PyObject *unused) {
   Py_RETURN_NONE;
 }
 
+static const char *const family_names[] = {"openmp", "openblas", "blis", "tbb", "mkl"};
+static const char *const guard_names[] = {"per_thread", "process_wide", "through_openmp", "serial_build", "none"};
+
+PyObject *cpx_runtimes(PyObject *module, PyObject *unused) {
+  cpx_state *st = cpx_state_of_module(module);
+  cpuexec_runtime_info list[32];
+  size_t n = 0;
+  int rc;
+  /* It walks the loaded objects under the loader's lock. */
+  Py_BEGIN_ALLOW_THREADS
+  rc = cpuexec_runtimes_get(list, 32, &n);
+  Py_END_ALLOW_THREADS
+  if (rc != 0)
+    return cpx_raise(st, rc);
+  if (n > 32)
+    n = 32;
+  PyObject *out = PyList_New(0);
+  for (size_t i = 0; out != NULL && i < n; i++) {
+    const cpuexec_runtime_info *e = &list[i];
+    size_t f = (size_t)e->family, g = (size_t)e->guard;
+    PyObject *d = Py_BuildValue(
+        "{s:s,s:s,s:s,s:s,s:s,s:s,s:O,s:s}", "family",
+        f < sizeof family_names / sizeof family_names[0] ? family_names[f] : "unknown", "name", e->name, "version",
+        e->version, "threading", e->threading, "path", e->path, "guard",
+        g < sizeof guard_names / sizeof guard_names[0] ? guard_names[g] : "unknown", "governed",
+        e->governed ? Py_True : Py_False, "reason", e->reason);
+    if (d == NULL || PyList_Append(out, d) != 0) {
+      Py_XDECREF(d);
+      Py_DECREF(out);
+      return NULL;
+    }
+    Py_DECREF(d);
+  }
+  return out;
+}
+
 PyObject *cpx_kernel_executor_id(PyObject *module, PyObject *args, PyObject *kwargs) {
   static char *kw[] = {"kernel", "required", NULL};
   const char *kernel;

@@ -17,7 +17,7 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SOURCES = ["module.c", "errors.c", "policy.c", "topology.c", "resolution.c", "session.c", "runtime.c"]
+SOURCES = ["module.c", "errors.c", "policy.c", "topology.c", "resolution.c", "session.c", "tasks.c", "runtime.c"]
 PKG_CONFIG = os.environ.get("PKG_CONFIG", "pkg-config")
 
 

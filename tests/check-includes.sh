@@ -4,7 +4,7 @@
 #   1. src/ holds only the module folders of RANK, no loose file;
 #   2. no include cycle among src/ files;
 #   3. every include between modules points down RANK (nothing in src/
-#      includes compat/; sessions and openmp, of one rank, include neither
+#      includes compat/; sessions and guards, of one rank, include neither
 #      the other);
 #   4. every symbol an object of a module takes from another module is
 #      defined in a lower one (nm on the built objects, same rule as 3);
@@ -23,7 +23,7 @@
 
 # The modules, lowest first; "a|b" are of one rank (neither uses the other).
 # compat/ is the layer above every src/ module. HACKING.md carries this line.
-RANK="core os policy topology resolve executor sessions|openmp compat"
+RANK="core os policy topology resolve executor sessions|guards openmp compat"
 
 # The src/ headers compat/adapter_private.h may include: the region
 # primitive's header, error.h, the only way to report a failure through cpuexec_error_message()

@@ -1,5 +1,26 @@
 #!/bin/sh
 # Runs one test program with a timeout, so a hung test fails instead of
 # hanging `make check`. CPUEXEC_TEST_TIMEOUT overrides the limit (seconds).
+# A Windows build made on Linux runs its programs (*.exe) under the runner
+# configure found (CPUEXEC_TEST_RUNNER: wine), with the toolchain's and
+# hwloc's DLLs on WINEPATH (CPUEXEC_TEST_DLL_PATH); shell checks run as
+# they are.
 limit=${CPUEXEC_TEST_TIMEOUT:-300}
+case $1 in
+  *.exe)
+    if [ -n "${CPUEXEC_TEST_RUNNER:-}" ]; then
+      # The program itself rather than libtool's wrapper (one process
+      # less under wine): the build's own DLLs are in .libs.
+      real="$(dirname "$1")/.libs/$(basename "$1")"
+      if [ -f "$real" ]; then
+        shift
+        set -- "$real" "$@"
+      fi
+      libs=$(cd "${top_builddir:-.}" && pwd)/.libs
+      WINEPATH="$libs;${CPUEXEC_TEST_DLL_PATH:-}${WINEPATH:+;$WINEPATH}"
+      WINEDEBUG=${WINEDEBUG:--all}
+      export WINEPATH WINEDEBUG
+      exec timeout --kill-after=10 "$limit" $CPUEXEC_TEST_RUNNER "$@"
+    fi ;;
+esac
 exec timeout --kill-after=10 "$limit" "$@"

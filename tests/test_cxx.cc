@@ -661,6 +661,58 @@ void foreign_pool() {
   }
 }
 
+// Task groups: every task once, the first exception rethrown by wait()
+// once, a group reusable after it, tasks run from tasks, wait() from inside
+// its own task is CPUEXEC_EBUSY.
+void tasks(cpuexec::executor_ref exec) {
+  start_case("task_group: every task once");
+  {
+    coverage c(3000);
+    cpuexec::task_group g(exec);
+    for (int64_t i = 0; i < 3000; i++) g.run([&c, i] { c.add(i, i + 1); });
+    g.wait();
+    CHECK(c.each_once());
+  }
+  start_case("task_group: the first exception reaches wait(), once; the group is reusable");
+  {
+    cpuexec::task_group g(exec, cpuexec::task_group_options{1, 16});
+    std::atomic<int> ran{0};
+    for (int i = 0; i < 200; i++)
+      g.run([&ran, i] {
+        ran++;
+        if (i == 50) throw std::runtime_error("task 50");
+      });
+    bool thrown = false;
+    try {
+      g.wait();
+    } catch (const std::runtime_error &e) {
+      thrown = std::strcmp(e.what(), "task 50") == 0;
+    }
+    CHECK(thrown);
+    CHECK(ran.load() >= 1 && ran.load() <= 200); /* tasks after the failure may be dropped, in any order */
+    coverage c(100);
+    for (int64_t i = 0; i < 100; i++) g.run([&c, i] { c.add(i, i + 1); });
+    g.wait();
+    CHECK(c.each_once());
+  }
+  start_case("task_group: tasks run tasks; wait() inside its own task throws");
+  {
+    cpuexec::task_group g(exec);
+    std::atomic<int> ran{0}, busy{0};
+    g.run([&] {
+      for (int i = 0; i < 100; i++) g.run([&ran] { ran++; });
+      try {
+        g.wait();
+      } catch (const cpuexec::error &e) {
+        if (e.code().value() == CPUEXEC_EBUSY) busy++;
+      }
+    });
+    g.wait();
+    CHECK(ran.load() == 100);
+    CHECK(busy.load() == 1);
+  }
+}
+
 } // namespace
 
 void kernel_executors() {
@@ -688,6 +740,8 @@ int main() {
   adapters(exec);
   exceptions(exec);
   foreign_pool();
+  tasks(exec);
+  tasks(cpuexec::executor_ref());
   if (failures != 0) {
     std::fprintf(stderr, "test_cxx: %d checks failed\n", failures);
     return 1;

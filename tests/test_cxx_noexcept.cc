@@ -7,8 +7,17 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#ifdef _WIN32
+#include <cstdlib>
+#define WIN32_LEAN_AND_MEAN
+#ifndef NOMINMAX
+#define NOMINMAX
+#endif
+#include <windows.h>
+#else
 #include <sys/wait.h>
 #include <unistd.h>
+#endif
 
 #if CPUEXEC_HPP_EXCEPTIONS
 #error "this test must be compiled with -fno-exceptions"
@@ -25,6 +34,28 @@ int failures = 0;
     }                                                                                 \
   } while (0)
 
+#ifdef _WIN32
+// No fork: this program runs itself with "--fail" (stderr to a file) and the
+// child's std::terminate is abort(), exit status 3 in the mingw runtime.
+std::string child_failure(bool *aborted) {
+  char self[4096];
+  if (GetModuleFileNameA(NULL, self, sizeof self) == 0) return "";
+  char err_path[4096];
+  std::snprintf(err_path, sizeof err_path, "%s.stderr", self);
+  std::string cmd = std::string("\"\"") + self + "\" --fail 2>\"" + err_path + "\"\"";
+  int status = std::system(cmd.c_str());
+  *aborted = status == 3;
+  std::string out;
+  if (FILE *f = std::fopen(err_path, "r")) {
+    char buf[512];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+    std::fclose(f);
+  }
+  std::remove(err_path);
+  return out;
+}
+#else
 // Runs a failing call in a child; returns its stderr and whether it died of SIGABRT.
 std::string child_failure(bool *aborted) {
   int fds[2];
@@ -48,10 +79,16 @@ std::string child_failure(bool *aborted) {
   *aborted = WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
   return out;
 }
+#endif
 
 } // namespace
 
-int main() {
+int main(int argc, char **argv) {
+  if (argc == 2 && std::strcmp(argv[1], "--fail") == 0) {
+    // grain 0 is rejected before anything runs.
+    cpuexec::parallel_for(cpuexec::executor_ref(), 10, 0, [](int64_t, int64_t) {});
+    return 0; // not reached when the failure terminates
+  }
   // Before any pool exists, so the child is forked from a plain process.
   bool aborted = false;
   std::string message = child_failure(&aborted);

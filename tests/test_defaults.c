@@ -20,10 +20,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
+#ifdef _WIN32
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+#endif
 
 #include <cmocka.h>
+
+#include "support/portable.h"
 
 #include <cpuexec.h>
 
@@ -35,25 +40,21 @@ static char self_path[4096];
 /* Runs this program as "--child name" with one environment variable set;
  * returns its exit status (0: the child's checks passed). */
 static int run_child(const char *name, const char *variable, const char *value) {
-  pid_t pid = fork();
-  if (pid < 0) return -1;
-  if (pid == 0) {
-    unsetenv("CPUEXEC_POLICY");
-    unsetenv("CPUEXEC_REGISTRY");
-    if (variable) setenv(variable, value, 1);
-    execl(self_path, self_path, "--child", name, (char *)NULL);
-    _exit(127);
-  }
-  int status = 0;
-  if (waitpid(pid, &status, 0) != pid) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  static const char *const unset[] = {"CPUEXEC_POLICY", "CPUEXEC_REGISTRY", NULL};
+  const char *argv[] = {self_path, "--child", name, NULL};
+  return test_spawn(self_path, argv, unset, variable, value);
 }
 
 /* ---- unpinned defaults ----------------------------------------------------- */
 
 static int process_cpu_count(void) {
+#ifdef _WIN32
+  DWORD_PTR process = 0, system = 0;
+  return GetProcessAffinityMask(GetCurrentProcess(), &process, &system) ? __builtin_popcountll(process) : -1;
+#else
   cpu_set_t set;
   return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : -1;
+#endif
 }
 
 /* The processors each thread that ran a range may use: all of the process's
@@ -64,8 +65,13 @@ typedef struct masks {
 } masks;
 
 static void record_mask(masks *m) {
+#ifdef _WIN32
+  GROUP_AFFINITY affinity;
+  int n = GetThreadGroupAffinity(GetCurrentThread(), &affinity) ? __builtin_popcountll(affinity.Mask) : -1;
+#else
   cpu_set_t set;
   int n = pthread_getaffinity_np(pthread_self(), sizeof set, &set) == 0 ? CPU_COUNT(&set) : -1;
+#endif
   int seen = atomic_load(&m->narrowest);
   while (n < seen && !atomic_compare_exchange_weak(&m->narrowest, &seen, n)) {
   }
@@ -368,9 +374,7 @@ static void registry_options_text_is_strict(void **state) {
 }
 
 int main(int argc, char **argv) {
-  ssize_t n = readlink("/proc/self/exe", self_path, sizeof self_path - 1);
-  if (n <= 0) return 99;
-  self_path[n] = '\0';
+  if (test_self_path(self_path, sizeof self_path) != 0) return 99;
   if (argc == 3 && strcmp(argv[1], "--child") == 0) {
     if (strcmp(argv[2], "unpinned") == 0) return child_unpinned_defaults();
     if (strcmp(argv[2], "pthreadpool") == 0) return child_pthreadpool_counts();

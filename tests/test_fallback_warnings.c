@@ -9,8 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
+#ifndef _WIN32
+#include <sys/wait.h>
+#endif
 #include <cmocka.h>
 
 #include <cpuexec.h>
@@ -87,13 +89,50 @@ typedef struct output {
   char out[2048], err[2048];
 } output;
 
+#ifndef _WIN32
 static void read_all(int fd, char *buf, size_t size) {
   size_t len = 0;
   ssize_t n;
   while (len + 1 < size && (n = read(fd, buf + len, size - 1 - len)) > 0) len += (size_t)n;
   buf[len] = '\0';
 }
+#endif
 
+#ifdef _WIN32
+/* No fork: stdout and stderr go to two temporary files for the spawn. */
+static void read_file(FILE *f, char *buf, size_t size) {
+  rewind(f);
+  size_t len = fread(buf, 1, size - 1, f);
+  buf[len] = '\0';
+}
+
+static output *run_child(const char *name, const char *variable, const char *value) {
+  static output o;
+  memset(&o, 0, sizeof o);
+  static const char *const unset[] = {"CPUEXEC_POLICY", "CPUEXEC_NUM_THREADS", "OMP_NUM_THREADS", NULL};
+  char self[4096];
+  assert_int_equal(test_self_path(self, sizeof self), 0);
+  const char *argv[] = {self, "--child", name, NULL};
+  FILE *out = tmpfile(), *err = tmpfile();
+  assert_non_null(out);
+  assert_non_null(err);
+  fflush(NULL);
+  int saved_out = _dup(1), saved_err = _dup(2);
+  _dup2(_fileno(out), 1);
+  _dup2(_fileno(err), 2);
+  o.status = test_spawn(self, argv, unset, variable, value);
+  _dup2(saved_out, 1);
+  _dup2(saved_err, 2);
+  _close(saved_out);
+  _close(saved_err);
+  read_file(out, o.out, sizeof o.out);
+  read_file(err, o.err, sizeof o.err);
+  fclose(out);
+  fclose(err);
+  printf("# %s, %s=%s: exit %d\n#   stdout: %s#   stderr: %s\n", name, variable, value, o.status, o.out, o.err);
+  return &o;
+}
+#else
 static output *run_child(const char *name, const char *variable, const char *value) {
   static output o;
   memset(&o, 0, sizeof o);
@@ -129,6 +168,7 @@ static output *run_child(const char *name, const char *variable, const char *val
   printf("# %s, %s=%s: exit %d\n#   stdout: %s#   stderr: %s\n", name, variable, value, o.status, o.out, o.err);
   return &o;
 }
+#endif
 
 static void assert_starts_ends(const char *text, const char *start, const char *end) {
   size_t n = strlen(text), s = strlen(start), e = strlen(end);

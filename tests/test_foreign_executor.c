@@ -12,7 +12,9 @@
 #include <string.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#ifndef _WIN32
 #include <sys/wait.h>
+#endif
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -608,6 +610,7 @@ static void costed_calls_use_the_pools_planner_and_check_its_plan(void **state) 
   foreign_pool_destroy(pool);
 }
 
+#if !TEST_ON_WINDOWS /* fork(): Windows has none */
 /* ---- fork ------------------------------------------------------------------ */
 
 static cpuexec_executor *inherited;
@@ -628,6 +631,7 @@ static void a_forked_child_gets_eforked_from_an_inherited_foreign_executor(void 
   cpuexec_executor_release(inherited);
   foreign_pool_destroy(pool);
 }
+#endif /* !TEST_ON_WINDOWS */
 
 int main(void) {
   const struct CMUnitTest tests[] = {
@@ -640,7 +644,7 @@ int main(void) {
       cmocka_unit_test(pool_contract_violations_are_reported_by_name),
       cmocka_unit_test(create_rejects_bad_ops_naming_the_field),
       cmocka_unit_test(costed_calls_use_the_pools_planner_and_check_its_plan),
-      cmocka_unit_test(a_forked_child_gets_eforked_from_an_inherited_foreign_executor),
+      TEST_UNIX_ONLY(a_forked_child_gets_eforked_from_an_inherited_foreign_executor, "fork(): Windows has none"),
   };
   return cmocka_run_group_tests_name("foreign_executor", tests, NULL, NULL);
 }

@@ -17,6 +17,8 @@
 #include <stdbool.h>
 #include <cmocka.h>
 
+#include "support/portable.h"
+
 #include <cpuexec.h>
 #include <cpuexec/foreign.h>
 

@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifndef _WIN32
 #include <sys/wait.h>
+#endif
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -723,6 +725,7 @@ static void the_yield_flag_is_accepted(void **state) {
   pthreadpool_destroy(pool);
 }
 
+#if !TEST_ON_WINDOWS /* fork(): Windows has none */
 /* In a forked child the inherited pool still runs every item. */
 static void a_pool_keeps_working_in_a_forked_child(void **state) {
   (void)state;
@@ -762,6 +765,7 @@ static void a_pool_keeps_working_in_a_forked_child(void **state) {
   assert_int_equal(WEXITSTATUS(status), 0);
   pthreadpool_destroy(pool);
 }
+#endif /* !TEST_ON_WINDOWS */
 
 int main(void) {
   const struct CMUnitTest shape_tests[] = {
@@ -788,7 +792,7 @@ int main(void) {
       cmocka_unit_test(a_call_from_inside_a_task_runs_inline),
       cmocka_unit_test(the_denormals_flag_sets_ftz_daz_on_every_participant_and_restores),
       cmocka_unit_test(the_yield_flag_is_accepted),
-      cmocka_unit_test(a_pool_keeps_working_in_a_forked_child),
+      TEST_UNIX_ONLY(a_pool_keeps_working_in_a_forked_child, "fork(): Windows has none"),
   };
   int failed = cmocka_run_group_tests_name("pthreadpool shapes", shape_tests, NULL, NULL);
   failed += cmocka_run_group_tests_name("pthreadpool pools", pool_tests, NULL, NULL);

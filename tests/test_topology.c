@@ -9,9 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
-#include <dirent.h>
 #include <sys/stat.h>
+#include <dirent.h>
 #include <unistd.h>
+#ifdef _WIN32
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+#endif
 #include <cmocka.h>
 #include <stdatomic.h>
 
@@ -189,9 +193,7 @@ static void write_file(const char *relative, const char *text) {
 
 static int remove_scratch(void **state) {
   (void)state;
-  char cmd[512];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch_dir);
-  return system(cmd) == 0 ? 0 : -1;
+  return test_remove_tree(scratch_dir);
 }
 
 static void load_errors_name_the_file(void **state) {
@@ -296,15 +298,31 @@ static void quota_fixture_and_option_give_one_and_a_half_cpus(void **state) {
   cpuexec_topology_destroy(t);
 }
 
-static void this_process_sees_its_affinity_mask(void **state) {
-  (void)state;
+/* The process's processors by id, as the OS reports them (Windows: the
+ * process mask of its first group; ids are group * 64 + number). */
+static bool in_process_set(int32_t id) {
+#ifdef _WIN32
+  DWORD_PTR process = 0, system = 0;
+  USHORT groups[16], count = 16;
+  assert_true(GetProcessAffinityMask(GetCurrentProcess(), &process, &system));
+  if (!GetProcessGroupAffinity(GetCurrentProcess(), &count, groups)) groups[0] = 0; /* wine: group 0 */
+  return id >= 0 && id / 64 == groups[0] && (process >> (id % 64) & 1u);
+#else
   cpu_set_t set;
   assert_int_equal(sched_getaffinity(0, sizeof set, &set), 0);
+  return id >= 0 && id < CPU_SETSIZE && CPU_ISSET(id, &set);
+#endif
+}
+
+static void this_process_sees_its_affinity_mask(void **state) {
+  (void)state;
+  uint32_t in_set = 0;
+  for (int32_t id = 0; id < 1024; id++) in_set += in_process_set(id);
   cpuexec_topology *t;
   assert_int_equal(cpuexec_topology_load(NULL, &t), 0);
-  assert_int_equal(cpuexec_topology_processor_count(t), (uint32_t)CPU_COUNT(&set));
+  assert_int_equal(cpuexec_topology_processor_count(t), in_set);
   for (uint32_t i = 0; i < (uint32_t)cpuexec_topology_processor_count(t); i++)
-    assert_true(CPU_ISSET(cpuexec_topology_processor_id(t, i), &set));
+    assert_true(in_process_set(cpuexec_topology_processor_id(t, i)));
   assert_true(cpuexec_topology_core_count(t) >= 1);
   assert_true(cpuexec_topology_core_count(t) <= cpuexec_topology_processor_count(t));
   cpuexec_topology_destroy(t);
@@ -313,8 +331,8 @@ static void this_process_sees_its_affinity_mask(void **state) {
   cpuexec_topology_options_init(&o);
   char one[16];
   int first = -1;
-  for (int i = 0; i < CPU_SETSIZE && first < 0; i++)
-    if (CPU_ISSET(i, &set))
+  for (int i = 0; i < 1024 && first < 0; i++)
+    if (in_process_set(i))
       first = i;
   snprintf(one, sizeof one, "%d", first);
   o.binding_cpulist = one;
@@ -342,44 +360,72 @@ static void describe_is_snprintf_like_and_json_is_escaped(void **state) {
   assert_int_equal(cpuexec_topology_describe(NULL, CPUEXEC_FORMAT_TEXT, small, sizeof small), CPUEXEC_EINVAL);
   cpuexec_topology_destroy(t);
 
-  /* A path with a quote and a backslash is escaped in JSON. */
-  char src[512], dst[512], cmd[1200];
+  /* A path with a quote and a backslash is escaped in JSON. (Windows file
+   * names cannot hold a quote: there the backslashes are the separators
+   * of a subfolder.) */
+  char src[512], dst[512];
   snprintf(src, sizeof src, TOPOLOGIES "2cores.xml");
+#ifdef _WIN32
+  snprintf(dst, sizeof dst, "%s/we", scratch_dir);
+  mkdir(dst, 0700);
+  snprintf(dst, sizeof dst, "%s\\we\\ird name.xml", scratch_dir);
+  const char *escaped = "we\\\\ird name.xml";
+#else
   snprintf(dst, sizeof dst, "%s/we\"ird\\name.xml", scratch_dir);
-  snprintf(cmd, sizeof cmd, "cp '%s' '%s'", src, dst);
-  assert_int_equal(system(cmd), 0);
+  const char *escaped = "we\\\"ird\\\\name.xml";
+#endif
+  FILE *from = fopen(src, "rb"), *to = fopen(dst, "wb");
+  assert_non_null(from);
+  assert_non_null(to);
+  char block[4096];
+  size_t got;
+  while ((got = fread(block, 1, sizeof block, from)) > 0) assert_int_equal(fwrite(block, 1, got, to), got);
+  fclose(from);
+  assert_int_equal(fclose(to), 0);
   assert_int_equal(cpuexec_topology_load_xml(dst, NULL, &t), 0);
   char json[4096];
   n = cpuexec_topology_describe(t, CPUEXEC_FORMAT_JSON, json, sizeof json);
   assert_true(n > 0 && (size_t)n < sizeof json);
-  assert_non_null(strstr(json, "we\\\"ird\\\\name.xml"));
+  assert_non_null(strstr(json, escaped));
   assert_non_null(strstr(json, "\"cores\":2,"));
   assert_non_null(strstr(json, "\"cpu_quota\":null"));
   cpuexec_topology_destroy(t);
+}
+
+/* Calls check(name, path) for every .xml file of the corpus folder dir
+ * (under tests/data); returns how many there were. */
+static int for_each_xml(const char *dir, void (*check)(const char *name, const char *path)) {
+  char folder[1024];
+  snprintf(folder, sizeof folder, TOP_SRCDIR "/tests/data/%s", dir);
+  DIR *d = opendir(folder);
+  assert_non_null(d);
+  int files = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    size_t len = strlen(e->d_name);
+    if (len < 4 || strcmp(e->d_name + len - 4, ".xml") != 0) continue;
+    char path[2048];
+    snprintf(path, sizeof path, "%s/%s", folder, e->d_name);
+    check(e->d_name, path);
+    files++;
+  }
+  closedir(d);
+  return files;
+}
+
+static void malformed_file_fails(const char *name, const char *path) {
+  cpuexec_topology *t = NULL;
+  int rc = cpuexec_topology_load_xml(path, NULL, &t);
+  if (rc != CPUEXEC_ETOPOLOGY) fail_msg("%s: rc %d", name, rc);
+  assert_null(t);
+  assert_non_null(strstr(cpuexec_error_message(), name));
 }
 
 /* Every file of the malformed corpus fails to load with a message, in this
  * process: the ones that crash hwloc's loader never reach it. */
 static void malformed_xml_corpus_fails_without_crashing(void **state) {
   (void)state;
-  DIR *dir = opendir(TOP_SRCDIR "/tests/data/malformed-xml");
-  assert_non_null(dir);
-  int files = 0;
-  struct dirent *d;
-  while ((d = readdir(dir)) != NULL) {
-    size_t len = strlen(d->d_name);
-    if (len < 4 || strcmp(d->d_name + len - 4, ".xml") != 0) continue;
-    char path[1024];
-    snprintf(path, sizeof path, TOP_SRCDIR "/tests/data/malformed-xml/%s", d->d_name);
-    cpuexec_topology *t = NULL;
-    int rc = cpuexec_topology_load_xml(path, NULL, &t);
-    if (rc != CPUEXEC_ETOPOLOGY) fail_msg("%s: rc %d", d->d_name, rc);
-    assert_null(t);
-    assert_non_null(strstr(cpuexec_error_message(), d->d_name));
-    files++;
-  }
-  closedir(dir);
-  assert_true(files >= 20);
+  assert_true(for_each_xml("malformed-xml", malformed_file_fails) >= 20);
 }
 
 /* Well-formed files of odd structure (tests/data/odd-xml/README) load with
@@ -391,64 +437,55 @@ static int count_indices(void *ctx, int64_t begin, int64_t end) {
   return 0;
 }
 
+static void odd_file_loads_consistently(const char *name, const char *path) {
+  cpuexec_topology *t = NULL;
+  int rc = cpuexec_topology_load_xml(path, NULL, &t);
+  if (rc != 0) {
+    if (rc != CPUEXEC_ETOPOLOGY) fail_msg("%s: rc %d: %s", name, rc, cpuexec_error_message());
+    assert_non_null(strstr(cpuexec_error_message(), name));
+    return;
+  }
+  int32_t n = cpuexec_topology_processor_count(t);
+  printf("# %-28s processors %d cores %d packages %d\n", name, (int)n,
+         (int)cpuexec_topology_core_count(t), (int)cpuexec_topology_package_count(t));
+  assert_true(n >= 1);
+  assert_true(cpuexec_topology_core_count(t) >= 1 && cpuexec_topology_core_count(t) <= n);
+  assert_true(cpuexec_topology_package_count(t) >= 1);
+  for (int32_t i = 0; i < n; i++)
+    for (int32_t j = 0; j < i; j++)
+      if (cpuexec_topology_processor_id(t, i) == cpuexec_topology_processor_id(t, j))
+        fail_msg("%s: processor %d listed twice", name, (int)cpuexec_topology_processor_id(t, i));
+  cpuexec_policy policy;
+  cpuexec_policy_init(&policy);
+  policy.affinity_policy = CPUEXEC_AFFINITY_PHYSICAL_THEN_SMT;
+  cpuexec_resolved *resolved = NULL;
+  if (cpuexec_policy_resolve(&policy, t, &resolved) != 0)
+    fail_msg("%s: %s", name, cpuexec_error_message());
+  int32_t threads = cpuexec_resolved_effective_threads(resolved);
+  assert_true(threads >= 1 && threads <= n);
+  int32_t workers = 0;
+  const int32_t *placed = cpuexec_resolved_worker_processors(resolved, &workers);
+  assert_int_equal(workers, threads - 1);
+  for (int32_t i = 0; i < workers; i++) {
+    assert_int_not_equal(placed[i], cpuexec_resolved_caller_processor(resolved));
+    for (int32_t j = 0; j < i; j++) assert_int_not_equal(placed[i], placed[j]);
+  }
+  cpuexec_resolved_destroy(resolved);
+  /* Unpinned (the default), the resolution runs here whatever the file says. */
+  assert_int_equal(cpuexec_policy_resolve(NULL, t, &resolved), 0);
+  cpuexec_executor *exec = NULL;
+  assert_int_equal(cpuexec_executor_create(resolved, &exec), 0);
+  _Atomic int64_t seen = 0;
+  assert_int_equal(cpuexec_parallel_for(exec, 1000, 7, &seen, count_indices, 0), 0);
+  assert_int_equal(atomic_load(&seen), 1000);
+  assert_int_equal(cpuexec_executor_release(exec), 0);
+  cpuexec_resolved_destroy(resolved);
+  cpuexec_topology_destroy(t);
+}
+
 static void structurally_odd_files_load_with_consistent_counts(void **state) {
   (void)state;
-  DIR *dir = opendir(TOP_SRCDIR "/tests/data/odd-xml");
-  assert_non_null(dir);
-  int files = 0;
-  struct dirent *d;
-  while ((d = readdir(dir)) != NULL) {
-    size_t len = strlen(d->d_name);
-    if (len < 4 || strcmp(d->d_name + len - 4, ".xml") != 0) continue;
-    char path[1024];
-    snprintf(path, sizeof path, TOP_SRCDIR "/tests/data/odd-xml/%s", d->d_name);
-    cpuexec_topology *t = NULL;
-    int rc = cpuexec_topology_load_xml(path, NULL, &t);
-    files++;
-    if (rc != 0) {
-      if (rc != CPUEXEC_ETOPOLOGY) fail_msg("%s: rc %d: %s", d->d_name, rc, cpuexec_error_message());
-      assert_non_null(strstr(cpuexec_error_message(), d->d_name));
-      continue;
-    }
-    int32_t n = cpuexec_topology_processor_count(t);
-    printf("# %-28s processors %d cores %d packages %d\n", d->d_name, (int)n,
-           (int)cpuexec_topology_core_count(t), (int)cpuexec_topology_package_count(t));
-    assert_true(n >= 1);
-    assert_true(cpuexec_topology_core_count(t) >= 1 && cpuexec_topology_core_count(t) <= n);
-    assert_true(cpuexec_topology_package_count(t) >= 1);
-    for (int32_t i = 0; i < n; i++)
-      for (int32_t j = 0; j < i; j++)
-        if (cpuexec_topology_processor_id(t, i) == cpuexec_topology_processor_id(t, j))
-          fail_msg("%s: processor %d listed twice", d->d_name, (int)cpuexec_topology_processor_id(t, i));
-    cpuexec_policy policy;
-    cpuexec_policy_init(&policy);
-    policy.affinity_policy = CPUEXEC_AFFINITY_PHYSICAL_THEN_SMT;
-    cpuexec_resolved *resolved = NULL;
-    if (cpuexec_policy_resolve(&policy, t, &resolved) != 0)
-      fail_msg("%s: %s", d->d_name, cpuexec_error_message());
-    int32_t threads = cpuexec_resolved_effective_threads(resolved);
-    assert_true(threads >= 1 && threads <= n);
-    int32_t workers = 0;
-    const int32_t *placed = cpuexec_resolved_worker_processors(resolved, &workers);
-    assert_int_equal(workers, threads - 1);
-    for (int32_t i = 0; i < workers; i++) {
-      assert_int_not_equal(placed[i], cpuexec_resolved_caller_processor(resolved));
-      for (int32_t j = 0; j < i; j++) assert_int_not_equal(placed[i], placed[j]);
-    }
-    cpuexec_resolved_destroy(resolved);
-    /* Unpinned (the default), the resolution runs here whatever the file says. */
-    assert_int_equal(cpuexec_policy_resolve(NULL, t, &resolved), 0);
-    cpuexec_executor *exec = NULL;
-    assert_int_equal(cpuexec_executor_create(resolved, &exec), 0);
-    _Atomic int64_t seen = 0;
-    assert_int_equal(cpuexec_parallel_for(exec, 1000, 7, &seen, count_indices, 0), 0);
-    assert_int_equal(atomic_load(&seen), 1000);
-    assert_int_equal(cpuexec_executor_release(exec), 0);
-    cpuexec_resolved_destroy(resolved);
-    cpuexec_topology_destroy(t);
-  }
-  closedir(dir);
-  assert_true(files >= 5);
+  assert_true(for_each_xml("odd-xml", odd_file_loads_consistently) >= 5);
 }
 
 int main(void) {

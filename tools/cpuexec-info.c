@@ -1,21 +1,32 @@
 /* cpuexec-info: what libcpuexec sees on this machine and what a policy
- * resolves to. Prints the topology summary, the OpenMP runtimes present
- * and the resolution of the default policy (or of --policy), in text or
- * JSON. Bad input: the library's message on stderr and exit status 2. */
-#include <dlfcn.h>
-#include <fcntl.h>
+ * resolves to. Prints the topology summary, the OpenMP runtimes present,
+ * the threaded libraries installed and what the runtime guards do with
+ * each, and the resolution of the default policy (or of --policy), in text
+ * or JSON. Bad input: the library's message on stderr and exit status 2. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#ifdef _WIN32
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+#include <io.h>
+#define access _access
+#define F_OK 0
+#else
+#include <dlfcn.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#endif
 
 #include <cpuexec.h>
 #include <cpuexec/compat/libraries.h>
 
 #include "info_bench.h"
 #include "info_openmp.h"
+#include "info_runtimes.h"
 
 #define EXIT_BAD_INPUT 2
 
@@ -33,8 +44,10 @@ static void usage(FILE *out) {
           "       cpuexec-info --openmp-report PROGRAM [ARGS...]\n"
           "       cpuexec-info --libraries-report PROGRAM [ARGS...]\n"
           "\n"
-          "Prints the process-visible CPU topology, the OpenMP runtimes present and the\n"
-          "resolution of the default policy (CPUEXEC_POLICY, else the defaults).\n"
+          "Prints the process-visible CPU topology, the OpenMP runtimes present, the threaded\n"
+          "libraries installed (OpenBLAS, BLIS, oneTBB, MKL) and whether the runtime guards keep\n"
+          "their calls inside callbacks inline, and the resolution of the default policy\n"
+          "(CPUEXEC_POLICY, else the defaults).\n"
           "\n"
           "  --policy TEXT      resolve TEXT instead, e.g. num_threads=4,affinity_policy=physical_cores\n"
           "  --topology PATH    resolve against a stored hwloc XML topology instead of this machine;\n"
@@ -109,6 +122,13 @@ static int load_topology(const char *path, cpuexec_topology **out) {
  * is not written for hostile input, so a file that still crashes the load
  * takes down the child, not this command (exit 2 with a message, never a
  * signal). The message does not guess whose code crashed. */
+#ifdef _WIN32
+/* Windows has no fork: the one load below is the only try. */
+static bool topology_crashes_in_child(const char *path) {
+  (void)path;
+  return false;
+}
+#else
 static bool topology_crashes_in_child(const char *path) {
   fflush(NULL);
   pid_t pid = fork();
@@ -133,6 +153,7 @@ static bool topology_crashes_in_child(const char *path) {
           path, WTERMSIG(status), strsignal(WTERMSIG(status)));
   return true;
 }
+#endif
 
 /* One OpenMP runtime: is it loaded in this process, can it be loaded. */
 typedef struct openmp_runtime {
@@ -141,6 +162,17 @@ typedef struct openmp_runtime {
   bool loadable;
 } openmp_runtime;
 
+#ifdef _WIN32
+/* The DLL search order finds it (SearchPath: nothing is loaded). */
+static bool loadable_in_child(const char *soname) {
+  char found[MAX_PATH];
+  return SearchPathA(NULL, soname, NULL, sizeof found, found, NULL) > 0;
+}
+
+static bool loaded_now(const char *soname) { return GetModuleHandleA(soname) != NULL; }
+
+static const char *const openmp_sonames[] = {"libomp.dll", "libgomp-1.dll"};
+#else
 /* Loadability is tried in a child so this process never loads a runtime
  * it did not already have. */
 static bool loadable_in_child(const char *soname) {
@@ -160,15 +192,22 @@ static bool loadable_in_child(const char *soname) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+static bool loaded_now(const char *soname) {
+  void *h = dlopen(soname, RTLD_LAZY | RTLD_NOLOAD);
+  if (h != NULL)
+    dlclose(h);
+  return h != NULL;
+}
+
+static const char *const openmp_sonames[] = {"libomp.so.5", "libgomp.so.1"};
+#endif
+
 static size_t find_openmp_runtimes(openmp_runtime *out, size_t max) {
-  static const char *const sonames[] = {"libomp.so.5", "libgomp.so.1"};
+  const char *const *sonames = openmp_sonames;
   size_t n = 0;
-  for (size_t i = 0; i < sizeof sonames / sizeof sonames[0] && n < max; i++) {
-    void *h = dlopen(sonames[i], RTLD_LAZY | RTLD_NOLOAD);
+  for (size_t i = 0; i < sizeof openmp_sonames / sizeof openmp_sonames[0] && n < max; i++) {
     out[n].soname = sonames[i];
-    out[n].loaded = h != NULL;
-    if (h != NULL)
-      dlclose(h);
+    out[n].loaded = loaded_now(sonames[i]);
     out[n].loadable = out[n].loaded || loadable_in_child(sonames[i]);
     n++;
   }
@@ -208,7 +247,10 @@ static void print_report(const info_options *o, const cpuexec_topology *topology
     for (size_t i = 0; i < nomp; i++)
       printf("%s{\"library\":\"%s\",\"loaded\":%s,\"loadable\":%s}", i ? "," : "", omp[i].soname,
              omp[i].loaded ? "true" : "false", omp[i].loadable ? "true" : "false");
-    printf("],\"resolution\":%s}\n", res_text != NULL ? res_text : "null");
+    printf("]");
+    fflush(stdout); /* the runtimes section forks children */
+    info_runtimes_print(stdout, true);
+    printf(",\"resolution\":%s}\n", res_text != NULL ? res_text : "null");
   } else {
     printf("libcpuexec %s\n\n== Topology ==\n%s\n\n== OpenMP runtimes ==\n", cpuexec_version_string(),
            topo_text != NULL ? topo_text : "(out of memory)");
@@ -218,6 +260,8 @@ static void print_report(const info_options *o, const cpuexec_topology *topology
     char libraries[1024];
     if (cpuexec_libraries_describe(libraries, sizeof libraries) < 0) libraries[0] = '\0';
     printf("\n== Threaded libraries in this process (--libraries-report PROGRAM for a program's) ==\n%s", libraries);
+    fflush(stdout); /* the runtimes section forks children */
+    info_runtimes_print(stdout, false);
     printf("\n== Resolution of %s ==\n%s\n", o->policy != NULL ? "--policy" : "the default policy",
            res_text != NULL ? res_text : "(out of memory)");
   }

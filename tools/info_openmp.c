@@ -8,10 +8,16 @@
  * pthreadpool) the program loaded and whether each ran on libcpuexec. */
 #include "info_openmp.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#ifdef _WIN32
+#include <process.h>
+#include <windows.h>
+#else
 #include <sys/wait.h>
 #include <unistd.h>
+#endif
 
 /* Runs argv with `variable` naming a temporary file and prints what the
  * program wrote there at exit. */
@@ -21,6 +27,23 @@ static int run_with_report(const char *option, const char *variable, int argc, c
             option);
     return 2;
   }
+#ifdef _WIN32
+  /* No fork: the program is spawned with the variable in this process's
+   * environment, which it inherits. */
+  char dir[MAX_PATH], path[MAX_PATH];
+  if (GetTempPathA(sizeof dir, dir) == 0 || GetTempFileNameA(dir, "cpx", 0, path) == 0) {
+    fprintf(stderr, "cpuexec-info: temporary report file: error %lu\n", (unsigned long)GetLastError());
+    return 1;
+  }
+  SetEnvironmentVariableA("CPUEXEC_OPENMP_REPORT", path);
+  _putenv_s("CPUEXEC_OPENMP_REPORT", path);
+  intptr_t code = _spawnvp(_P_WAIT, argv[0], (const char *const *)argv);
+  bool exited = code >= 0;
+  int exit_status = exited ? (int)code : 127;
+  if (!exited)
+    perror("cpuexec-info: exec");
+#define unlink _unlink
+#else
   char path[] = "/tmp/cpuexec-openmp-report-XXXXXX";
   int fd = mkstemp(path);
   if (fd < 0) {
@@ -42,6 +65,9 @@ static int run_with_report(const char *option, const char *variable, int argc, c
   }
   int status = 0;
   waitpid(pid, &status, 0);
+  bool exited = WIFEXITED(status);
+  int exit_status = exited ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+#endif
   FILE *in = fopen(path, "r");
   size_t n = 0;
   char buf[4096];
@@ -53,10 +79,9 @@ static int run_with_report(const char *option, const char *variable, int argc, c
   unlink(path);
   if (size <= 0)
     fprintf(stderr, "cpuexec-info: %s wrote no report (is it linked with libcpuexec?)\n", argv[0]);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    fprintf(stderr, "cpuexec-info: %s exited with status %d\n", argv[0],
-            WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
-  return size > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+  if (!exited || exit_status != 0)
+    fprintf(stderr, "cpuexec-info: %s exited with status %d\n", argv[0], exit_status);
+  return size > 0 && exited && exit_status == 0 ? 0 : 1;
 }
 
 int cpuexec_info_openmp_report(int argc, char **argv) {

@@ -15,7 +15,8 @@
  *                   of each inference (ms); both sessions share the
  *                   backend's one pool (OpenMP: one runtime; oneTBB: one
  *                   arena). Backends with a second pool (libcpuexec,
- *                   pthreadpool) also print the rows as "<name>-2pools",
+ *                   pthreadpool, oneTBB: a task_arena) also print the rows
+ *                   as "<name>-2pools",
  *                   each session on its own pool
  *   gemm_gflops     the 64 x 512 x 512 GEMM alone, GFLOP/s
  *

@@ -73,6 +73,44 @@ void bench_backend_pool_for(void *pool, int64_t n, int64_t chunk, bench_range_fn
 
 void bench_backend_pool_close(void *pool) { cpuexec_executor_release(pool); }
 
+/* Tasks: one task group on the executor, an item per task. */
+typedef struct task_item {
+  bench_task_fn task;
+  void *ctx;
+  int64_t i;
+} task_item;
+
+static int run_item(void *arg) {
+  const task_item *t = arg;
+  t->task(t->ctx, t->i);
+  return 0;
+}
+
+void bench_backend_tasks(int64_t n, bench_task_fn task, void *ctx) {
+  static cpuexec_task_group *group;
+  static task_item *items;
+  static int64_t have;
+  if (!group && cpuexec_task_group_create(executor, NULL, &group) != 0) {
+    printf("FAIL libcpuexec: cpuexec_task_group_create: %s\n", cpuexec_error_message());
+    exit(1);
+  }
+  if (n > have) {
+    free(items);
+    items = malloc(sizeof *items * (size_t)n);
+    have = n;
+    if (!items) exit(1);
+  }
+  for (int64_t i = 0; i < n; i++) {
+    items[i] = (task_item){task, ctx, i};
+    cpuexec_task_group_submit(group, &items[i], run_item);
+  }
+  int rc = cpuexec_task_group_wait(group);
+  if (rc != 0) {
+    printf("FAIL libcpuexec: cpuexec_task_group_wait returned %s\n", cpuexec_error_name(rc));
+    exit(1);
+  }
+}
+
 void bench_backend_fini(void) {
   cpuexec_executor_release(executor);
   cpuexec_resolved_destroy(resolved);

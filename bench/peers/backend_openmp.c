@@ -49,4 +49,19 @@ void bench_backend_describe(char *buf, size_t size) {
            BENCH_BACKEND_NAME, team);
 }
 
+/* Tasks (bench/callers.c): the single thread of one parallel region
+ * creates them; the region's end waits for them. */
+void bench_backend_tasks(int64_t n, bench_task_fn task, void *ctx) {
+#pragma omp parallel num_threads(team)
+  {
+#pragma omp single
+    {
+      for (int64_t i = 0; i < n; i++) {
+#pragma omp task firstprivate(i)
+        task(ctx, i);
+      }
+    }
+  }
+}
+
 void bench_backend_fini(void) {}

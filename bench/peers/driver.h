@@ -56,6 +56,14 @@ void bench_backend_pool_for(void *pool, int64_t n, int64_t chunk, bench_range_fn
     __attribute__((weak));
 void bench_backend_pool_close(void *pool) __attribute__((weak));
 
+/* Used by the concurrent-callers benchmark (bench/callers.c). Optional
+ * (weak): submits n independent tasks task(ctx, i), i = 0 .. n-1, one by
+ * one from the calling thread, to the backend's pool, and returns when all
+ * of them ran (libcpuexec: a task group; oneTBB: tbb::task_group; OpenMP:
+ * tasks of one parallel region's single thread). */
+typedef void (*bench_task_fn)(void *ctx, int64_t i);
+void bench_backend_tasks(int64_t n, bench_task_fn task, void *ctx) __attribute__((weak));
+
 #ifdef __cplusplus
 }
 #endif

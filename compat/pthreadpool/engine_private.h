@@ -37,8 +37,11 @@
 #define CPUEXEC__PP_MAX_DIMS 6
 #define CPUEXEC__PP_CACHE_LINE 128
 
-/* Exported names of the library (it is built with hidden visibility). */
-#if defined(__GNUC__)
+/* Exported names of the library (it is built with hidden visibility; on
+ * Windows the DLL exports these and nothing else). */
+#if defined(_WIN32)
+#define CPUEXEC__PP_EXPORT __declspec(dllexport)
+#elif defined(__GNUC__)
 #define CPUEXEC__PP_EXPORT __attribute__((visibility("default")))
 #else
 #define CPUEXEC__PP_EXPORT

@@ -24,6 +24,17 @@
 
 #include "engine_private.h"
 
+/* Slot arrays aligned to their cache-line size: C11 aligned_alloc, or
+ * _aligned_malloc on Windows, whose C runtime has no aligned_alloc. */
+#ifdef _WIN32
+#include <malloc.h>
+#define pp_aligned_alloc(align, size) _aligned_malloc((size), (align))
+#define pp_aligned_free(p) _aligned_free(p)
+#else
+#define pp_aligned_alloc(align, size) aligned_alloc((align), (size))
+#define pp_aligned_free(p) free(p)
+#endif
+
 /* exec and max_threads are immutable after the pool is made, so calls from
  * several threads read them without synchronisation; threads is written by
  * pthreadpool_set_threads_count() and read once per call (relaxed: a call
@@ -547,7 +558,7 @@ static int pp_dispatch_parallel(pthreadpool_t pool, cpuexec_executor *exec, cons
   pp_dispatch d; /* no initializer: it would clear every local slot */
   cpuexec__pp_slot *slots = d.local;
   if (participants > PP_STACK_SLOTS) {
-    slots = aligned_alloc(sizeof *slots, participants * sizeof *slots);
+    slots = pp_aligned_alloc(sizeof *slots, participants * sizeof *slots);
     if (slots == NULL)
       return -1;
   }
@@ -589,7 +600,7 @@ static int pp_dispatch_parallel(pthreadpool_t pool, cpuexec_executor *exec, cons
     pp_learn(pool, task, slots, participants, shift, base);
   }
   if (slots != d.local)
-    free(slots);
+    pp_aligned_free(slots);
   return 0;
 }
 

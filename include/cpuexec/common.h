@@ -15,8 +15,11 @@
 #include <stdint.h>
 
 /** Marks the functions the library exports (it is built with hidden
- * visibility); empty for users of the headers. */
-#if defined(CPUEXEC_BUILDING) && defined(__GNUC__)
+ * visibility; on Windows, the DLL exports these and nothing else); empty
+ * for users of the headers (the DLL's import library resolves the calls). */
+#if defined(CPUEXEC_BUILDING) && defined(_WIN32)
+#define CPUEXEC_EXPORT __declspec(dllexport)
+#elif defined(CPUEXEC_BUILDING) && defined(__GNUC__)
 #define CPUEXEC_EXPORT __attribute__((visibility("default")))
 #else
 #define CPUEXEC_EXPORT

@@ -29,7 +29,13 @@ typedef struct cpuexec_counters {
   uint64_t late_arrivals;     /**< times a worker woke to a region whose share was already taken */
   uint64_t cadence_hits;      /**< regions that found a worker spinning in its cadence window */
   uint64_t cadence_misses;    /**< cadence windows that ended without a region, or regions that came before theirs */
-  uint64_t reserved_[8];
+  /** Several regions on one pool (cpuexec/executor.h): */
+  uint64_t concurrent_regions; /**< regions that ran in a lane beside the lane-0 region of another caller */
+  uint64_t participants_run;   /**< participants that ran in dispatched regions (the caller and the workers that
+                                    checked in), summed over regions; dispatches x admitted is the most it can be */
+  uint64_t caller_wait_ns;     /**< time callers waited, after their share, for workers to finish */
+  uint64_t bound_inline;       /**< calls run inline on the caller because the executor ran its most regions already */
+  uint64_t reserved_[4];
 } cpuexec_counters;
 /* A foreign executor (<cpuexec/foreign.h>) counts dispatches (calls
  * handed to its pool), nested_inline and limited_inline; its pool does the

@@ -55,11 +55,30 @@
  *   - exec == NULL runs the serial loop on the caller.
  * Ordering between ranges is unspecified.
  *
- * Threads calling into one executor at once all complete correctly: one
- * region runs on the pool at a time and a second caller waits (asleep) for
- * it, then runs its region with every participant: waiting for the pool
- * costs less than running the second region inline on its caller
- * (doc/performance.md, section 4, has the measurements).
+ * Threads calling into one executor at once: up to 8 regions run on the
+ * pool at the same time (R = 8). A
+ * caller never waits for another caller's region: it starts its own share
+ * at once, on its own thread, as participant 0, and the pool's workers
+ * join whichever open region has indices left, as they finish their share
+ * in another (a worker serving two regions alternates between them). Each
+ * region keeps every rule above on its own: indices unique in 0..n-1 and
+ * n = cpuexec_participant_count() the admitted count (never above
+ * max_participants and the effective threads), its own error, no callback
+ * after its call returns, nested calls inline, hooks on every participant.
+ * The threads running callbacks are the workers plus the calling threads
+ * themselves. A caller that finds 8 regions running already runs its loop
+ * inline on its own thread, serially, as participant 0 of 1 (counted in
+ * cpuexec_counters.bound_inline). CPUEXEC_FOR_EVERY_PARTICIPANT regions run
+ * one at a time per executor (a second one waits for the first), so their
+ * teams never split the workers; such a region waits for workers busy in
+ * other regions to finish there, and so gets its full team. With one caller
+ * at a time the path is the one of a single region (doc/performance.md,
+ * section 6). A foreign executor (cpuexec/foreign.h) hands concurrent
+ * regions to its pool concurrently: what they share is the pool's rule.
+ * So a callback must not wait for another participant of its own region to
+ * start (a barrier) unless the region is CPUEXEC_FOR_EVERY_PARTICIPANT:
+ * with other regions running, an admitted worker may be busy in one of
+ * them, and nobody takes its share over while every participant waits.
  *
  * Thread safety: every function here may be called from any thread, on the
  * same executor at once (see above for concurrent parallel calls);

@@ -2,9 +2,12 @@
 numpy.dot on OpenBLAS's OpenMP build runs its OpenMP region at one thread
 (the OpenMP runtime is told so for the block and restored after it, and no
 OpenMP worker starts), while outside the session it does use more threads.
-Run in a fresh interpreter so no earlier OpenMP region has started workers."""
+Run in a fresh interpreter so no earlier OpenMP region has started workers,
+with OpenBLAS's OpenMP build from its Debian directory first on
+LD_LIBRARY_PATH (when installed), whatever the system's BLAS alternative."""
 import json
 import os
+import sysconfig
 
 import pytest
 
@@ -57,9 +60,16 @@ print(json.dumps({"runtime": runtimes[0], "cpus": len(os.sched_getaffinity(0)), 
 '''
 
 
+OPENMP_DIR = os.path.join("/usr/lib", sysconfig.get_config_var("MULTIARCH") or "", "openblas-openmp")
+
+
 def test_numpy_dot_runs_openmp_at_one_thread_inside_a_serial_session():
+    env = {}
+    if os.path.exists(os.path.join(OPENMP_DIR, "libopenblas.so.0")):
+        env["LD_LIBRARY_PATH"] = OPENMP_DIR + (":" + os.environ["LD_LIBRARY_PATH"] if os.environ.get("LD_LIBRARY_PATH") else "")
     # The machine decides OpenMP's default outside the session, not these.
-    out = run_python(CHILD, unset=("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "GOMP_CPU_AFFINITY", "CPUEXEC_POLICY"))
+    out = run_python(CHILD, env=env,
+                     unset=("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "GOMP_CPU_AFFINITY", "CPUEXEC_POLICY"))
     print(out)
     r = json.loads(out.strip().splitlines()[-1])
     if "skip" in r:

@@ -22,7 +22,7 @@
 #define CPUEXEC_DEBUG 0
 #endif
 
-__attribute__((noreturn, format(printf, 4, 5))) void cpuexec__check_failed(const char *file, int line,
+__attribute__((noreturn, format(CPUEXEC_PRINTF_FORMAT, 4, 5))) void cpuexec__check_failed(const char *file, int line,
                                                                           const char *condition,
                                                                           const char *format, ...);
 

@@ -19,7 +19,7 @@ typedef struct cpuexec__strbuf {
   bool failed;
 } cpuexec__strbuf;
 
-void cpuexec__strbuf_printf(cpuexec__strbuf *sb, const char *format, ...) __attribute__((format(printf, 2, 3)));
+void cpuexec__strbuf_printf(cpuexec__strbuf *sb, const char *format, ...) __attribute__((format(CPUEXEC_PRINTF_FORMAT, 2, 3)));
 /* Appends text as a JSON string literal, quotes included. */
 void cpuexec__strbuf_json_string(cpuexec__strbuf *sb, const char *text);
 /* Hands the text over (caller frees); NULL on allocation failure. */
@@ -37,7 +37,7 @@ typedef struct cpuexec__bounded {
 /* Starts writing buf (empties it when size > 0). */
 cpuexec__bounded cpuexec__bounded_on(char *buf, size_t size);
 void cpuexec__bounded_put(cpuexec__bounded *b, const char *text, size_t n);
-void cpuexec__bounded_printf(cpuexec__bounded *b, const char *format, ...) __attribute__((format(printf, 2, 3)));
+void cpuexec__bounded_printf(cpuexec__bounded *b, const char *format, ...) __attribute__((format(CPUEXEC_PRINTF_FORMAT, 2, 3)));
 
 /* The last step of a *_describe call: copies the text out like snprintf
  * and returns its full length, or CPUEXEC_ENOMEM naming `what` when the

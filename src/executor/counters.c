@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "executor_internal.h"
+#include "os/os.h"
 
 _Atomic(const cpuexec__observer *) cpuexec__dispatch_observer = NULL;
 
@@ -39,7 +40,7 @@ CPUEXEC_EXPORT void cpuexec_dispatch_observer_set(void *user, cpuexec_dispatch_o
 CPUEXEC_EXPORT int cpuexec_executor_counters_enable(cpuexec_executor *exec) {
   if (!exec) return cpuexec__fail(CPUEXEC_EINVAL, "exec: NULL; counters belong to an executor");
   if (cpuexec__counters_of(exec)) return 0;
-  cpuexec__counters_block *block = aligned_alloc(_Alignof(cpuexec__counters_block), sizeof *block);
+  cpuexec__counters_block *block = cpuexec__os_aligned_alloc(_Alignof(cpuexec__counters_block), sizeof *block);
   if (!block) return cpuexec__fail(CPUEXEC_ENOMEM, "counters: no memory for the counter block");
   _Atomic uint64_t *fields = (_Atomic uint64_t *)&block->callers;
   for (size_t i = 0; i < sizeof block->callers / sizeof *fields; i++) {
@@ -49,7 +50,7 @@ CPUEXEC_EXPORT int cpuexec_executor_counters_enable(cpuexec_executor *exec) {
   cpuexec__counters_block *expected = NULL;
   if (!atomic_compare_exchange_strong_explicit(&exec->counters, &expected, block, memory_order_acq_rel,
                                                memory_order_acquire))
-    free(block); /* another thread turned them on first */
+    cpuexec__os_aligned_free(block); /* another thread turned them on first */
   return 0;
 }
 
@@ -73,6 +74,10 @@ CPUEXEC_EXPORT int cpuexec_executor_counters_get(const cpuexec_executor *exec, c
   CPUEXEC__READ(late_arrivals);
   CPUEXEC__READ(cadence_hits);
   CPUEXEC__READ(cadence_misses);
+  CPUEXEC__READ(concurrent_regions);
+  CPUEXEC__READ(participants_run);
+  CPUEXEC__READ(caller_wait_ns);
+  CPUEXEC__READ(bound_inline);
 #undef CPUEXEC__READ
   return 0;
 }

@@ -24,6 +24,10 @@ typedef struct cpuexec__counter_set {
   _Atomic uint64_t late_arrivals;
   _Atomic uint64_t cadence_hits;
   _Atomic uint64_t cadence_misses;
+  _Atomic uint64_t concurrent_regions;
+  _Atomic uint64_t participants_run;
+  _Atomic uint64_t caller_wait_ns;
+  _Atomic uint64_t bound_inline;
 } cpuexec__counter_set;
 
 /* Dispatching threads count in `callers`, workers in `workers`: two lines,

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "executor_internal.h"
 #include "os/os.h"
+#include "region_lanes.h"
 #include "thread_state.h"
 #include "wake_tree.h"
 
@@ -34,11 +35,23 @@ static void *worker_main(void *arg) {
    * default 50 us slack would make them wake late. */
   cpuexec__os_timer_slack(CPUEXEC__CADENCE_TIMER_SLACK_NS);
   cpuexec__cadence_hint hint = {0, 0};
-  uint32_t e = 0;
+  uint32_t e = 0; /* the latest epoch value seen, without a nudge */
   for (;;) {
+    /* Open lanes (region_lanes.h) while lane 0 has nothing new for this
+     * worker. On the one-caller path lanes_busy is 0: one load of a line
+     * nobody writes. */
+    if (atomic_load_explicit(&exec->lanes_busy, memory_order_relaxed) != 0 &&
+        cpuexec__epoch_clear_nudge(&slot->epoch, atomic_load_explicit(&slot->epoch, memory_order_relaxed)) == e &&
+        cpuexec__lanes_serve(exec, w->index))
+      continue;
     bool joined = false;
     cpuexec__wait_report seen;
-    e = cpuexec__wait_while_equal(&slot->epoch, e, &slot->parked, &exec->spin, &exec->caller_cpu, &hint, &seen);
+    uint32_t now = cpuexec__wait_while_equal(&slot->epoch, e, &slot->parked, &exec->spin, &exec->caller_cpu, &hint, &seen);
+    if (now & CPUEXEC__EPOCH_NUDGE) {
+      now = cpuexec__epoch_clear_nudge(&slot->epoch, now);
+      if (now == e) continue; /* a nudge only: the lanes, at the top */
+    }
+    e = now;
     while (cpuexec__epoch_open(e)) {
       cpuexec__worker_gate_fn gate = CPUEXEC__TEST_HOOK(cpuexec__test_worker_gate, NULL);
       if (gate) {
@@ -47,13 +60,15 @@ static void *worker_main(void *arg) {
         if (!cpuexec__epoch_open(e)) break;
       }
       /* acquire: the dispatcher's slot writes happen before its open. */
-      if (atomic_compare_exchange_strong_explicit(&slot->epoch, &e, e + 1, memory_order_acquire,
+      if (atomic_compare_exchange_strong_explicit(&slot->epoch, &e, cpuexec__epoch_joined(e), memory_order_acquire,
                                                   memory_order_relaxed)) {
-        e++;
+        e = cpuexec__epoch_joined(e);
         joined = true;
         break;
       }
     }
+    /* Taken, and nudged since: the nudge is looked at, at the top. */
+    if (e & CPUEXEC__EPOCH_NUDGE) e = cpuexec__epoch_clear_nudge(&slot->epoch, e);
     if (joined) {
       if (slot->participants == 0) break;
       CPUEXEC__CHECK(w->index < slot->participants && slot->participants <= exec->threads,
@@ -136,8 +151,7 @@ static void stop_workers(struct cpuexec_executor *exec, uint32_t started) {
     cpuexec__slot *s = &exec->slots[k];
     s->participants = 0;
     s->takeover = false; /* nobody else would close it: the worker joins and leaves */
-    cpuexec__store_and_wake(&s->epoch, cpuexec__epoch_next_open(atomic_load_explicit(&s->epoch, memory_order_relaxed)),
-                            &s->parked);
+    cpuexec__epoch_admit_and_wake(s);
   }
   for (uint32_t k = 0; k < started; k++) pthread_join(exec->workers[k].thread, NULL);
 }
@@ -160,19 +174,20 @@ static int start_worker(struct cpuexec_executor *exec, uint32_t k, int32_t cpu) 
 
 static void free_executor(struct cpuexec_executor *exec) {
   free(exec->foreign);
-  free(exec->workers);
-  free(exec->slots);
-  free(exec->finish);
+  cpuexec__os_aligned_free(exec->workers);
+  cpuexec__os_aligned_free(exec->slots);
+  cpuexec__os_aligned_free(exec->finish);
   free(exec->finish_tally);
-  free(atomic_load_explicit(&exec->counters, memory_order_relaxed));
+  free(exec->lanes);
+  cpuexec__os_aligned_free(atomic_load_explicit(&exec->counters, memory_order_relaxed));
   if (exec->resolved) cpuexec_resolved_destroy((cpuexec_resolved *)exec->resolved);
-  free(exec);
+  cpuexec__os_aligned_free(exec);
 }
 
 static void *alloc_lines(size_t count, size_t size) {
   size_t bytes = count * size;
   bytes = (bytes + CPUEXEC__LINE - 1) / CPUEXEC__LINE * CPUEXEC__LINE;
-  void *p = aligned_alloc(CPUEXEC__LINE, bytes ? bytes : CPUEXEC__LINE);
+  void *p = cpuexec__os_aligned_alloc(CPUEXEC__LINE, bytes ? bytes : CPUEXEC__LINE);
   if (p) memset(p, 0, bytes ? bytes : CPUEXEC__LINE);
   return p;
 }
@@ -207,7 +222,8 @@ CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpu
   exec->slots = alloc_lines(threads, sizeof(cpuexec__slot));
   exec->finish = alloc_lines(cpuexec__finish_groups_for(threads), sizeof(cpuexec__finish_group));
   exec->finish_tally = calloc(cpuexec__finish_groups_for(threads), sizeof(cpuexec__finish_tally));
-  if (!exec->workers || !exec->slots || !exec->finish || !exec->finish_tally) {
+  if (threads > 1) exec->lanes = cpuexec__lanes_create(threads);
+  if (!exec->workers || !exec->slots || !exec->finish || !exec->finish_tally || (threads > 1 && !exec->lanes)) {
     free_executor(exec);
     return cpuexec__fail(CPUEXEC_ENOMEM, "executor: no memory for %u threads", threads);
   }
@@ -219,6 +235,7 @@ CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpu
   exec->caller_processor = resolved->caller_processor;
   exec->pin_caller = resolved->pin_caller && resolved->caller_processor >= 0;
   pthread_mutex_init(&exec->dispatch_lock, NULL);
+  pthread_mutex_init(&exec->strict_lock, NULL);
 
   /* Only the adaptive policy follows the cadence, and not when it parks at
    * once (oversubscribed). */
@@ -254,6 +271,7 @@ CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpu
     }
     if (rc != 0) {
       pthread_mutex_destroy(&exec->dispatch_lock);
+      pthread_mutex_destroy(&exec->strict_lock);
       free_executor(exec);
       return rc;
     }
@@ -275,6 +293,7 @@ void cpuexec__executor_free(cpuexec_executor *exec) {
   stop_workers(exec, exec->worker_count);
   pthread_mutex_unlock(&exec->dispatch_lock);
   pthread_mutex_destroy(&exec->dispatch_lock);
+  pthread_mutex_destroy(&exec->strict_lock);
   free_executor(exec);
 }
 

@@ -20,8 +20,14 @@
  * The dispatcher opens with cpuexec__epoch_next_open(), the next value
  * that is 1 mod 4 (every region moves it by 4), so the values only grow
  * and a stale compare-exchange fails (a thread would have to stall across
- * 2^30 regions to see a value again). The caller waits only for workers
- * that joined.
+ * 2^29 regions to see a value again). The caller waits only for workers
+ * that joined. Bit 31 of the epoch is the nudge of region_lanes.h: it is
+ * set only on an epoch that is not open and keeps the two state bits, so
+ * everything above reads the low 31 bits as before.
+ *
+ * Lanes (region_lanes.h): the slots, epochs and finish groups here are lane
+ * 0's, the region of the caller holding dispatch_lock; callers that find it
+ * held run their regions in exec->lanes beside it.
  *
  * Concurrency, field by field:
  *   - identity fields (resolved .. spin) are written by
@@ -97,18 +103,65 @@ typedef struct cpuexec__slot {
 
 _Static_assert(sizeof(cpuexec__slot) == CPUEXEC__LINE, "a slot is one line pair");
 
-/* The epoch states (see the top of this file). */
+/* The epoch states (see the top of this file), and the transitions each
+ * party makes. Values live in the low 31 bits (they wrap there); bit 31 is
+ * the nudge, set by a lane's opener (region_lanes.h) on a worker that is
+ * not admitted, to make it look at the open lanes, and cleared by the
+ * worker as it looks. A nudge never touches an open epoch and keeps the
+ * state bits, so the check-in protocol reads exactly as without it. */
 #define CPUEXEC__EPOCH_OPEN 1u
 #define CPUEXEC__EPOCH_JOINED 2u
 #define CPUEXEC__EPOCH_TAKEN 0u
+#define CPUEXEC__EPOCH_NUDGE 0x80000000u
+#define CPUEXEC__EPOCH_VALUE 0x7fffffffu
 static inline bool cpuexec__epoch_open(uint32_t e) { return (e & 3u) == CPUEXEC__EPOCH_OPEN; }
-static inline uint32_t cpuexec__epoch_next_open(uint32_t e) { return ((e + 3u) & ~3u) + 1u; }
+static inline uint32_t cpuexec__epoch_next_open(uint32_t e) {
+  return ((((e & CPUEXEC__EPOCH_VALUE) + 3u) & ~3u) + 1u) & CPUEXEC__EPOCH_VALUE;
+}
+/* open -> joined (the worker) and open -> taken (whoever closes it). */
+static inline uint32_t cpuexec__epoch_joined(uint32_t open) { return open + 1u; }
+static inline uint32_t cpuexec__epoch_taken(uint32_t open) { return (open + 3u) & CPUEXEC__EPOCH_VALUE; }
+
+/* The dispatcher admits worker k to the next region: any value (nudged or
+ * not) -> the next open one, seq_cst like the store of wait.h's protocol
+ * (a compare-exchange, since a lane's opener may nudge concurrently).
+ * Returns the open value. */
+static inline uint32_t cpuexec__epoch_admit(_Atomic uint32_t *epoch) {
+  uint32_t e = atomic_load_explicit(epoch, memory_order_relaxed);
+  while (!atomic_compare_exchange_weak_explicit(epoch, &e, cpuexec__epoch_next_open(e), memory_order_seq_cst,
+                                                memory_order_relaxed)) {
+  }
+  return cpuexec__epoch_next_open(e);
+}
+
+/* Admits the worker of slot s and wakes it if (and only if) it parked
+ * (wait.h's protocol); true when a wake system call was made. */
+static inline bool cpuexec__epoch_admit_and_wake(cpuexec__slot *s) {
+  cpuexec__epoch_admit(&s->epoch);
+  if (atomic_load_explicit(&s->parked, memory_order_seq_cst)) {
+    cpuexec__os_wake_all(&s->epoch);
+    return true;
+  }
+  return false;
+}
+
+/* The worker clears a nudge from its epoch (acquire: what the lane's opener
+ * published before nudging is visible from here on) and returns the value
+ * without it. */
+static inline uint32_t cpuexec__epoch_clear_nudge(_Atomic uint32_t *epoch, uint32_t now) {
+  while ((now & CPUEXEC__EPOCH_NUDGE) &&
+         !atomic_compare_exchange_weak_explicit(epoch, &now, now & ~CPUEXEC__EPOCH_NUDGE, memory_order_acquire,
+                                                memory_order_acquire)) {
+  }
+  return now & ~CPUEXEC__EPOCH_NUDGE;
+}
 
 /* What a worker thread needs to start, and its cadence model: one line
  * each, since every worker writes its model after every region. */
 typedef struct cpuexec__worker {
   alignas(CPUEXEC__LINE) struct cpuexec_executor *exec;
   uint32_t index; /* participant index, 1-based */
+  uint32_t lane_next; /* the lane this worker looks at first next time (region_lanes.c) */
   pthread_t thread;
   cpuexec__cadence cadence;
 } cpuexec__worker;
@@ -144,7 +197,15 @@ struct cpuexec_executor {
 
   /* What the dispatcher writes on every region lives apart from what
    * workers read, or each region would move one more line to each worker. */
-  alignas(CPUEXEC__LINE) pthread_mutex_t dispatch_lock; /* one region runs on the pool at a time */
+  alignas(CPUEXEC__LINE) pthread_mutex_t dispatch_lock; /* held by the caller of lane 0's region (trylock) */
+  pthread_mutex_t strict_lock; /* one CPUEXEC_FOR_EVERY_PARTICIPANT region at a time (region_lanes.h) */
+
+  /* Lanes 1 .. CPUEXEC__LANES - 1 (region_lanes.h): NULL for executors
+   * without workers. `lanes_busy` has bit l set while a caller owns lane
+   * l; workers read it after every region, and it is written only when a
+   * second caller comes, so on the one-caller path the line stays shared. */
+  struct cpuexec__lane *lanes;
+  alignas(CPUEXEC__LINE) _Atomic uint32_t lanes_busy;
 
   alignas(CPUEXEC__LINE) _Atomic int error;
   /* Adaptive policy (see cpuexec__spin): the processor the last dispatch

@@ -83,10 +83,9 @@ static void record_violation(foreign_call *c, int kind, int64_t begin, int64_t e
 /* Runs chunks [lo, hi) unless the region already failed; false to stop. */
 static bool run_chunks(foreign_call *c, uint64_t lo, uint64_t hi, int *rc) {
   if (atomic_load_explicit(&c->error, memory_order_relaxed) != 0) return false;
-  cpuexec__participant_before_callback();
   int64_t begin = (int64_t)lo * c->grain;
   int64_t end = hi >= c->chunks ? c->total : (int64_t)hi * c->grain;
-  *rc = c->fn(c->ctx, begin, end);
+  *rc = cpuexec__participant_invoke(c->fn, c->ctx, begin, end);
   if (*rc != 0) {
     int expected = 0;
     atomic_compare_exchange_strong_explicit(&c->error, &expected, *rc, memory_order_relaxed, memory_order_relaxed);

@@ -8,6 +8,7 @@
 #include "core/error.h"
 
 cpuexec_hook cpuexec__hooks[CPUEXEC_HOOKS_MAX];
+__thread cpuexec__callback_wrap cpuexec__tls_wrap __attribute__((tls_model("initial-exec")));
 _Atomic uint32_t cpuexec__hook_count = 0;
 
 /* Serializes registrations; regions never take it. */

@@ -26,7 +26,7 @@
  *
  *     cpuexec__participant p;
  *     cpuexec__participant_enter(&p, exec, index, count);
- *     for each range: cpuexec__participant_before_callback(); fn(ctx, b, e);
+ *     for each range: rc = cpuexec__participant_invoke(fn, ctx, b, e);
  *     cpuexec__participant_leave(&p);
  */
 #ifndef CPUEXEC_SRC_PARTICIPANT_H
@@ -56,6 +56,16 @@ typedef struct cpuexec__participant {
   cpuexec__thread_state saved;
   cpuexec__hook_state hooks[CPUEXEC_HOOKS_MAX]; /* touched only by the hooks that use them */
 } cpuexec__participant;
+
+/* A built-in guard that must run each callback inside something of its
+ * library (oneTBB's guard runs it in a one-thread task_arena of the thread:
+ * src/guards/guard_participant.c) sets this in its participant_begin and
+ * clears it in its participant_end; NULL otherwise (one predictable branch
+ * per callback). It is called with the callback and returns its result.
+ * Only the outermost callback of a thread is wrapped: a nested one already
+ * runs inside. */
+typedef int (*cpuexec__callback_wrap)(cpuexec_range_fn fn, void *ctx, int64_t begin, int64_t end);
+extern __thread cpuexec__callback_wrap cpuexec__tls_wrap __attribute__((tls_model("initial-exec")));
 
 /* True inside any libcpuexec callback on this thread: a parallel call made
  * now runs inline. */
@@ -93,13 +103,22 @@ static inline void cpuexec__participant_leave(cpuexec__participant *p) {
   cpuexec__tls = p->saved;
 }
 
+/* One callback of an entered participant: the hooks' before_callback, then
+ * fn(ctx, begin, end) (through a guard's wrapper, on the thread's outermost
+ * callback, when one is set), and its result. */
+static inline int cpuexec__participant_invoke(cpuexec_range_fn fn, void *ctx, int64_t begin, int64_t end) {
+  cpuexec__participant_before_callback();
+  cpuexec__callback_wrap wrap = cpuexec__tls_wrap;
+  if (__builtin_expect(wrap != NULL, 0) && cpuexec__tls.callback_depth == 1) return wrap(fn, ctx, begin, end);
+  return fn(ctx, begin, end);
+}
+
 /* fn(ctx, begin, end) as participant index of count, and its result. */
 static inline int cpuexec__participant_call(cpuexec_executor *exec, uint32_t index, uint32_t count, void *ctx,
                                             cpuexec_range_fn fn, int64_t begin, int64_t end) {
   cpuexec__participant p;
   cpuexec__participant_enter(&p, exec, index, count);
-  cpuexec__participant_before_callback();
-  int rc = fn(ctx, begin, end);
+  int rc = cpuexec__participant_invoke(fn, ctx, begin, end);
   cpuexec__participant_leave(&p);
   return rc;
 }

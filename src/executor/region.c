@@ -26,6 +26,7 @@
 #include "executor_internal.h"
 #include "os/os.h"
 #include "participant.h"
+#include "region_lanes.h"
 #include "wake_tree.h"
 
 /* The caller's processor as last pinned by an explicit policy (-1: never),
@@ -68,9 +69,8 @@ static inline bool claim(cpuexec__slot *s, int64_t *lo, int64_t *hi) {
 static inline bool run_chunks(struct cpuexec_executor *exec, const cpuexec__slot *own, const partition *pt,
                               int64_t lo, int64_t hi) {
   if (atomic_load_explicit(&exec->error, memory_order_relaxed) != 0) return false;
-  cpuexec__participant_before_callback();
   int64_t end = hi >= pt->chunks ? own->total : hi * own->grain;
-  int rc = own->fn(own->ctx, lo * own->grain, end);
+  int rc = cpuexec__participant_invoke(own->fn, own->ctx, lo * own->grain, end);
   if (rc != 0) {
     int expected = 0;
     atomic_compare_exchange_strong_explicit(&exec->error, &expected, rc, memory_order_relaxed,
@@ -280,6 +280,65 @@ static int fp_range(void *arg, int64_t begin, int64_t end) {
   return rc;
 }
 
+/* Lane 0's region (the caller holds dispatch_lock, and it is released
+ * here): the slots, the epochs, the caller's share, the settling and the
+ * wait. Returns the region's callback result. */
+static int run_lane0(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn,
+                     uint32_t participants, bool every, const cpuexec__fpenv *env) {
+  cpuexec__counters_block *counters = cpuexec__counters_of(exec);
+  /* Where the caller runs, for workers that yield when they share its
+   * processor (wait.h); written only when it changes, so the line stays
+   * shared. */
+  int32_t cpu = cpuexec__os_current_cpu();
+  if (exec->spin.adaptive && cpu >= 0 && cpu == atomic_load_explicit(&exec->first_worker_cpu, memory_order_relaxed) &&
+      !exec->pin_caller)
+    cpu = step_off_worker_processor(exec, cpu, participants);
+  if (atomic_load_explicit(&exec->caller_cpu, memory_order_relaxed) != cpu)
+    atomic_store_explicit(&exec->caller_cpu, cpu, memory_order_relaxed);
+  publish_slots(exec, total, grain, ctx, fn, participants, !every, env);
+  uint64_t wakes = 0;
+  if (participants >= exec->wake_tree_min) { /* wide regions: wake_tree.h */
+    /* Children first: a parent that joins early must find its children's
+     * epochs already open (wake_tree.h). */
+    for (uint32_t k = participants - 1; k >= 1; k--) cpuexec__epoch_admit(&exec->slots[k].epoch);
+    wakes = cpuexec__wake_tree_children(exec, 0, participants);
+  } else {
+    for (uint32_t k = 1; k < participants; k++) wakes += cpuexec__epoch_admit_and_wake(&exec->slots[k]);
+  }
+  cpuexec__region_participate(exec, 0);
+  const _Atomic int32_t *waited_cpu = &exec->first_worker_cpu;
+  uint32_t ran = participants; /* the caller and the workers that checked in */
+  /* Every worker joined and finished: nothing to settle (the common case
+   * of a hot pool reads one counter per group of workers). */
+  if (!cpuexec__finish_count_all_done(exec->finish, exec->finish_tally, participants)) {
+    if (!every) settle_workers(exec, participants, &waited_cpu);
+    bool slept;
+    uint64_t start = counters ? cpuexec__os_now_ns() : 0;
+    if (wait_for_workers(exec, participants, waited_cpu, &slept)) {
+      counters = cpuexec__counters_of(exec);
+      CPUEXEC__COUNT(counters, caller_waits, 1);
+      if (slept)
+        CPUEXEC__COUNT(counters, parks, 1);
+      else
+        CPUEXEC__COUNT(counters, spins_found_work, 1);
+      if (start) CPUEXEC__COUNT(counters, caller_wait_ns, cpuexec__os_now_ns() - start);
+    }
+    if (counters) {
+      ran = 1;
+      for (uint32_t g = 0; g <= cpuexec__finish_group_of(participants - 1); g++)
+        ran += exec->finish_tally[g].expect - exec->finish_tally[g].target;
+    }
+  }
+  CPUEXEC__COUNT(counters, participants_run, ran);
+  for (uint32_t g = 0; g <= cpuexec__finish_group_of(participants - 1); g++)
+    exec->finish_tally[g].target = exec->finish_tally[g].expect;
+  if (wakes) CPUEXEC__COUNT(counters, wakeups, wakes);
+  int rc = atomic_load_explicit(&exec->error, memory_order_relaxed);
+  if (rc != 0) atomic_store_explicit(&exec->error, 0, memory_order_relaxed);
+  pthread_mutex_unlock(&exec->dispatch_lock);
+  return rc;
+}
+
 CPUEXEC_EXPORT int cpuexec_parallel_for(cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
                                         cpuexec_range_fn fn, int32_t max_participants) {
   return cpuexec_parallel_for_flags(exec, total, grain, ctx, fn, max_participants, 0);
@@ -339,59 +398,27 @@ CPUEXEC_EXPORT int cpuexec_parallel_for_flags(cpuexec_executor *exec, int64_t to
     return cpuexec__foreign_run(exec, total, grain, &call, fp_range, participants);
   }
 
-  pthread_mutex_lock(&exec->dispatch_lock);
-  /* Where the caller runs, for workers that yield when they share its
-   * processor (wait.h); written only when it changes, so the line stays
-   * shared. */
-  int32_t cpu = cpuexec__os_current_cpu();
-  if (exec->spin.adaptive && cpu >= 0 && cpu == atomic_load_explicit(&exec->first_worker_cpu, memory_order_relaxed) &&
-      !exec->pin_caller)
-    cpu = step_off_worker_processor(exec, cpu, participants);
-  if (atomic_load_explicit(&exec->caller_cpu, memory_order_relaxed) != cpu)
-    atomic_store_explicit(&exec->caller_cpu, cpu, memory_order_relaxed);
+  /* Which lane runs it (region_lanes.h): lane 0 when its lock is free, the
+   * path of a lone caller; another lane beside it when not; past the bound,
+   * the serial loop on this thread (a strict region waits for lane 0). */
   bool every = (flags & CPUEXEC_FOR_EVERY_PARTICIPANT) != 0;
   cpuexec__fpenv env;
   bool fpenv = (flags & CPUEXEC_FOR_INHERIT_FP_ENV) || exec->resolved->inherit_fpenv;
   if (fpenv) cpuexec__fpenv_capture(&env);
-  publish_slots(exec, total, grain, ctx, fn, participants, !every, fpenv ? &env : NULL);
-  uint64_t wakes = 0;
-  if (participants >= exec->wake_tree_min) { /* wide regions: wake_tree.h */
-    /* Children first: a parent that joins early must find its children's
-     * epochs already open (wake_tree.h). */
-    for (uint32_t k = participants - 1; k >= 1; k--) {
-      cpuexec__slot *s = &exec->slots[k];
-      atomic_store_explicit(&s->epoch, cpuexec__epoch_next_open(atomic_load_explicit(&s->epoch, memory_order_relaxed)),
-                            memory_order_seq_cst);
-    }
-    wakes = cpuexec__wake_tree_children(exec, 0, participants);
-  } else {
-    for (uint32_t k = 1; k < participants; k++) {
-      cpuexec__slot *s = &exec->slots[k];
-      wakes += cpuexec__store_and_wake(&s->epoch, cpuexec__epoch_next_open(atomic_load_explicit(&s->epoch, memory_order_relaxed)),
-                                       &s->parked);
+  if (every) pthread_mutex_lock(&exec->strict_lock);
+  const cpuexec__fpenv *carried = fpenv ? &env : NULL;
+  int rc;
+  if (pthread_mutex_trylock(&exec->dispatch_lock) == 0) {
+    rc = run_lane0(exec, total, grain, ctx, fn, participants, every, carried);
+  } else if (!cpuexec__lane_run(exec, total, grain, ctx, fn, participants, every, carried, &rc)) {
+    if (every) {
+      pthread_mutex_lock(&exec->dispatch_lock);
+      rc = run_lane0(exec, total, grain, ctx, fn, participants, every, carried);
+    } else {
+      CPUEXEC__COUNT(cpuexec__counters_of(exec), bound_inline, 1);
+      rc = run_inline(exec, total, ctx, fn);
     }
   }
-  cpuexec__region_participate(exec, 0);
-  const _Atomic int32_t *waited_cpu = &exec->first_worker_cpu;
-  /* Every worker joined and finished: nothing to settle (the common case
-   * of a hot pool reads one counter per group of workers). */
-  if (!cpuexec__finish_count_all_done(exec->finish, exec->finish_tally, participants)) {
-    if (!every) settle_workers(exec, participants, &waited_cpu);
-    bool slept;
-    if (wait_for_workers(exec, participants, waited_cpu, &slept)) {
-      counters = cpuexec__counters_of(exec);
-      CPUEXEC__COUNT(counters, caller_waits, 1);
-      if (slept)
-        CPUEXEC__COUNT(counters, parks, 1);
-      else
-        CPUEXEC__COUNT(counters, spins_found_work, 1);
-    }
-  }
-  for (uint32_t g = 0; g <= cpuexec__finish_group_of(participants - 1); g++)
-    exec->finish_tally[g].target = exec->finish_tally[g].expect;
-  if (wakes) CPUEXEC__COUNT(counters, wakeups, wakes);
-  int rc = atomic_load_explicit(&exec->error, memory_order_relaxed);
-  if (rc != 0) atomic_store_explicit(&exec->error, 0, memory_order_relaxed);
-  pthread_mutex_unlock(&exec->dispatch_lock);
+  if (every) pthread_mutex_unlock(&exec->strict_lock);
   return cpuexec__callback_rc(rc);
 }

@@ -27,7 +27,6 @@
  * arguments) and registers the others directly with the runtime. */
 #include <cpuexec/common.h>
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +37,7 @@
 #include "openmp_counts.h"
 #include "openmp_internal.h"
 #include "executor/thread_state.h"
+#include "os/loader.h"
 
 #if CPUEXEC_WITH_OMPT
 const bool cpuexec__ompt_built = true;
@@ -334,18 +334,27 @@ static cpuexec__ompt_start_tool_result *try_tool(cpuexec__ompt_start_tool_fn sta
     return NULL;
   cpuexec__ompt_start_tool_result *result = start(omp_version, runtime_version);
   if (result != NULL) {
-    Dl_info info;
-    if (name == NULL && dladdr((void *)start, &info) != 0)
-      name = info.dli_fname;
+    cpuexec__os_address info;
+    if (name == NULL && cpuexec__os_address_info((void *)start, &info))
+      name = info.module_path;
     snprintf(cpuexec__ompt_chained_name, sizeof cpuexec__ompt_chained_name, "%.255s", name != NULL ? name : "?");
   }
   return result;
 }
 
+/* OMP_TOOL_LIBRARIES separates paths as libomp does: ';' on Windows,
+ * whose paths hold ':' after the drive letter. */
+#ifdef _WIN32
+#define TOOL_LIST_SEPARATOR ";"
+#else
+#define TOOL_LIST_SEPARATOR ":"
+#endif
+
 /* The tool libomp would have found without us. */
 static cpuexec__ompt_start_tool_result *find_next_tool(unsigned int omp_version, const char *runtime_version) {
   cpuexec__ompt_start_tool_result *result =
-      try_tool((cpuexec__ompt_start_tool_fn)dlsym(RTLD_NEXT, "ompt_start_tool"), omp_version, runtime_version, NULL);
+      try_tool((cpuexec__ompt_start_tool_fn)cpuexec__os_next_symbol("ompt_start_tool"), omp_version, runtime_version,
+               NULL);
   if (result != NULL)
     return result;
   const char *libraries = cpuexec__env_raw("OMP_TOOL_LIBRARIES"); /* libomp's grammar, read as it does */
@@ -353,21 +362,21 @@ static cpuexec__ompt_start_tool_result *find_next_tool(unsigned int omp_version,
     return NULL;
   char path[1024];
   for (const char *p = libraries; *p != '\0';) {
-    size_t length = strcspn(p, ":");
+    size_t length = strcspn(p, TOOL_LIST_SEPARATOR);
     if (length > 0 && length < sizeof path) {
       memcpy(path, p, length);
       path[length] = '\0';
-      void *handle = dlopen(path, RTLD_LAZY);
+      void *handle = cpuexec__os_module_load(path);
       if (handle != NULL) {
-        result = try_tool((cpuexec__ompt_start_tool_fn)dlsym(handle, "ompt_start_tool"), omp_version,
-                          runtime_version, path);
+        result = try_tool((cpuexec__ompt_start_tool_fn)cpuexec__os_module_symbol(handle, "ompt_start_tool"),
+                          omp_version, runtime_version, path);
         if (result != NULL)
           return result; /* the handle stays open: the tool is in use */
-        dlclose(handle);
+        cpuexec__os_module_close(handle);
       }
     }
     p += length;
-    if (*p == ':')
+    if (*p == TOOL_LIST_SEPARATOR[0])
       p++;
   }
   return NULL;

@@ -3,7 +3,6 @@
 #include <cpuexec/errors.h>
 #include <cpuexec/interop.h>
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -18,6 +18,7 @@
 #include "openmp_internal.h"
 #include "executor/participant.h"
 #include "executor/thread_state.h"
+#include "guards/guards_internal.h"
 
 /* Per thread, written only by its thread.
  * countdown: region begins left before this thread checks the loader again.
@@ -38,9 +39,12 @@ static __thread struct {
 
 static _Atomic uint32_t refreshes;
 
+/* The OpenMP runtimes and the other guarded libraries (src/guards/) are
+ * looked for together: one countdown, two loader-count checks. */
 static void refresh_detection(void) {
   guard_tls.countdown = 32 + (atomic_fetch_add_explicit(&refreshes, 7, memory_order_relaxed) & 31);
   cpuexec__openmp_detect(false);
+  cpuexec__guards_detect(false);
 }
 
 void cpuexec__openmp_guard_begin(cpuexec__openmp_saved *saved) {
@@ -149,28 +153,35 @@ void cpuexec__openmp_scope_leave(const int32_t saved[4]) {
 
 /* The guard is one runtime hook of the region primitive (src/executor/participant.h):
  * the executor and scopes know nothing about OpenMP. Registered when the
- * library is loaded, before any region can start. */
+ * library is loaded, before any region can start. The same hook runs the
+ * guards of OpenBLAS, BLIS and oneTBB (src/guards/guards_internal.h), after
+ * the OpenMP part on begin and before it on end, so a BLAS build that
+ * threads with OpenMP sees one OpenMP thread whenever it is held. */
 _Static_assert(sizeof(cpuexec__openmp_saved) <= CPUEXEC_HOOK_STATE_MAX, "the guard's save area fits a hook's state");
 _Static_assert(4 * sizeof(int32_t) <= CPUEXEC_HOOK_STATE_MAX, "the scope's save area fits a hook's state");
 
 static void hook_begin(void *user, void *state) {
   (void)user;
   cpuexec__openmp_guard_begin(state);
+  cpuexec__guards_begin();
 }
 
 static void hook_before_callback(void *user) {
   (void)user;
   cpuexec__openmp_guard_callback();
+  cpuexec__guards_callback();
 }
 
 static void hook_end(void *user, void *state) {
   (void)user;
+  cpuexec__guards_end();
   cpuexec__openmp_guard_end(state);
 }
 
 static void hook_scope_enter(void *user, cpuexec_executor *exec, void *state) {
   (void)user;
   cpuexec__openmp_scope_enter(exec, state);
+  cpuexec__guards_detect(false);
 }
 
 static void hook_scope_leave(void *user, void *state) {

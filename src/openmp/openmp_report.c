@@ -1,16 +1,16 @@
 /* cpuexec_openmp_report_get(): the counted call sites, resolved to functions
- * (dladdr) only when the report is read, and call sites in the same function
+ * (the OS layer's loader, os/loader.h: dladdr on Unix) only when the report is read, and call sites in the same function
  * merged. */
 #include <cpuexec/errors.h>
 #include <cpuexec/interop.h>
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
+#include "os/loader.h"
 #include "openmp_counts.h"
 #include "openmp_internal.h"
 
@@ -53,15 +53,15 @@ static bool read_slot(int slot, cpuexec_openmp_report_entry *entry, const void *
   if (entry->max_actual_threads == 0)
     entry->max_actual_threads = 1;
   *function_start = entry->codeptr;
-  Dl_info info;
+  cpuexec__os_address info;
   /* codeptr_ra is a return address: look up the byte before it, which is
    * still inside the calling function even when the call ends it. */
-  if (entry->codeptr != NULL && dladdr((const char *)entry->codeptr - 1, &info) != 0) {
-    snprintf(entry->object, sizeof entry->object, "%s", info.dli_fname != NULL ? info.dli_fname : "");
-    entry->offset = (uint64_t)((uintptr_t)entry->codeptr - (uintptr_t)info.dli_fbase);
-    if (info.dli_sname != NULL) {
-      snprintf(entry->function, sizeof entry->function, "%s", info.dli_sname);
-      *function_start = info.dli_saddr;
+  if (entry->codeptr != NULL && cpuexec__os_address_info((const char *)entry->codeptr - 1, &info)) {
+    snprintf(entry->object, sizeof entry->object, "%s", info.module_path);
+    entry->offset = (uint64_t)((uintptr_t)entry->codeptr - (uintptr_t)info.module_base);
+    if (info.symbol != NULL) {
+      snprintf(entry->function, sizeof entry->function, "%s", info.symbol);
+      *function_start = info.symbol_address;
     }
   }
   return true;

@@ -2,8 +2,8 @@
  * prints it at exit when CPUEXEC_OPENMP_REPORT asks. */
 #include <cpuexec/errors.h>
 #include <cpuexec/interop.h>
+#include <cpuexec/runtimes.h>
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,12 +82,20 @@ static void write_report_at_exit(void) {
     return;
   }
   cpuexec_openmp_report_describe(text, (size_t)length + 1);
+  /* And the threaded libraries the process loaded, with what the guards do. */
+  int libs_length = cpuexec_runtimes_describe(NULL, 0);
+  char *libs = libs_length > 0 ? malloc((size_t)libs_length + 1) : NULL;
+  if (libs != NULL)
+    cpuexec_runtimes_describe(libs, (size_t)libs_length + 1);
   FILE *out = strcmp(path, "-") == 0 ? stderr : fopen(path, "w");
   if (out != NULL) {
     fputs(text, out);
+    if (libs != NULL)
+      fprintf(out, "threaded libraries (runtime guards, doc/runtime-guards.md):\n%s", libs);
     if (out != stderr)
       fclose(out);
   }
+  free(libs);
   free(text);
   free(path);
 }

@@ -3,7 +3,6 @@
 #include <cpuexec/errors.h>
 #include <cpuexec/interop.h>
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 #include "core/error.h"
 #include "openmp_counts.h"
 #include "openmp_internal.h"
+#include "os/loader.h"
 
 /* libomp is loaded but never asked for a tool: either it has not run yet,
  * or something kept it from asking us. Its first use decides, so start it
@@ -22,16 +22,18 @@ static void settle_libomp_start(void) {
   (void)omp->get_max_threads();
 }
 
-static const char *other_tool_owner(void) {
-  void *definer = dlsym(RTLD_DEFAULT, "ompt_start_tool");
-  Dl_info info, mine;
-  if (definer == NULL || dladdr(definer, &info) == 0)
+/* The module (a name in info) whose ompt_start_tool is found first when it
+ * is not ours nor libomp's own, or NULL. */
+static const char *other_tool_owner(cpuexec__os_address *info_out) {
+  void *definer = cpuexec__os_global_symbol("ompt_start_tool");
+  cpuexec__os_address *info = info_out, mine;
+  if (definer == NULL || !cpuexec__os_address_info(definer, info))
     return NULL;
-  if (dladdr((void *)cpuexec_openmp_status_get, &mine) != 0 && info.dli_fbase == mine.dli_fbase)
+  if (cpuexec__os_address_info((void *)cpuexec_openmp_status_get, &mine) && info->module_base == mine.module_base)
     return NULL; /* ours comes first */
-  if (strcmp(info.dli_fname, cpuexec__omp_runtimes[CPUEXEC__OMP_LIBOMP].path) == 0)
+  if (strcmp(info->module_path, cpuexec__omp_runtimes[CPUEXEC__OMP_LIBOMP].path) == 0)
     return NULL; /* libomp's weak one: it chains to the next definition */
-  return info.dli_fname;
+  return info->module_path;
 }
 
 static void explain(cpuexec_openmp_state *out, uint32_t mask) {
@@ -46,7 +48,11 @@ static void explain(cpuexec_openmp_state *out, uint32_t mask) {
   if (!libomp) {
     out->detection = CPUEXEC_OPENMP_NO_OMPT;
     out->reason = "the OpenMP runtime is libgomp, which has no OMPT: regions in callbacks are kept inline but "
-                  "cannot be counted (link OpenMP code with -lomp to see it)";
+                  "cannot be counted (link OpenMP code with -lomp to see it"
+#ifdef _WIN32
+                  "; the mingw-w64 toolchain ships libgomp only"
+#endif
+                  ")";
     return;
   }
   if (!cpuexec__ompt_built) {
@@ -96,7 +102,8 @@ static void explain(cpuexec_openmp_state *out, uint32_t mask) {
   /* Filled once, under the lock, then only read: the reason stays valid. */
   static pthread_mutex_t other_lock = PTHREAD_MUTEX_INITIALIZER;
   static char other_reason[400];
-  const char *owner = other_tool_owner();
+  cpuexec__os_address owner_info;
+  const char *owner = other_tool_owner(&owner_info);
   if (owner != NULL) {
     out->detection = CPUEXEC_OPENMP_OTHER_TOOL;
     pthread_mutex_lock(&other_lock);

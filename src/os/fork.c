@@ -13,7 +13,10 @@
  *      held while the process registry joins the list)
  *   5. the registry list lock                   (registry.c: list_lock)
  *   6. every registry's lock, in list order     (registry.c: r->lock)
- *   7. executors: none taken. An executor's dispatch lock is never held
+ *   7. the runtime guards' two hold locks      (guard_hold.c: taken by a
+ *      participant when a process-wide library setting goes to one thread
+ *      or back; the thread holds no other library lock then)
+ *   8. executors: none taken. An executor's dispatch lock is never held
  *      while a lock above is taken, and a child never touches an inherited
  *      executor's lock or threads: it knows the executor is inherited from
  *      the generation below (cpuexec_parallel_for returns CPUEXEC_EFORKED,
@@ -31,6 +34,7 @@
  * load, instead of a getpid() system call on every dispatch. */
 #include "fork.h"
 
+#ifndef CPUEXEC__FORK_NONE /* Windows: no fork, nothing to compile (fork.h says why) */
 #include <pthread.h>
 #include <string.h>
 
@@ -77,3 +81,4 @@ int cpuexec__fork_init(void) {
   return cpuexec__fail(CPUEXEC_ENOMEM, "fork handlers: pthread_atfork failed (%s); the library cannot be fork-safe",
                        strerror(registered));
 }
+#endif

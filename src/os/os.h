@@ -6,10 +6,11 @@
  *   os_posix.c  any POSIX system: condition-variable waits, no affinity
  *               (cpuexec__os_pin_* return ENOTSUP), no current processor,
  *               no cgroup; thread names where pthread_setname_np exists.
- * The clock is POSIX everywhere and inline here, since spins read it.
+ * The clock is POSIX everywhere and inline here, since spins read it. The
+ * dynamic loader is loader.h's.
  *
  * Nothing outside these files calls a platform interface for these
- * services; the spin-then-park logic stays in wait.h and calls
+ * services (tests/check-posix-portability.sh checks the posix build); the spin-then-park logic stays in wait.h and calls
  * cpuexec__os_wait / cpuexec__os_wake_all only to park and to wake. */
 #ifndef CPUEXEC_SRC_OS_H
 #define CPUEXEC_SRC_OS_H
@@ -17,8 +18,13 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
+#ifdef _WIN32
+#include <malloc.h> /* _aligned_malloc */
+#endif
 
 /* The backend's name as configure's summary and cpuexec-info print it. */
 const char *cpuexec__os_backend(void);
@@ -29,6 +35,56 @@ const char *cpuexec__os_backend(void);
  * policies resolve unpinned with a diagnostic and an explicit cpu_set fails
  * with CPUEXEC_ENOTSUP (see resolve.c). */
 bool cpuexec__os_has_affinity(void);
+
+/* A set of processors by OS index (0 to CPUEXEC__OS_CPUS_MAX - 1: Linux's
+ * CPU_SETSIZE; on Windows, group * 64 + number in group, as hwloc numbers
+ * them, so sixteen groups of 64). The OS layer's own type, so no caller
+ * needs cpu_set_t (glibc), cpuset_t (FreeBSD) or GROUP_AFFINITY. */
+#define CPUEXEC__OS_CPUS_MAX 1024
+typedef struct cpuexec__os_cpus {
+  uint64_t bits[CPUEXEC__OS_CPUS_MAX / 64];
+} cpuexec__os_cpus;
+
+static inline void cpuexec__os_cpus_zero(cpuexec__os_cpus *set) {
+  for (unsigned i = 0; i < CPUEXEC__OS_CPUS_MAX / 64; i++) set->bits[i] = 0;
+}
+static inline bool cpuexec__os_cpus_has(const cpuexec__os_cpus *set, int32_t cpu) {
+  return cpu >= 0 && cpu < CPUEXEC__OS_CPUS_MAX && (set->bits[cpu / 64] >> (cpu % 64) & 1u);
+}
+static inline void cpuexec__os_cpus_add(cpuexec__os_cpus *set, int32_t cpu) {
+  if (cpu >= 0 && cpu < CPUEXEC__OS_CPUS_MAX) set->bits[cpu / 64] |= (uint64_t)1 << (cpu % 64);
+}
+static inline int32_t cpuexec__os_cpus_count(const cpuexec__os_cpus *set) {
+  int32_t n = 0;
+  for (unsigned i = 0; i < CPUEXEC__OS_CPUS_MAX / 64; i++) n += __builtin_popcountll(set->bits[i]);
+  return n;
+}
+static inline bool cpuexec__os_cpus_equal(const cpuexec__os_cpus *a, const cpuexec__os_cpus *b) {
+  for (unsigned i = 0; i < CPUEXEC__OS_CPUS_MAX / 64; i++)
+    if (a->bits[i] != b->bits[i]) return false;
+  return true;
+}
+
+/* Processor groups (Windows): at most 64 processors to a group, and the
+ * processor id is group * 64 + number in the group, as hwloc numbers them
+ * (so a machine with two groups of 48 has ids 0-47 and 64-111). Every
+ * backend uses these ids; only the windows one has groups to report. */
+#define CPUEXEC__OS_GROUP_WIDTH 64
+static inline uint16_t cpuexec__os_group_of(int32_t cpu) { return (uint16_t)(cpu / CPUEXEC__OS_GROUP_WIDTH); }
+static inline uint8_t cpuexec__os_number_in_group(int32_t cpu) { return (uint8_t)(cpu % CPUEXEC__OS_GROUP_WIDTH); }
+bool cpuexec__os_has_processor_groups(void);
+
+/* The process's CPU set (Linux: the main thread's affinity, what `taskset
+ * -p` and a cgroup cpuset change move; Windows: the process affinity over
+ * its processor groups). False when the system cannot say (posix). */
+bool cpuexec__os_process_cpus(cpuexec__os_cpus *set);
+/* The call the process CPU set comes from, for messages
+ * ("sched_getaffinity()"); NULL when the backend has none. */
+const char *cpuexec__os_process_cpus_source(void);
+
+/* The processors a thread may run on. False when unknown (no affinity, or
+ * the query failed). */
+bool cpuexec__os_thread_cpus(pthread_t thread, cpuexec__os_cpus *set);
 
 /* Pins a thread (or the calling one) to one processor. 0, or an errno
  * value: ENOTSUP when the backend has no affinity. */
@@ -84,11 +140,34 @@ void cpuexec__os_timer_slack(uint64_t slack_ns);
 void cpuexec__os_name_thread(pthread_t thread, const char *name);
 
 /* CLOCK_MONOTONIC in nanoseconds: the library's one clock (a vDSO read on
- * Linux, ~20 ns). */
+ * Linux, ~20 ns). Windows: QueryPerformanceCounter, in os_windows.c (so
+ * that no file that includes os.h includes <windows.h>). */
+#ifdef _WIN32
+uint64_t cpuexec__os_now_ns(void);
+#else
 static inline uint64_t cpuexec__os_now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+#endif
+
+/* Memory aligned to align (a power of two; size a multiple of it), freed
+ * with cpuexec__os_aligned_free and nothing else: C11 aligned_alloc, or
+ * _aligned_malloc on Windows, whose C runtime has no aligned_alloc. */
+static inline void *cpuexec__os_aligned_alloc(size_t align, size_t size) {
+#ifdef _WIN32
+  return _aligned_malloc(size, align);
+#else
+  return aligned_alloc(align, size);
+#endif
+}
+static inline void cpuexec__os_aligned_free(void *p) {
+#ifdef _WIN32
+  _aligned_free(p);
+#else
+  free(p);
+#endif
 }
 
 /* Where the cgroup v2 quota is read from: the file naming the process's

@@ -1,10 +1,14 @@
 /* The Linux OS backend (see os.h): futex waits, thread affinity through
- * glibc's cpu_set_t calls, sched_getcpu, thread names, cgroup v2 paths. */
+ * glibc's cpu_set_t calls, sched_getcpu, thread names, cgroup v2 paths,
+ * and the loader's change count (loader.h) from dl_iterate_phdr. */
 #include "os.h"
+#include "loader.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <link.h>
 #include <linux/futex.h>
+#include <stddef.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +17,8 @@
 #include <unistd.h>
 
 const char *cpuexec__os_backend(void) { return "linux"; }
+
+bool cpuexec__os_has_processor_groups(void) { return false; }
 
 bool cpuexec__os_has_affinity(void) { return true; }
 
@@ -44,6 +50,30 @@ int32_t cpuexec__os_affinity_self(int32_t *ids, int32_t max) {
       n++;
     }
   return n;
+}
+
+static void from_cpu_set(const cpu_set_t *from, cpuexec__os_cpus *set) {
+  cpuexec__os_cpus_zero(set);
+  for (int32_t id = 0; id < CPU_SETSIZE && id < CPUEXEC__OS_CPUS_MAX; id++)
+    if (CPU_ISSET(id, from)) cpuexec__os_cpus_add(set, id);
+}
+
+bool cpuexec__os_process_cpus(cpuexec__os_cpus *set) {
+  cpu_set_t s;
+  CPU_ZERO(&s);
+  if (sched_getaffinity(getpid(), sizeof s, &s) != 0) return false;
+  from_cpu_set(&s, set);
+  return true;
+}
+
+const char *cpuexec__os_process_cpus_source(void) { return "sched_getaffinity()"; }
+
+bool cpuexec__os_thread_cpus(pthread_t thread, cpuexec__os_cpus *set) {
+  cpu_set_t s;
+  CPU_ZERO(&s);
+  if (pthread_getaffinity_np(thread, sizeof s, &s) != 0) return false;
+  from_cpu_set(&s, set);
+  return true;
 }
 
 int32_t cpuexec__os_step_off(const int32_t *avoid, uint32_t count) {
@@ -90,3 +120,20 @@ void cpuexec__os_name_thread(pthread_t thread, const char *name) {
 const char *cpuexec__os_proc_self_cgroup(void) { return "/proc/self/cgroup"; }
 
 const char *cpuexec__os_cgroup_root(void) { return "/sys/fs/cgroup"; }
+
+static int loader_counts(struct dl_phdr_info *info, size_t size, void *data) {
+  uint64_t *counts = data;
+  if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+    counts[0] = info->dlpi_adds;
+    counts[1] = info->dlpi_subs;
+  }
+  return 1; /* the counts are the same in every entry: stop at the first */
+}
+
+/* Both counts only grow, so their sum changes whenever either does. */
+bool cpuexec__os_loader_changes(uint64_t *count) {
+  uint64_t counts[2] = {0, 0};
+  dl_iterate_phdr(loader_counts, counts);
+  *count = counts[0] + counts[1];
+  return true;
+}

@@ -1,8 +1,11 @@
 /* The portable POSIX OS backend (see os.h): condition-variable waits, and
  * no affinity, current processor or cgroup, which POSIX does not define.
  * Affinity is reported as unsupported (ENOTSUP), never faked. Threads are
- * named where the system has pthread_setname_np (configure checks). */
+ * named where the system has pthread_setname_np (configure checks). The
+ * loader has no change count POSIX defines (loader.h): callers look again
+ * each time. */
 #include "os.h"
+#include "loader.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -10,6 +13,8 @@
 #include <stdio.h>
 
 const char *cpuexec__os_backend(void) { return "posix"; }
+
+bool cpuexec__os_has_processor_groups(void) { return false; }
 
 bool cpuexec__os_has_affinity(void) { return false; }
 
@@ -28,6 +33,19 @@ int32_t cpuexec__os_affinity_self(int32_t *ids, int32_t max) {
   (void)ids;
   (void)max;
   return -1;
+}
+
+bool cpuexec__os_process_cpus(cpuexec__os_cpus *set) {
+  (void)set;
+  return false;
+}
+
+const char *cpuexec__os_process_cpus_source(void) { return NULL; }
+
+bool cpuexec__os_thread_cpus(pthread_t thread, cpuexec__os_cpus *set) {
+  (void)thread;
+  (void)set;
+  return false;
 }
 
 int32_t cpuexec__os_step_off(const int32_t *avoid, uint32_t count) {
@@ -114,3 +132,8 @@ void cpuexec__os_name_thread(pthread_t thread, const char *name) {
 const char *cpuexec__os_proc_self_cgroup(void) { return NULL; }
 
 const char *cpuexec__os_cgroup_root(void) { return NULL; }
+
+bool cpuexec__os_loader_changes(uint64_t *count) {
+  *count = 0;
+  return false;
+}

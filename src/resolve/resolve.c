@@ -63,7 +63,7 @@ typedef struct diag_list {
   bool failed;
 } diag_list;
 
-__attribute__((format(printf, 2, 3))) static void diag(diag_list *d, const char *format, ...) {
+__attribute__((format(CPUEXEC_PRINTF_FORMAT, 2, 3))) static void diag(diag_list *d, const char *format, ...) {
   if (d->failed)
     return;
   va_list args;

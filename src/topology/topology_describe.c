@@ -6,6 +6,7 @@
 #include "policy/cpulist.h"
 #include "core/error.h"
 #include "core/strbuf.h"
+#include "os/os.h"
 #include "topology_internal.h"
 
 int cpuexec__describe_check(const void *object, cpuexec_format format, const char *buf, size_t size,
@@ -17,6 +18,22 @@ int cpuexec__describe_check(const void *object, cpuexec_format format, const cha
   if (buf == NULL && size > 0)
     return cpuexec__fail(CPUEXEC_EINVAL, "buf: NULL with size %zu; pass size 0 to measure", size);
   return 0;
+}
+
+/* Windows: the processor groups the visible processors are in, each with
+ * its processors ("2 (group 0: 0-47; group 1: 64-111)"); ids ascending. */
+static void describe_groups(cpuexec__strbuf *sb, const int32_t *ids, uint32_t count) {
+  uint32_t groups = 0;
+  for (uint32_t i = 0; i < count; i++)
+    if (i == 0 || cpuexec__os_group_of(ids[i]) != cpuexec__os_group_of(ids[i - 1])) groups++;
+  cpuexec__strbuf_printf(sb, "\nprocessor groups:      %u (", groups);
+  for (uint32_t i = 0, first = 0; i < count; i++) {
+    if (i + 1 < count && cpuexec__os_group_of(ids[i + 1]) == cpuexec__os_group_of(ids[i])) continue;
+    cpuexec__strbuf_printf(sb, "%sgroup %u: ", first ? "; " : "", (unsigned)cpuexec__os_group_of(ids[i]));
+    cpuexec__cpulist_put(sb, ids + first, i + 1 - first);
+    first = i + 1;
+  }
+  cpuexec__strbuf_printf(sb, ")");
 }
 
 static void describe_topology(cpuexec__strbuf *sb, const cpuexec_topology *t, cpuexec_format format) {
@@ -66,6 +83,8 @@ static void describe_topology(cpuexec__strbuf *sb, const cpuexec_topology *t, cp
                          t->machine_processors, t->smt_max);
   cpuexec__strbuf_printf(sb, "visible processors:    ");
   cpuexec__cpulist_put(sb, ids, t->processor_count);
+  if (cpuexec__os_has_processor_groups())
+    describe_groups(sb, ids, t->processor_count);
   if (t->kinds_ranked)
     cpuexec__strbuf_printf(sb, "\ncpu kinds:             %u, ranked; %u visible performance cores\n", t->kind_count,
                            perf);

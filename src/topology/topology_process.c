@@ -10,9 +10,10 @@
  *     set. cpuexec_topology_refresh() reloads unconditionally (a cgroup
  *     quota change cannot be seen without reading the files).
  *   - A topology hwloc cannot load falls back to one processor per core
- *     for each processor sched_getaffinity() reports (serial when even that
- *     fails); a cgroup cpu.max that cannot be read is ignored. Either way
- *     the topology's `fallback` note becomes a resolution diagnostic, and
+ *     for each processor of the process CPU set the OS layer reports
+ *     (os.h: sched_getaffinity() on Linux; serial when even that fails);
+ *     a cgroup cpu.max that cannot be read is ignored. Either way the
+ *     topology's `fallback` note becomes a resolution diagnostic, and
  *     the default session can still be created. Explicit loads
  *     (cpuexec_topology_load*()) still fail.
  * Replaced versions are kept until exit: callers hold plain pointers to the
@@ -21,14 +22,13 @@
 #include "topology_internal.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/error.h"
 #include "os/fork.h"
+#include "os/os.h"
 
 #if CPUEXEC_TEST_HOOKS
 const cpuexec_topology_options *_Atomic cpuexec__test_process_options;
@@ -41,23 +41,28 @@ typedef struct version {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static version *current;       /* newest first; every version kept */
-static cpu_set_t loaded_under; /* the process CPU set current was loaded under */
+static cpuexec__os_cpus loaded_under; /* the process CPU set current was loaded under */
 static bool have_set;
 static _Atomic unsigned generation;
 
-static bool process_set(cpu_set_t *set) {
-  CPU_ZERO(set);
-  return sched_getaffinity(getpid(), sizeof *set, set) == 0;
+static bool process_set(cpuexec__os_cpus *set) {
+  cpuexec__os_cpus_zero(set);
+  return cpuexec__os_process_cpus(set);
 }
 
 /* One processor per core for every processor in set (or processor 0 alone
  * when set is NULL): what the default can still run on without hwloc. */
-static cpuexec_topology *flat(const cpu_set_t *set, const char *why) {
+static cpuexec_topology *flat(const cpuexec__os_cpus *set, const char *why) {
   cpuexec_topology *t = calloc(1, sizeof *t);
-  uint32_t n = set ? (uint32_t)CPU_COUNT(set) : 1;
+  uint32_t n = set ? (uint32_t)cpuexec__os_cpus_count(set) : 1;
   if (!t) return NULL;
   t->processors = calloc(n ? n : 1, sizeof *t->processors);
-  const char *from = set ? "one participant per processor sched_getaffinity() reports" : "serial (no CPU set either)";
+  const char *source = cpuexec__os_process_cpus_source();
+  char from[128];
+  if (set)
+    snprintf(from, sizeof from, "one participant per processor %s reports", source ? source : "the OS layer");
+  else
+    snprintf(from, sizeof from, "serial (no CPU set either)");
   int len = snprintf(NULL, 0, "topology fallback: %s; using %s", why, from);
   t->fallback = len >= 0 ? malloc((size_t)len + 1) : NULL;
   t->source = strdup("this process (fallback)");
@@ -66,8 +71,8 @@ static cpuexec_topology *flat(const cpu_set_t *set, const char *why) {
     return NULL;
   }
   snprintf(t->fallback, (size_t)len + 1, "topology fallback: %s; using %s", why, from);
-  for (int cpu = 0; set ? cpu < CPU_SETSIZE : cpu < 1; cpu++) {
-    if (set && !CPU_ISSET(cpu, set)) continue;
+  for (int32_t cpu = 0; set ? cpu < CPUEXEC__OS_CPUS_MAX : cpu < 1; cpu++) {
+    if (set && !cpuexec__os_cpus_has(set, cpu)) continue;
     cpuexec__processor *p = &t->processors[t->processor_count];
     p->os_index = cpu;
     p->core = t->processor_count;
@@ -85,7 +90,7 @@ static cpuexec_topology *flat(const cpu_set_t *set, const char *why) {
 
 /* Loads a new version (under lock); 0 or CPUEXEC_ENOMEM. */
 static int reload(void) {
-  cpu_set_t set;
+  cpuexec__os_cpus set;
   bool have = process_set(&set);
   cpuexec_topology *t = NULL;
   int rc = cpuexec__topology_load_live(CPUEXEC__TEST_HOOK(cpuexec__test_process_options, NULL), true, &t);
@@ -93,7 +98,7 @@ static int reload(void) {
   if (rc != 0) {
     char why[300];
     snprintf(why, sizeof why, "%s", cpuexec_error_message());
-    t = flat(have && CPU_COUNT(&set) > 0 ? &set : NULL, why);
+    t = flat(have && cpuexec__os_cpus_count(&set) > 0 ? &set : NULL, why);
     if (!t) return cpuexec__fail(CPUEXEC_ENOMEM, "topology: out of memory building the fallback topology");
   }
   version *v = malloc(sizeof *v);
@@ -123,12 +128,12 @@ __attribute__((constructor)) static void fork_register(void) {
 }
 
 int cpuexec__topology_process(const cpuexec_topology **out) {
-  cpu_set_t now;
+  cpuexec__os_cpus now;
   bool have = process_set(&now);
   (void)cpuexec__fork_init(); /* fork safety is reported by cpuexec_policy_resolve_default */
   pthread_mutex_lock(&lock);
   int rc = 0;
-  if (!current || (have && (!have_set || !CPU_EQUAL(&now, &loaded_under)))) rc = reload();
+  if (!current || (have && (!have_set || !cpuexec__os_cpus_equal(&now, &loaded_under)))) rc = reload();
   *out = current ? current->topology : NULL;
   pthread_mutex_unlock(&lock);
   return *out ? 0 : rc;

@@ -25,7 +25,7 @@
 
 #include <cpuexec.h>
 
-#include "topology_internal.h"
+#include "topology/topology_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

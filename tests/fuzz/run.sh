@@ -47,12 +47,12 @@ cd "$build/obj"
 if [ ! -f Makefile ]; then
   "$from/configure" -q CC="$cc" CFLAGS="$flags" --disable-ompt >/dev/null
 fi
-make -s libcpuexec_internal.la >/dev/null
+make -s libcpuexec_internal.la libcpuexec_whitebox.la >/dev/null
 failed=0
 for t in $targets; do
   "$cc" -g -O1 -fno-omit-frame-pointer -fsanitize=address,fuzzer -std=gnu11 -pthread \
     -I"$src/include" -I"$src/src" -Ibuild-aux -include config.h \
-    "$src/tests/fuzz/$t.c" .libs/libcpuexec_internal.a -lhwloc -ldl -lm -o "$t"
+    "$src/tests/fuzz/$t.c" .libs/libcpuexec_whitebox.a .libs/libcpuexec_internal.a -lhwloc -ldl -lm -o "$t"
   mkdir -p "work/$t"
   echo "fuzz: $t for ${seconds}s"
   if ! ASAN_OPTIONS=detect_leaks=1 "./$t" "work/$t" "$src/tests/data/fuzz-corpus/$t" -max_total_time="$seconds" \

@@ -4,6 +4,7 @@
 #ifndef CPUEXEC_TESTS_SUPPORT_ADAPTERS_H
 #define CPUEXEC_TESTS_SUPPORT_ADAPTERS_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 

@@ -12,6 +12,8 @@
 
 #include <cpuexec.h>
 
+#include "portable.h"
+
 #include "executors.h"
 
 /* ---- resolve fixtures ----------------------------------------------------- */

@@ -6,7 +6,6 @@
 #ifndef CPUEXEC_TESTS_SUPPORT_THREADS_H
 #define CPUEXEC_TESTS_SUPPORT_THREADS_H
 
-#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -22,17 +21,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
+#ifdef _WIN32
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+#include <tlhelp32.h>
+#else
+#include <dirent.h>
+#include <sys/wait.h>
 #include <unistd.h>
+#endif
 
 #include <cmocka.h>
+
+#include "portable.h"
 
 /* ---- threads and processes ----------------------------------------------- */
 /* Under ThreadSanitizer a forked child of a threaded parent may start
  * threads of its own (the fork tests need that). Exported despite
  * -fvisibility=hidden so the sanitizer runtime finds it. */
-#ifndef TEST_UTIL_SECOND_FILE
+#if !defined(TEST_UTIL_SECOND_FILE) && !defined(_WIN32)
 __attribute__((visibility("default"))) const char *__tsan_default_options(void);
 __attribute__((visibility("default"))) const char *__tsan_default_options(void) { return "die_after_fork=0"; }
 #endif
@@ -63,6 +71,22 @@ static inline uint64_t test_now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+#ifdef _WIN32
+/* Threads of this process, from a Toolhelp snapshot (a joined winpthreads
+ * thread has ended: its handle was waited on). */
+static inline int task_count(void) {
+  HANDLE snap = CreateToolhelp32Snapshot(TH32CS_SNAPTHREAD, 0);
+  if (snap == INVALID_HANDLE_VALUE) return -1;
+  THREADENTRY32 e;
+  e.dwSize = sizeof e;
+  int n = 0;
+  DWORD self = GetCurrentProcessId();
+  for (BOOL ok = Thread32First(snap, &e); ok; ok = Thread32Next(snap, &e))
+    if (e.th32OwnerProcessID == self) n++;
+  CloseHandle(snap);
+  return n;
+}
+#else
 /* Whether /proc/self/task/<tid> is a thread that still runs: a joined
  * thread stays listed until the kernel reaps it, a little after
  * pthread_join returned, but by then it has PF_EXITING (0x4) in its flags,
@@ -92,6 +116,7 @@ static inline int task_count(void) {
   closedir(dir);
   return n;
 }
+#endif
 
 /* The thread count to compare against: settled, and after one thread has
  * come and gone, so a sanitizer's helper thread (started with the first
@@ -132,6 +157,7 @@ static inline void test_busy_work(unsigned rounds) {
   }
 }
 
+#if !defined(_WIN32)
 /* Runs check() in a forked child with an alarm of seconds (SIGALRM's
  * default action ends it, so waiting for it cannot hang); returns the
  * child's exit status (0: passed), or 128+signal when it died. */
@@ -149,5 +175,15 @@ static inline int run_in_child(int (*check)(void), unsigned seconds) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -3;
 }
+#else
+/* Windows has no fork: the fork cases are TEST_UNIX_ONLY (watchdog.h);
+ * a call left in code a Windows build never reaches fails its case. */
+static inline int run_in_child(int (*check)(void), unsigned seconds) {
+  (void)check;
+  (void)seconds;
+  fail_msg("run_in_child: Windows has no fork()");
+  return -1;
+}
+#endif
 
 #endif

@@ -8,8 +8,14 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <sched.h>
-#include <sys/wait.h>
 #include <unistd.h>
+#ifdef _WIN32
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+#include <tlhelp32.h>
+#else
+#include <sys/wait.h>
+#endif
 #include <cmocka.h>
 
 #include "executor/executor_internal.h"
@@ -19,9 +25,46 @@
 /* Counts threads whose name is `name` (a trailing '*' matches any rest).
  * Counting our own names, not all threads, keeps sanitizer runtimes'
  * helper threads out of the numbers. */
-static int threads_named(const char *name) {
+static bool name_matches(const char *comm, const char *name) {
   size_t len = strlen(name);
   bool prefix = len > 0 && name[len - 1] == '*';
+  return prefix ? strncmp(comm, name, len - 1) == 0 : strcmp(comm, name) == 0;
+}
+
+#ifdef _WIN32
+/* Windows: the threads of this process (Toolhelp) and their descriptions
+ * (GetThreadDescription, where the system has it: the OS backend names
+ * threads with SetThreadDescription). */
+typedef HRESULT(WINAPI *get_description_fn)(HANDLE, PWSTR *);
+static int threads_named(const char *name) {
+  HMODULE kernel32 = GetModuleHandleW(L"kernel32.dll");
+  get_description_fn get = (get_description_fn)(void (*)(void))GetProcAddress(kernel32, "GetThreadDescription");
+  assert_non_null(get);
+  HANDLE snap = CreateToolhelp32Snapshot(TH32CS_SNAPTHREAD, 0);
+  assert_true(snap != INVALID_HANDLE_VALUE);
+  THREADENTRY32 e;
+  e.dwSize = sizeof e;
+  int n = 0;
+  for (BOOL ok = Thread32First(snap, &e); ok; ok = Thread32Next(snap, &e)) {
+    if (e.th32OwnerProcessID != GetCurrentProcessId()) continue;
+    HANDLE h = OpenThread(THREAD_QUERY_LIMITED_INFORMATION, FALSE, e.th32ThreadID);
+    if (h == NULL) continue;
+    PWSTR wide = NULL;
+    char comm[64] = "";
+    DWORD code = STILL_ACTIVE;
+    GetExitCodeThread(h, &code);
+    if (code == STILL_ACTIVE && SUCCEEDED(get(h, &wide)) && wide != NULL) {
+      WideCharToMultiByte(CP_UTF8, 0, wide, -1, comm, sizeof comm, NULL, NULL);
+      LocalFree(wide);
+      if (name_matches(comm, name)) n++;
+    }
+    CloseHandle(h);
+  }
+  CloseHandle(snap);
+  return n;
+}
+#else
+static int threads_named(const char *name) {
   DIR *d = opendir("/proc/self/task");
   assert_non_null(d);
   int n = 0;
@@ -34,17 +77,25 @@ static int threads_named(const char *name) {
     if (!f) continue;
     if (fgets(comm, sizeof comm, f)) comm[strcspn(comm, "\n")] = '\0';
     fclose(f);
-    if (prefix ? strncmp(comm, name, len - 1) == 0 : strcmp(comm, name) == 0) n++;
+    if (name_matches(comm, name)) n++;
   }
   closedir(d);
   return n;
 }
+#endif
 
 static int first_allowed_cpu(void) {
+#ifdef __linux__
   cpu_set_t set;
   assert_int_equal(sched_getaffinity(0, sizeof set, &set), 0);
   for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
     if (CPU_ISSET(cpu, &set)) return cpu;
+#else
+  cpuexec__os_cpus set;
+  assert_true(cpuexec__os_process_cpus(&set));
+  for (int32_t cpu = 0; cpu < CPUEXEC__OS_CPUS_MAX; cpu++)
+    if (cpuexec__os_cpus_has(&set, cpu)) return cpu;
+#endif
   fail_msg("no allowed cpu");
   return -1;
 }
@@ -163,9 +214,9 @@ static void a_failed_pin_names_the_processor_and_joins_the_others(void **state) 
 
 static int record_affinity(void *ctx, int64_t begin, int64_t end) {
   int *cpus = ctx;
-  cpu_set_t set;
-  pthread_getaffinity_np(pthread_self(), sizeof set, &set);
-  for (int64_t i = begin; i < end; i++) cpus[i] = CPU_COUNT(&set) == 1 ? sched_getcpu() : -1;
+  cpuexec__os_cpus set;
+  bool pinned = cpuexec__os_thread_cpus(pthread_self(), &set) && cpuexec__os_cpus_count(&set) == 1;
+  for (int64_t i = begin; i < end; i++) cpus[i] = pinned ? cpuexec__os_current_cpu() : -1;
   return 0;
 }
 
@@ -243,6 +294,7 @@ static int count_calls(void *ctx, int64_t begin, int64_t end) {
   return 0;
 }
 
+#if !TEST_ON_WINDOWS /* fork(): Windows has none */
 static void a_forked_child_gets_eforked_and_destroys_without_joining(void **state) {
   (void)state;
   static const uint32_t threads[] = {1, 2, 4};
@@ -270,6 +322,31 @@ static void a_forked_child_gets_eforked_and_destroys_without_joining(void **stat
     cpuexec_executor_release(exec);
   }
 }
+#endif /* !TEST_ON_WINDOWS */
+
+/* The calling thread's own affinity, saved and set back: sched_getaffinity
+ * and sched_setaffinity on Linux, GetThreadGroupAffinity and
+ * SetThreadGroupAffinity on Windows (a thread is in one group). */
+#ifdef _WIN32
+typedef GROUP_AFFINITY thread_mask;
+static void mask_get(thread_mask *m) { GetThreadGroupAffinity(GetCurrentThread(), m); }
+static void mask_set(const thread_mask *m) { SetThreadGroupAffinity(GetCurrentThread(), m, NULL); }
+static bool mask_equal(const thread_mask *a, const thread_mask *b) { return a->Group == b->Group && a->Mask == b->Mask; }
+static int mask_count(const thread_mask *m) { return __builtin_popcountll(m->Mask); }
+static void mask_only(int32_t cpu) { cpuexec__os_pin_self(cpu); }
+#else
+typedef cpu_set_t thread_mask;
+static void mask_get(thread_mask *m) { sched_getaffinity(0, sizeof *m, m); }
+static void mask_set(const thread_mask *m) { sched_setaffinity(0, sizeof *m, m); }
+static bool mask_equal(const thread_mask *a, const thread_mask *b) { return CPU_EQUAL(a, b); }
+static int mask_count(const thread_mask *m) { return CPU_COUNT(m); }
+static void mask_only(int32_t cpu) {
+  cpu_set_t only;
+  CPU_ZERO(&only);
+  CPU_SET(cpu, &only);
+  sched_setaffinity(0, sizeof only, &only);
+}
+#endif
 
 typedef struct step_case {
   int32_t worker_cpu;
@@ -282,7 +359,7 @@ typedef struct step_case {
 static int note_caller_cpu(void *ctx, int64_t b, int64_t e) {
   step_case *sc = ctx;
   (void)e;
-  if (b == 0 && cpuexec_participant_index() == 0 && sched_getcpu() != sc->worker_cpu) sc->caller_cpu_after++;
+  if (b == 0 && cpuexec_participant_index() == 0 && cpuexec__os_current_cpu() != sc->worker_cpu) sc->caller_cpu_after++;
   return 0;
 }
 
@@ -290,12 +367,10 @@ static int note_caller_cpu(void *ctx, int64_t b, int64_t e) {
  * and its CPU set is left exactly as it was. */
 static void *dispatch_from_the_worker_processor(void *arg) {
   step_case *sc = arg;
-  cpu_set_t original, only;
-  sched_getaffinity(0, sizeof original, &original);
-  CPU_ZERO(&only);
-  CPU_SET(sc->worker_cpu, &only);
-  sched_setaffinity(0, sizeof only, &only);     /* now running there */
-  sched_setaffinity(0, sizeof original, &original); /* free again, still there */
+  thread_mask original;
+  mask_get(&original);
+  mask_only(sc->worker_cpu); /* now running there */
+  mask_set(&original);       /* free again, still there */
   cpuexec_resolved *r = test_resolved(2);
   r->worker_processors = calloc(1, sizeof(int32_t));
   r->worker_processors[0] = sc->worker_cpu;
@@ -304,9 +379,9 @@ static void *dispatch_from_the_worker_processor(void *arg) {
   if (cpuexec_executor_create(r, &exec) != 0) abort();
   cpuexec_resolved_destroy(r);
   for (int i = 0; i < 100; i++) sc->calls_ok += cpuexec_parallel_for(exec, 2, 1, sc, note_caller_cpu, 0) == 0;
-  cpu_set_t after;
-  sched_getaffinity(0, sizeof after, &after);
-  sc->mask_kept = CPU_EQUAL(&after, &original);
+  thread_mask after;
+  mask_get(&after);
+  sc->mask_kept = mask_equal(&after, &original);
   cpuexec_executor_release(exec);
   return NULL;
 }
@@ -321,8 +396,8 @@ static void a_free_caller_steps_off_its_workers_processor_keeping_its_cpu_set(vo
     assert_int_equal(cpuexec__os_step_off(&avoid, 1), -1);
     return;
   }
-  cpu_set_t allowed;
-  sched_getaffinity(0, sizeof allowed, &allowed);
+  thread_mask allowed;
+  mask_get(&allowed);
   step_case sc = {.worker_cpu = first_allowed_cpu()};
   pthread_t t;
   pthread_create(&t, NULL, dispatch_from_the_worker_processor, &sc);
@@ -331,7 +406,7 @@ static void a_free_caller_steps_off_its_workers_processor_keeping_its_cpu_set(vo
   assert_true(sc.mask_kept);
   /* Moved on (nearly) every call: the scheduler may bring the caller back
    * between calls, and each dispatch that finds it there moves it again. */
-  if (CPU_COUNT(&allowed) > 1) assert_true(sc.caller_cpu_after >= 90);
+  if (mask_count(&allowed) > 1) assert_true(sc.caller_cpu_after >= 90);
 }
 
 /* The OS layer's step-off itself: a thread on processor a, free to run
@@ -340,18 +415,16 @@ static void a_free_caller_steps_off_its_workers_processor_keeping_its_cpu_set(vo
  * only sometimes moves the thread fails. */
 static void *step_off_repeatedly(void *arg) {
   int *moved = arg;
-  cpu_set_t original, only;
-  sched_getaffinity(0, sizeof original, &original);
+  thread_mask original;
+  mask_get(&original);
   int32_t a = first_allowed_cpu();
   for (int i = 0; i < 100; i++) {
-    CPU_ZERO(&only);
-    CPU_SET(a, &only);
-    sched_setaffinity(0, sizeof only, &only);
-    sched_setaffinity(0, sizeof original, &original);
+    mask_only(a);
+    mask_set(&original);
     int32_t now = cpuexec__os_step_off(&a, 1);
-    cpu_set_t after;
-    sched_getaffinity(0, sizeof after, &after);
-    if (!CPU_EQUAL(&after, &original)) return NULL;
+    thread_mask after;
+    mask_get(&after);
+    if (!mask_equal(&after, &original)) return NULL;
     if (now != a && now >= 0) (*moved)++;
   }
   return NULL;
@@ -359,9 +432,9 @@ static void *step_off_repeatedly(void *arg) {
 
 static void the_os_step_off_moves_the_thread_and_keeps_its_cpu_set(void **state) {
   (void)state;
-  cpu_set_t allowed;
-  if (!cpuexec__os_has_affinity() || sched_getaffinity(0, sizeof allowed, &allowed) != 0 ||
-      CPU_COUNT(&allowed) < 2) {
+  thread_mask allowed;
+  mask_get(&allowed);
+  if (!cpuexec__os_has_affinity() || mask_count(&allowed) < 2) {
     /* Nowhere else to go (or no affinity in this backend): the answer is
      * where the thread runs, or -1 when that is unknown. */
     int32_t avoid = 0;
@@ -460,7 +533,7 @@ int main(void) {
       cmocka_unit_test(a_failed_pin_names_the_processor_and_joins_the_others),
       cmocka_unit_test(workers_run_on_their_resolved_processor),
       cmocka_unit_test(explicit_caller_affinity_is_applied_at_dispatch_or_fails_clearly),
-      cmocka_unit_test(a_forked_child_gets_eforked_and_destroys_without_joining),
+      TEST_UNIX_ONLY(a_forked_child_gets_eforked_and_destroys_without_joining, "fork(): Windows has none"),
       cmocka_unit_test(a_free_caller_steps_off_its_workers_processor_keeping_its_cpu_set),
       cmocka_unit_test(the_os_step_off_moves_the_thread_and_keeps_its_cpu_set),
       cmocka_unit_test(the_lease_slot_is_empty_for_a_direct_executor),

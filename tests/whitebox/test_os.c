@@ -9,6 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "os/loader.h"
 #include "os/os.h"
 #include "support/test_util.h"
 
@@ -84,13 +85,25 @@ static void pinning_matches_the_backend(void **state) {
   assert_int_equal(pthread_create(&t, NULL, pin_and_look, &p), 0);
   assert_int_equal(pthread_join(t, NULL), 0);
   if (cpuexec__os_has_affinity()) {
-    assert_string_equal(cpuexec__os_backend(), "linux");
     assert_true(n >= 1);
     assert_int_equal(p.rc, 0);
     assert_int_equal(p.now, p.cpu); /* pinned to one processor: it runs there */
     assert_int_equal(p.count, 1);
     assert_int_equal(p.only, p.cpu);
-    assert_string_equal(cpuexec__os_proc_self_cgroup(), "/proc/self/cgroup");
+    if (TEST_ON_WINDOWS) {
+      /* SetThreadGroupAffinity in the thread's group; no cgroup. */
+      assert_string_equal(cpuexec__os_backend(), "windows");
+      assert_null(cpuexec__os_proc_self_cgroup());
+      assert_true(cpuexec__os_has_processor_groups());
+    } else {
+      assert_string_equal(cpuexec__os_backend(), "linux");
+      assert_string_equal(cpuexec__os_proc_self_cgroup(), "/proc/self/cgroup");
+      assert_false(cpuexec__os_has_processor_groups());
+    }
+    /* The process set holds the processor the thread was pinned to. */
+    cpuexec__os_cpus set;
+    assert_true(cpuexec__os_process_cpus(&set));
+    assert_true(cpuexec__os_cpus_has(&set, p.cpu));
   } else {
     assert_string_equal(cpuexec__os_backend(), "posix");
     assert_int_equal(n, -1);
@@ -100,6 +113,34 @@ static void pinning_matches_the_backend(void **state) {
     assert_null(cpuexec__os_proc_self_cgroup());
     assert_null(cpuexec__os_cgroup_root());
   }
+}
+
+/* The loader (os/loader.h): the module of an address, a loaded module by
+ * its path, a symbol in it, the global scope, a module that is not loaded,
+ * and whether the backend counts loads. */
+static void the_loader_finds_modules_and_symbols(void **state) {
+  (void)state;
+  /* A function of the C runtime no sanitizer intercepts, so the definition
+   * found is the runtime's own. */
+  const char *name = TEST_ON_WINDOWS ? "_getpid" : "getpid";
+  void *f = cpuexec__os_global_symbol(name);
+  assert_non_null(f);
+  cpuexec__os_address a;
+  assert_true(cpuexec__os_address_info(f, &a));
+  assert_non_null(a.module_base);
+  assert_non_null(strstr(a.module_path, TEST_ON_WINDOWS ? "msvcrt" : "libc"));
+  void *m = cpuexec__os_module_loaded(a.module_path);
+  assert_non_null(m);
+  assert_ptr_equal(cpuexec__os_module_symbol(m, name), f);
+  cpuexec__os_module_close(m);
+  assert_true(cpuexec__os_address_info((const void *)cpuexec__os_backend, &a));
+  assert_true(strlen(a.module_path) > 0);
+  assert_null(cpuexec__os_module_loaded(TEST_ON_WINDOWS ? "cpuexec-no-such-module.dll" : "libcpuexec-no-such.so.9"));
+  uint64_t before = 0, after = 0;
+  bool counted = cpuexec__os_loader_changes(&before);
+  assert_int_equal(counted, strcmp(cpuexec__os_backend(), "posix") != 0);
+  assert_int_equal(cpuexec__os_loader_changes(&after), counted);
+  assert_true(after == before); /* nothing was loaded in between */
 }
 
 static void the_clock_is_monotonic(void **state) {
@@ -116,6 +157,7 @@ static void the_clock_is_monotonic(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_wait_on_a_moved_word_returns_at_once),
+      cmocka_unit_test(the_loader_finds_modules_and_symbols),
       cmocka_unit_test(a_store_and_wake_all_ends_every_wait),
       cmocka_unit_test(a_timed_wait_ends_at_its_deadline_without_a_wake),
       cmocka_unit_test(pinning_matches_the_backend),

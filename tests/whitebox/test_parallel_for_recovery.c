@@ -12,7 +12,6 @@
 #include <string.h>
 #include <stdatomic.h>
 #include <pthread.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -87,6 +86,7 @@ static void grain_below_one_runs_as_one(void **state) {
   }
 }
 
+#if !TEST_ON_WINDOWS /* fork(): Windows has none */
 /* In a forked child the scope's executor is the parent's: the loop runs on
  * the child's calling thread and EFORKED says it could not run on it. */
 static int child_in_inherited_scope(void) {
@@ -114,6 +114,7 @@ static void inherited_scope_after_fork_runs_serially(void **state) {
   assert_int_equal(cpuexec_scope_leave(&scope), 0);
   cpuexec_session_destroy(s);
 }
+#endif /* !TEST_ON_WINDOWS */
 
 /* CPUEXEC_NUM_THREADS above the physical cores with the pinning default:
  * a session is refused, the legacy pool runs anyway (unpinned). Run in a
@@ -122,14 +123,13 @@ static void unplaceable_default_still_gets_a_legacy_pool(void **state) {
   (void)state;
   cpuexec_topology *t;
   assert_int_equal(cpuexec_topology_load(NULL, &t), 0);
-  char want[16], cmd[4200];
+  char want[16], self[4096];
   snprintf(want, sizeof want, "%u", cpuexec_topology_core_count(t) + 1);
   cpuexec_topology_destroy(t);
-  snprintf(cmd, sizeof cmd, "env -u CPUEXEC_POLICY -u OMP_NUM_THREADS CPUEXEC_NUM_THREADS=%s /proc/%d/exe --child %s",
-           want, (int)getpid(), want);
-  int status = system(cmd);
-  assert_true(WIFEXITED(status));
-  assert_int_equal(WEXITSTATUS(status), 0);
+  assert_int_equal(test_self_path(self, sizeof self), 0);
+  static const char *const unset[] = {"CPUEXEC_POLICY", "OMP_NUM_THREADS", NULL};
+  const char *argv[] = {self, "--child", want, NULL};
+  assert_int_equal(test_spawn(self, argv, unset, "CPUEXEC_NUM_THREADS", want), 0);
 }
 
 static int unplaceable_child(int32_t want) {
@@ -203,11 +203,10 @@ static int racing_child(void) {
 
 static void four_callers_through_a_failing_start_and_its_recovery(void **state) {
   (void)state;
-  char cmd[4200];
-  snprintf(cmd, sizeof cmd, "/proc/%d/exe --race", (int)getpid());
-  int status = system(cmd);
-  assert_true(WIFEXITED(status));
-  assert_int_equal(WEXITSTATUS(status), 0);
+  char self[4096];
+  assert_int_equal(test_self_path(self, sizeof self), 0);
+  const char *argv[] = {self, "--race", NULL};
+  assert_int_equal(test_spawn(self, argv, NULL, NULL, NULL), 0);
 }
 
 int main(int argc, char **argv) {
@@ -217,7 +216,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(transient_thread_failure_is_retried_with_backoff),
       cmocka_unit_test(grain_below_one_runs_as_one),
-      cmocka_unit_test(inherited_scope_after_fork_runs_serially),
+      TEST_UNIX_ONLY(inherited_scope_after_fork_runs_serially, "fork(): Windows has none"),
       cmocka_unit_test(unplaceable_default_still_gets_a_legacy_pool),
       cmocka_unit_test(four_callers_through_a_failing_start_and_its_recovery),
   };

@@ -420,6 +420,7 @@ static void eight_threads_acquire_and_release_random_policies(void **state) {
   run_stress(2, 1000000u);
 }
 
+#if !TEST_ON_WINDOWS /* fork(): Windows has none */
 /* ---- fork ---------------------------------------------------------------- */
 
 static cpuexec_executor *fork_inherited;
@@ -460,6 +461,7 @@ static void a_forked_child_forgets_inherited_pools(void **state) {
   cpuexec_resolved_destroy(fork_resolved);
   assert_int_equal(cpuexec_registry_live_pools(cpuexec_registry_default()), 0);
 }
+#endif /* !TEST_ON_WINDOWS */
 
 int main(void) {
   const struct CMUnitTest sharing[] = {
@@ -481,7 +483,7 @@ int main(void) {
   };
   const struct CMUnitTest concurrency[] = {
       cmocka_unit_test(eight_threads_acquire_and_release_random_policies),
-      cmocka_unit_test(a_forked_child_forgets_inherited_pools),
+      TEST_UNIX_ONLY(a_forked_child_forgets_inherited_pools, "fork(): Windows has none"),
   };
   int failed = 0;
   failed += cmocka_run_group_tests_name("registry sharing", sharing, NULL, NULL);

@@ -13,7 +13,6 @@
 #include <string.h>
 #include <stdatomic.h>
 #include <unistd.h>
-#include <sys/wait.h>
 #include <cmocka.h>
 
 #include <cpuexec.h>
@@ -109,11 +108,11 @@ static const struct {
 };
 
 static void run_child(const char *name) {
-  char cmd[512];
-  snprintf(cmd, sizeof cmd, "/proc/%d/exe --child %s", (int)getpid(), name);
-  int status = system(cmd);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    fail_msg("%s: child exited with status %d", name, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  char self[4096];
+  assert_int_equal(test_self_path(self, sizeof self), 0);
+  const char *argv[] = {self, "--child", name, NULL};
+  int status = test_spawn(self, argv, NULL, NULL, NULL);
+  if (status != 0) fail_msg("%s: child exited with status %d", name, status);
 }
 
 static void a_session_after_a_failed_registry_allocation_works(void **state) {

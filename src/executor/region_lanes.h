@@ -1,0 +1,139 @@
+/* Internal: many regions on one pool, bounded (issue 18).
+ *
+ * An executor runs up to CPUEXEC__LANES regions at once, one per lane:
+ *   - lane 0 is the region of the caller that holds dispatch_lock
+ *     (region.c): it admits workers by their slots, with the check-in
+ *     protocol of executor_internal.h. With one caller at a time this is
+ *     the only lane ever used, and the path is the one it always was;
+ *   - a caller that finds lane 0 taken (trylock fails) does not wait: it
+ *     takes a free lane 1 .. CPUEXEC__LANES - 1, publishes its region there
+ *     and starts its share at once, as participant 0. Workers join a lane
+ *     by themselves, one compare-exchange on its `admit` word each, when
+ *     they are free: after every share they run (in lane 0 or a lane), and
+ *     when a lane's opener nudges them (below);
+ *   - a caller that finds every lane taken (CPUEXEC__LANES callers in the
+ *     executor already) runs its region inline on its own thread, as
+ *     participant 0 of 1, the serial loop (counted in `bound_inline`). So
+ *     no caller ever waits for another caller's region, and the threads
+ *     running callbacks are the workers plus the callers themselves.
+ *
+ * A lane's region. participants = min(max_participants, effective threads,
+ * chunks), as in lane 0. Chunk p (p < participants) is reserved for
+ * participant p; chunks [participants, chunks) are claimed from one cursor,
+ * a share of what remains at a time (guided: remaining / (2 participants),
+ * at least one). The caller runs chunk 0, claims until the cursor is
+ * exhausted, then closes the lane to joiners and runs the reserved chunks
+ * of the indices nobody joined as (take-over, as in lane 0: nobody waits
+ * for a worker that has not started), and waits only for the helpers that
+ * joined, on the lane's finish group (finish_count.h's protocol).
+ *
+ * Joining. `admit` is generation (bits 32-61) | tasks (bit 62: a task
+ * group's lane, below) | closed (bit 63) | limit
+ * (bits 16-31: the region's participants) | joined (bits 0-15: indices
+ * handed out, the caller's 0 included). A worker joins with one
+ * compare-exchange joined -> joined + 1 while open and joined < limit, and
+ * is participant `joined` of `limit`: indices are unique by construction,
+ * and a compare-exchange that read an older generation fails. The opener
+ * writes the region (fn, ctx, partition, flags) before its release store
+ * of `admit`; a joiner reads it only after its acquire compare-exchange
+ * succeeded, and the owner rewrites it only after every joiner left.
+ *
+ * Nudging. Opening a lane nudges the workers that are not admitted to lane
+ * 0 (epoch not open; executor_internal.h): a compare-exchange setting bit
+ * 31 of their epoch, and a wake call for those parked, at most as many as
+ * the region has helpers to take. A worker clears the nudge and then looks
+ * at the lanes, so a lane opened after its look nudges it again: no wake is
+ * lost (the Dekker pair of wait.h on the epoch and `parked`).
+ *
+ * Fairness. Workers choose among the open lanes the one with the most
+ * indices left to hand out, starting after the lane they served last; after
+ * a lane's share a worker looks at its own epoch first, so a worker serving
+ * both alternates between lane 0 and the others. Callers are never queued:
+ * each runs its own region on its own thread from the start, so none is
+ * locked out while another re-enters.
+ *
+ * The strict rule (CPUEXEC_FOR_EVERY_PARTICIPANT) holds in every lane: the
+ * caller closes nothing and waits until every index joined and finished.
+ * Two strict regions must not split the workers between them (each could
+ * wait for a worker the other holds), so strict callers take strict_lock
+ * first: at most one strict region runs at a time; its team is whatever
+ * workers free up, and a strict caller past the bound waits for lane 0.
+ *
+ * Task groups (include/cpuexec/tasks.h, src/tasks.c) use the same lanes:
+ * a group with queued tasks holds a lane from its first submit to the end
+ * of its wait, its `admit` marked tasks, limit = the group's cap on
+ * workers, joined = the workers inside now (they leave again when the
+ * queue is empty: a task lane's joined goes down, a region's never does).
+ * Workers choose between regions and groups by the same rule, skipping a
+ * group whose queue is empty (`next` counts its queued tasks). */
+#ifndef CPUEXEC_SRC_REGION_LANES_H
+#define CPUEXEC_SRC_REGION_LANES_H
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <cpuexec/executor.h>
+
+#include "core/cache_line.h"
+#include "finish_count.h"
+#include "fpenv.h"
+
+/* R: regions at once per executor, lane 0 included. */
+#define CPUEXEC__LANES 8u
+#define CPUEXEC__LANE_MAX_PARTICIPANTS 0xffffu
+
+typedef struct cpuexec__lane {
+  alignas(CPUEXEC__LINE) _Atomic uint64_t admit; /* see the top */
+  /* The region, written by the owner before it opens the lane. */
+  cpuexec_range_fn fn;
+  void *ctx;
+  int64_t total;
+  int64_t grain;
+  int64_t chunks;
+  uint32_t participants;
+  bool strict;
+  bool fpenv;
+  cpuexec__fpenv env;
+  /* Claimed by every participant; `error` is the region's first non-zero
+   * callback result (compare-exchange), reset by the owner. */
+  alignas(CPUEXEC__LINE) _Atomic int64_t next;
+  _Atomic int error;
+  /* Helpers that left (finish_count.h), and the owner's running target. */
+  cpuexec__finish_group done;
+  alignas(CPUEXEC__LINE) uint32_t done_target;
+  uint32_t generation;
+  struct cpuexec_task_group *group; /* a task lane's group, written before its open */
+} cpuexec__lane;
+
+struct cpuexec_executor;
+
+/* The lanes of an executor of `threads` (>= 2) participants, zeroed; NULL
+ * when out of memory. */
+cpuexec__lane *cpuexec__lanes_create(uint32_t threads);
+
+/* The caller's half: runs a region of `participants` (>= 2) in a free lane
+ * and returns true with the region's callback result in *rc; false when
+ * every lane is taken (nothing ran). */
+bool cpuexec__lane_run(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn,
+                       uint32_t participants, bool strict, const cpuexec__fpenv *env, int *rc);
+
+/* Task groups (src/tasks.c): post takes a free lane for group with a cap
+ * of `cap` workers (0 when every lane is taken); set_queued publishes the
+ * number of queued tasks; nudge wakes workers for up to `queued` of them
+ * (returns the wake calls); drain closes the lane and waits until no worker
+ * is inside; reopen opens a drained lane again; unpost gives it back. */
+struct cpuexec_task_group;
+uint32_t cpuexec__lane_post(struct cpuexec_executor *exec, struct cpuexec_task_group *group, uint32_t cap);
+void cpuexec__lane_set_queued(struct cpuexec_executor *exec, uint32_t index, int64_t queued);
+uint64_t cpuexec__lane_nudge(struct cpuexec_executor *exec, uint32_t index, uint32_t queued);
+void cpuexec__lane_drain(struct cpuexec_executor *exec, uint32_t index);
+void cpuexec__lane_reopen(struct cpuexec_executor *exec, uint32_t index);
+void cpuexec__lane_unpost(struct cpuexec_executor *exec, uint32_t index);
+
+/* The worker's half: joins one open lane that has an index left and runs
+ * its share there; false when there was none. */
+bool cpuexec__lanes_serve(struct cpuexec_executor *exec, uint32_t worker_index);
+
+#endif
