@@ -1,10 +1,10 @@
 /* Which of the threaded libraries with a libcpuexec adapter the process has
  * loaded, and whether each runs on libcpuexec (cpuexec/compat/libraries.h).
  * A library is looked up by one of its symbols in the process's global scope
- * (dlsym RTLD_DEFAULT, dladdr for the file), which never calls into it; only
+ * (the OS layer's loader: the global search order, and the module an address
+ * is in), which never calls into it; only
  * OpenCV is asked its framework's name, and never at exit, where its static
  * objects may already be gone. */
-#include <dlfcn.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,18 +22,24 @@ CPUEXEC_EXPORT void cpuexec_library_adapter_made(const char *library) {
   if (library != NULL && strcmp(library, "opencv") == 0) atomic_fetch_add_explicit(&opencv_backends, 1, memory_order_relaxed);
 }
 
-static const char *object_of(void *symbol) {
-  Dl_info info;
-  if (symbol == NULL || dladdr(symbol, &info) == 0 || info.dli_fname == NULL) return "?";
-  const char *slash = strrchr(info.dli_fname, '/');
-  return slash != NULL ? slash + 1 : info.dli_fname;
+/* The file name of the module symbol is in, without its folder; the name
+ * is copied to out (the loader's answer lives in its own storage). */
+static const char *object_of(void *symbol, char *out, size_t size) {
+  cpuexec__os_address info;
+  if (symbol == NULL || !cpuexec__os_address_info(symbol, &info) || info.module_path[0] == '\0') return "?";
+  const char *name = info.module_path;
+  for (const char *p = info.module_path; *p != '\0'; p++)
+    if (*p == '/' || *p == '\\') name = p + 1;
+  snprintf(out, size, "%s", name);
+  return out;
 }
 
 static void fill_fftw(cpuexec_library_status *s) {
-  void *core = dlsym(RTLD_DEFAULT, "fftw_execute");
-  if (core == NULL) core = dlsym(RTLD_DEFAULT, "fftwf_execute");
-  void *threads = dlsym(RTLD_DEFAULT, "fftw_threads_set_callback");
-  if (threads == NULL) threads = dlsym(RTLD_DEFAULT, "fftwf_threads_set_callback");
+  char object[256];
+  void *core = cpuexec__os_global_symbol("fftw_execute");
+  if (core == NULL) core = cpuexec__os_global_symbol("fftwf_execute");
+  void *threads = cpuexec__os_global_symbol("fftw_threads_set_callback");
+  if (threads == NULL) threads = cpuexec__os_global_symbol("fftwf_threads_set_callback");
   s->uses = atomic_load_explicit(&cpuexec__fftw_loops, memory_order_relaxed);
   s->loaded = core != NULL || s->uses > 0;
   s->on_libcpuexec = s->uses > 0;
@@ -45,14 +51,15 @@ static void fill_fftw(cpuexec_library_status *s) {
   else if (threads != NULL)
     snprintf(s->detail, sizeof s->detail,
              "%s: no loop ran on libcpuexec (fftw_threads_set_callback(cpuexec_fftw_parallel_loop, ...) not set, "
-             "or no plan of 2 or more threads ran)", object_of(threads));
+             "or no plan of 2 or more threads ran)", object_of(threads, object, sizeof object));
   else
-    snprintf(s->detail, sizeof s->detail, "%s without its threads library: runs serially", object_of(core));
+    snprintf(s->detail, sizeof s->detail, "%s without its threads library: runs serially", object_of(core, object, sizeof object));
 }
 
 static void fill_opencv(cpuexec_library_status *s) {
+  char object[256];
   /* cv::currentParallelFramework(): the backend's name once one is set. */
-  void *name_fn = dlsym(RTLD_DEFAULT, "_ZN2cv24currentParallelFrameworkEv");
+  void *name_fn = cpuexec__os_global_symbol("_ZN2cv24currentParallelFrameworkEv");
   s->uses = atomic_load_explicit(&opencv_backends, memory_order_relaxed);
   s->loaded = name_fn != NULL || s->uses > 0;
   const char *framework = NULL;
@@ -68,15 +75,16 @@ static void fill_opencv(cpuexec_library_status *s) {
   if (!s->loaded)
     snprintf(s->detail, sizeof s->detail, "not loaded");
   else if (framework != NULL)
-    snprintf(s->detail, sizeof s->detail, "%s: parallel framework \"%s\"%s", object_of(name_fn), framework,
+    snprintf(s->detail, sizeof s->detail, "%s: parallel framework \"%s\"%s", object_of(name_fn, object, sizeof object), framework,
              s->on_libcpuexec ? "" : " (install cpuexec::opencv's backend)");
   else
     snprintf(s->detail, sizeof s->detail, "%llu backend(s) of cpuexec/opencv.hpp made", (unsigned long long)s->uses);
 }
 
 static void fill_pthreadpool(cpuexec_library_status *s) {
-  void *create = dlsym(RTLD_DEFAULT, "pthreadpool_create");
-  const char *object = object_of(create);
+  void *create = cpuexec__os_global_symbol("pthreadpool_create");
+  char object_buf[256];
+  const char *object = object_of(create, object_buf, sizeof object_buf);
   s->uses = 0;
   s->loaded = create != NULL;
   s->on_libcpuexec = create != NULL && strncmp(object, "libcpuexec-pthreadpool", 22) == 0;

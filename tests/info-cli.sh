@@ -13,10 +13,12 @@ if [ -n "${CPUEXEC_TEST_RUNNER:-}" ]; then
   WINEPATH="$(cd "$top_builddir" && pwd)/.libs;${CPUEXEC_TEST_DLL_PATH:-}${WINEPATH:+;$WINEPATH}"
   WINEDEBUG=${WINEDEBUG:--all}
   export WINEPATH WINEDEBUG
-  info() { $CPUEXEC_TEST_RUNNER "$top_builddir/tools/.libs/cpuexec-info.exe" "$@"; }
+  info_program="$top_builddir/tools/.libs/cpuexec-info.exe"
+  info() { $CPUEXEC_TEST_RUNNER "$info_program" "$@"; }
 else
   windows=no
-  info() { "$top_builddir/tools/cpuexec-info" "$@"; }
+  info_program="$top_builddir/tools/cpuexec-info"
+  info() { "$info_program" "$@"; }
 fi
 topo="$top_srcdir/tests/data/topologies"
 hybrid="$topo/hybrid-8p-smt2-16e.xml"
@@ -131,7 +133,7 @@ unset CPUEXEC_NUM_THREADS
 # (cpuexec-info itself, linked with libcpuexec, loads none of them).
 expect 2 "needs a program" -- --libraries-report
 checks=$((checks + 1))
-if "$info" --libraries-report "$info" --help >"$work/out" 2>"$work/err" &&
+if info --libraries-report "$info_program" --help >"$work/out" 2>"$work/err" &&
   grep -q '^fftw  *- ' "$work/out" && grep -q '^opencv  *- ' "$work/out" && grep -q '^pthreadpool  *- ' "$work/out"; then
   echo "ok $checks: cpuexec-info --libraries-report lists fftw, opencv, pthreadpool"
 else

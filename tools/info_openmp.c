@@ -35,8 +35,8 @@ static int run_with_report(const char *option, const char *variable, int argc, c
     fprintf(stderr, "cpuexec-info: temporary report file: error %lu\n", (unsigned long)GetLastError());
     return 1;
   }
-  SetEnvironmentVariableA("CPUEXEC_OPENMP_REPORT", path);
-  _putenv_s("CPUEXEC_OPENMP_REPORT", path);
+  SetEnvironmentVariableA(variable, path);
+  _putenv_s(variable, path);
   intptr_t code = _spawnvp(_P_WAIT, argv[0], (const char *const *)argv);
   bool exited = code >= 0;
   int exit_status = exited ? (int)code : 127;
@@ -44,7 +44,7 @@ static int run_with_report(const char *option, const char *variable, int argc, c
     perror("cpuexec-info: exec");
 #define unlink _unlink
 #else
-  char path[] = "/tmp/cpuexec-openmp-report-XXXXXX";
+  char path[] = "/tmp/cpuexec-info-report-XXXXXX";
   int fd = mkstemp(path);
   if (fd < 0) {
     perror("cpuexec-info: temporary report file");
