@@ -16,11 +16,16 @@
 
 atomic_uint_fast64_t cpuexec__fftw_loops;
 static atomic_uint_fast64_t opencv_backends;
+static atomic_uint_fast64_t eigen_pools;
 static atomic_bool at_exit; /* the exit-time report: do not call into other libraries */
 
 CPUEXEC_EXPORT void cpuexec_library_adapter_made(const char *library) {
-  if (library != NULL && strcmp(library, "opencv") == 0) atomic_fetch_add_explicit(&opencv_backends, 1, memory_order_relaxed);
+  if (library == NULL) return;
+  if (strcmp(library, "opencv") == 0) atomic_fetch_add_explicit(&opencv_backends, 1, memory_order_relaxed);
+  if (strcmp(library, "eigen") == 0) atomic_fetch_add_explicit(&eigen_pools, 1, memory_order_relaxed);
 }
+
+CPUEXEC_EXPORT bool cpuexec_library_call_inline(void) { return cpuexec__compat_nested(); }
 
 /* The file name of the module symbol is in, without its folder; the name
  * is copied to out (the loader's answer lives in its own storage). */
@@ -81,6 +86,19 @@ static void fill_opencv(cpuexec_library_status *s) {
     snprintf(s->detail, sizeof s->detail, "%llu backend(s) of cpuexec/opencv.hpp made", (unsigned long long)s->uses);
 }
 
+/* Eigen is header-only: nothing of it is in the process to look up, only the
+ * adapters cpuexec/eigen.hpp made. */
+static void fill_eigen(cpuexec_library_status *s) {
+  s->uses = atomic_load_explicit(&eigen_pools, memory_order_relaxed);
+  s->loaded = s->uses > 0;
+  s->on_libcpuexec = s->uses > 0;
+  if (s->loaded)
+    snprintf(s->detail, sizeof s->detail, "%llu thread pool(s) of cpuexec/eigen.hpp made", (unsigned long long)s->uses);
+  else
+    snprintf(s->detail, sizeof s->detail,
+             "none of cpuexec/eigen.hpp made (header-only: Eigen's own NonBlockingThreadPool cannot be seen)");
+}
+
 static void fill_pthreadpool(cpuexec_library_status *s) {
   void *create = cpuexec__os_global_symbol("pthreadpool_create");
   char object_buf[256];
@@ -95,8 +113,8 @@ static void fill_pthreadpool(cpuexec_library_status *s) {
              s->on_libcpuexec ? "" : " (its own threads; link libcpuexec-pthreadpool instead)");
 }
 
-static void (*const fillers[])(cpuexec_library_status *) = {fill_fftw, fill_opencv, fill_pthreadpool};
-static const char *const names[] = {"fftw", "opencv", "pthreadpool"};
+static void (*const fillers[])(cpuexec_library_status *) = {fill_fftw, fill_opencv, fill_eigen, fill_pthreadpool};
+static const char *const names[] = {"fftw", "opencv", "eigen", "pthreadpool"};
 #define LIBRARIES (sizeof names / sizeof names[0])
 
 CPUEXEC_EXPORT int cpuexec_libraries_status(cpuexec_library_status *entries, size_t capacity, size_t *count) {

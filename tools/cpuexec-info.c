@@ -257,7 +257,7 @@ static void print_report(const info_options *o, const cpuexec_topology *topology
     for (size_t i = 0; i < nomp; i++)
       printf("%-13s %s, %s\n", omp[i].soname, omp[i].loaded ? "loaded in this process" : "not loaded",
              omp[i].loadable ? "installed" : "not installed");
-    char libraries[1024];
+    char libraries[2048];
     if (cpuexec_libraries_describe(libraries, sizeof libraries) < 0) libraries[0] = '\0';
     printf("\n== Threaded libraries in this process (--libraries-report PROGRAM for a program's) ==\n%s", libraries);
     fflush(stdout); /* the runtimes section forks children */
