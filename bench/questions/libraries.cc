@@ -2,12 +2,16 @@
 // libraries' own threads, as rows of `make bench`'s table (bench/run.sh
 // protocol). One source built twice: with libcpuexec's adapters (rows
 // "libcpuexec": FFTW's threads callback cpuexec_fftw_parallel_loop, OpenCV's
-// cpuexec/opencv.hpp backend, in a session of BENCH_PARTICIPANTS threads) and
-// with the libraries' own threading (-DBENCH_OWN_THREADS: rows "fftw-threads",
-// FFTW's pthreads; "opencv-tbb", OpenCV's default backend), each in its own
-// process. Every metric is us per operation (lower is better):
+// cpuexec/opencv.hpp backend, Eigen's ThreadPoolDevice on cpuexec/eigen.hpp,
+// in a session of BENCH_PARTICIPANTS threads) and with the libraries' own
+// threading (-DBENCH_OWN_THREADS: rows "fftw-threads", FFTW's pthreads;
+// "opencv-tbb", OpenCV's default backend; "eigen-nonblocking", Eigen's
+// NonBlockingThreadPool of that many threads, one per caller), each in its
+// own process. Every metric is us per operation (lower is better):
 //   fftw_c2c_64k, fftw_r2c_512x512         one transform at 2 threads
 //   cv_blur_720p, cv_resize_720p, cv_cvtcolor_720p   one call at 2 threads
+//   eigen_contract_384, eigen_sum_1m       a 384^3 float contraction, a sum
+//                                          of 1024 x 1024 floats along one dimension
 //   *_2callers   the same work from two threads at once, ns per operation
 //                of the pair (wall time / operations): with the libraries'
 //                own pools the two callers' threads oversubscribe the cores;
@@ -25,11 +29,16 @@
 #include <thread>
 #include <vector>
 
+#include <memory>
+
 #include <fftw3.h>
 #include <opencv2/imgproc.hpp>
+#define EIGEN_USE_THREADS
+#include <unsupported/Eigen/CXX11/Tensor>
 
 #include <cpuexec.h>
 #include <cpuexec/compat/fftw.h>
+#include <cpuexec/eigen.hpp>
 #include <cpuexec/opencv.hpp>
 
 #include "../clock.h"
@@ -37,9 +46,11 @@
 #ifdef BENCH_OWN_THREADS
 static const char *const fftw_backend = "fftw-threads";
 static const char *const cv_backend = "opencv-tbb";
+static const char *const eigen_backend = "eigen-nonblocking";
 #else
 static const char *const fftw_backend = "libcpuexec";
 static const char *const cv_backend = "libcpuexec";
+static const char *const eigen_backend = "libcpuexec";
 #endif
 
 namespace {
@@ -213,6 +224,81 @@ void cv_rows() {
   }
 }
 
+// ---- Eigen -------------------------------------------------------------------------
+// One pool per caller, kept across its calls (as a program keeps its
+// ThreadPoolDevice): Eigen's NonBlockingThreadPool(threads) each (own), or a
+// cpuexec::eigen::thread_pool on the one executor the callers' sessions
+// share (ours; `keep` holds it for the whole section).
+void eigen_rows() {
+  using matrix = Eigen::Tensor<float, 2>;
+  const int n = 384, rows = 1024;
+  matrix a(n, n), b(n, n), c[2], sum_in(rows, rows);
+  Eigen::Tensor<float, 1> sums[2];
+  for (int i = 0; i < n * n; i++) {
+    a.data()[i] = static_cast<float>((i * 37) % 101 - 50) / 17.0f;
+    b.data()[i] = static_cast<float>((i * 11) % 89 - 44) / 13.0f;
+  }
+  for (int i = 0; i < rows * rows; i++) sum_in.data()[i] = static_cast<float>((i * 7) % 97) / 31.0f;
+  for (int k = 0; k < 2; k++) {
+    c[k] = matrix(n, n);
+    sums[k] = Eigen::Tensor<float, 1>(rows);
+  }
+#ifdef BENCH_OWN_THREADS
+  std::unique_ptr<Eigen::ThreadPool> pools[2];
+  for (auto &p : pools) p = std::make_unique<Eigen::ThreadPool>(threads);
+#else
+  cpuexec_policy p;
+  cpuexec_policy_init(&p);
+  p.num_threads = threads;
+  cpuexec_session *keep = nullptr;
+  if (cpuexec_session_create(&p, &keep) != 0) {
+    std::printf("FAIL libcpuexec: no session of %d threads: %s\n", threads, cpuexec_error_message());
+    std::exit(1);
+  }
+  std::unique_ptr<cpuexec::eigen::thread_pool> pools[2];
+  for (auto &q : pools) q = std::make_unique<cpuexec::eigen::thread_pool>(cpuexec_session_executor(keep));
+#endif
+  std::unique_ptr<Eigen::ThreadPoolDevice> devices[2];
+  for (int k = 0; k < 2; k++) devices[k] = std::make_unique<Eigen::ThreadPoolDevice>(pools[k].get(), threads);
+  Eigen::array<Eigen::IndexPair<int>, 1> dims = {Eigen::IndexPair<int>(1, 0)};
+  Eigen::array<int, 1> along = {1};
+  struct op_case {
+    const char *metric;
+    std::function<void(int)> op;
+  } ops[] = {
+      {"eigen_contract_384", [&](int k) { c[k].device(*devices[k]) = a.contract(b, dims); }},
+      {"eigen_sum_1m", [&](int k) { sums[k].device(*devices[k]) = sum_in.sum(along); }},
+  };
+  for (const op_case &o : ops) {
+    in_session([&] { sample(eigen_backend, o.metric, [&] { o.op(0); }); });
+    std::string pair = std::string(o.metric) + "_2callers";
+    sample_pair(eigen_backend, pair.c_str(), o.op);
+  }
+  // Results: each caller's against one serial evaluation (Eigen splits a
+  // contraction's inner dimension by thread count, so compare with rounding).
+  matrix want = a.contract(b, dims);
+  Eigen::Tensor<float, 1> want_sums = sum_in.sum(along);
+  for (int k = 0; k < 2; k++) {
+    for (int i = 0; i < n * n; i++)
+      if (std::fabs(c[k].data()[i] - want.data()[i]) > 1e-3f * (1 + std::fabs(want.data()[i]))) {
+        std::printf("FAIL %s: eigen_contract_384 output %d differs from the serial one\n", eigen_backend, i);
+        failed = 1;
+        break;
+      }
+    for (int i = 0; i < rows; i++)
+      if (std::fabs(sums[k].data()[i] - want_sums.data()[i]) > 1e-3f * (1 + std::fabs(want_sums.data()[i]))) {
+        std::printf("FAIL %s: eigen_sum_1m output %d differs from the serial one\n", eigen_backend, i);
+        failed = 1;
+        break;
+      }
+  }
+  for (auto &d : devices) d.reset();
+  for (auto &q : pools) q.reset();
+#ifndef BENCH_OWN_THREADS
+  cpuexec_session_destroy(keep);
+#endif
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -238,6 +324,7 @@ int main(int argc, char **argv) {
   std::printf("# libraries (%s, %s): %d threads\n", fftw_backend, cv_backend, threads);
   fftw_rows();
   cv_rows();
+  eigen_rows();
   if (smoke && !failed) std::printf("# libraries (%s): smoke ok\n", fftw_backend);
   return failed;
 }
