@@ -59,7 +59,7 @@ static void usage(FILE *out) {
           "  --openmp-report PROGRAM [ARGS...]\n"
           "                     run PROGRAM and print the OpenMP regions it ran, per calling function\n"
           "  --libraries-report PROGRAM [ARGS...]\n"
-          "                     run PROGRAM and print which threaded libraries it loaded (FFTW, OpenCV,\n"
+          "                     run PROGRAM and print which threaded libraries it loaded (FFTW, OpenCV, Eigen,\n"
           "                     pthreadpool) and whether each ran on libcpuexec\n"
           "  --help             this text\n"
           "\n"

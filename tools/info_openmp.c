@@ -4,7 +4,7 @@
  * calling function, the OpenMP regions seen inline in callbacks and at top
  * level in sessions, with team sizes. The list of kernels left to migrate.
  * cpuexec-info --libraries-report PROGRAM [ARGS...] does the same with
- * CPUEXEC_LIBRARIES_REPORT: which threaded libraries (FFTW, OpenCV,
+ * CPUEXEC_LIBRARIES_REPORT: which threaded libraries (FFTW, OpenCV, Eigen,
  * pthreadpool) the program loaded and whether each ran on libcpuexec. */
 #include "info_openmp.h"
 
