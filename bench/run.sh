@@ -253,7 +253,8 @@ order=$(for b in $backends; do printf '%s ' "${b%%=*}"; done)
           peer = ""
           for (i = 1; i <= nb; i++) {
             k = m SUBSEP bo[i]
-            if (bo[i] == "libcpuexec" || !(k in med)) continue
+            # libcpuexec-pinned is libcpuexec under another policy, not a peer.
+            if (bo[i] == "libcpuexec" || bo[i] == "libcpuexec-pinned" || !(k in med)) continue
             if (peer == "" || (rel == ">=" ? med[k] > med[m SUBSEP peer] : med[k] < med[m SUBSEP peer])) peer = bo[i]
           }
         }

@@ -1,6 +1,9 @@
 /* A runtime hook (include/cpuexec/hooks.h) that keeps OpenBLAS's pthreads
- * build inline inside libcpuexec callbacks, as the built-in OpenMP guard
- * does for OpenMP and OpenBLAS's OpenMP build.
+ * build inline inside libcpuexec callbacks. libcpuexec's built-in guards do
+ * this themselves now (doc/runtime-guards.md), without a lock; the example
+ * stays as the shape of a hook for a library whose setting is process-wide
+ * and that the guards do not govern. Registered alongside the built-in
+ * guard, both set one thread and both restore the value they saw.
  *
  * OpenBLAS's pthreads build has one thread count for the whole process
  * (openblas_set_num_threads / openblas_get_num_threads), not one per thread

@@ -15,13 +15,23 @@ typedef struct {
   cpuexec_policy policy;
 } PolicyObject;
 
-enum { F_NUM_THREADS, F_SPIN_POLICY, F_SPIN_BUDGET, F_AFFINITY_POLICY, F_CPU_SET, F_NESTED, F_FPENV, F_COUNT };
+enum {
+  F_NUM_THREADS,
+  F_SPIN_POLICY,
+  F_SPIN_BUDGET,
+  F_AFFINITY_POLICY,
+  F_CPU_SET,
+  F_NESTED,
+  F_FPENV,
+  F_PARTICIPATION,
+  F_COUNT
+};
 static const char *const field_names[F_COUNT] = {"num_threads",     "spin_policy", "spin_budget",
                                                  "affinity_policy", "cpu_set",     "allow_nested_parallelism",
-                                                 "inherit_fp_environment"};
+                                                 "inherit_fp_environment", "participation"};
 #define FIELD_LIST                                                                                          \
   "num_threads, spin_policy, spin_budget, affinity_policy, cpu_set, allow_nested_parallelism, "               \
-  "inherit_fp_environment"
+  "inherit_fp_environment, participation"
 
 /* Grammar strings longer than this are not valid names, budgets or lists
  * worth parsing; the message quotes them briefly. */
@@ -232,6 +242,20 @@ static int policy_from_fields(cpx_state *st, PyObject *const values[F_COUNT], co
     }
     p.inherit_fp_environment = values[F_FPENV] == Py_True;
   }
+  if (values[F_PARTICIPATION] != NULL) {
+    /* A str in the grammar ("take_over", "every_participant"): the parser
+     * reads it, so the message is the library's. */
+    if (!PyUnicode_Check(values[F_PARTICIPATION])) {
+      PyErr_Format(PyExc_TypeError, "participation: got %.100s; use \"take_over\" or \"every_participant\"",
+                   Py_TYPE(values[F_PARTICIPATION])->tp_name);
+      return -1;
+    }
+    const char *s = text_value(st, values[F_PARTICIPATION], "participation", ",=");
+    cpuexec_policy parsed;
+    if (s == NULL || parse_pair(st, "participation=", s, &parsed) < 0)
+      return -1;
+    p.participation = parsed.participation;
+  }
   int rc = cpuexec_policy_validate(&p);
   if (rc != 0) {
     cpx_raise(st, rc);
@@ -411,11 +435,12 @@ static PyObject *policy_to_dict(PyObject *self, PyObject *unused) {
   PyObject *cpu_set = cpu_set_tuple(p);
   if (cpu_set == NULL)
     return NULL;
-  return Py_BuildValue("{s:i,s:s,s:K,s:s,s:N,s:O,s:O}", "num_threads", (int)p->num_threads, "spin_policy",
+  return Py_BuildValue("{s:i,s:s,s:K,s:s,s:N,s:O,s:O,s:s}", "num_threads", (int)p->num_threads, "spin_policy",
                        cpuexec_spin_policy_name(p->spin_policy), "spin_budget", (unsigned long long)p->spin_budget,
                        "affinity_policy", cpuexec_affinity_policy_name(p->affinity_policy), "cpu_set", cpu_set,
                        "allow_nested_parallelism", p->allow_nested_parallelism ? Py_True : Py_False,
-                       "inherit_fp_environment", p->inherit_fp_environment ? Py_True : Py_False);
+                       "inherit_fp_environment", p->inherit_fp_environment ? Py_True : Py_False,
+                       "participation", cpuexec_participation_name(p->participation));
 }
 
 static PyObject *policy_str(PyObject *self) {
@@ -441,10 +466,10 @@ static PyObject *policy_repr(PyObject *self) {
     return NULL;
   PyObject *r = PyUnicode_FromFormat(
       "cpuexec.Policy(num_threads=%d, spin_policy='%s', spin_budget=%llu, affinity_policy='%s', cpu_set=%R, "
-      "allow_nested_parallelism=%s, inherit_fp_environment=%s)",
+      "allow_nested_parallelism=%s, inherit_fp_environment=%s, participation='%s')",
       (int)p->num_threads, cpuexec_spin_policy_name(p->spin_policy), (unsigned long long)p->spin_budget,
       cpuexec_affinity_policy_name(p->affinity_policy), cpu_set, p->allow_nested_parallelism ? "True" : "False",
-      p->inherit_fp_environment ? "True" : "False");
+      p->inherit_fp_environment ? "True" : "False", cpuexec_participation_name(p->participation));
   Py_DECREF(cpu_set);
   return r;
 }
@@ -501,6 +526,10 @@ static PyObject *get_fpenv(PyObject *self, void *c) {
   return PyBool_FromLong(((PolicyObject *)self)->policy.inherit_fp_environment);
 }
 
+static PyObject *get_participation(PyObject *self, void *c) {
+  return PyUnicode_FromString(cpuexec_participation_name(((PolicyObject *)self)->policy.participation));
+}
+
 static PyGetSetDef policy_getset[] = {
     {"num_threads", get_num_threads, NULL, "0: the topology default; 1: serial; N: participants with the caller"},
     {"spin_policy", get_spin_policy, NULL, "how waiting threads spin before they park (cpuexec.SpinPolicy)"},
@@ -509,6 +538,8 @@ static PyGetSetDef policy_getset[] = {
     {"cpu_set", get_cpu_set, NULL, "explicit processor ids, the caller's first (tuple of int)"},
     {"allow_nested_parallelism", get_nested, NULL, "recorded in the sharing key; nested calls still run inline"},
     {"inherit_fp_environment", get_fpenv, NULL, "workers take the caller's floating-point control state per region"},
+    {"participation", get_participation, NULL,
+     "'take_over' (late workers' shares are taken over) or 'every_participant' (every admitted participant runs)"},
     {NULL},
 };
 
@@ -527,7 +558,7 @@ static PyMethodDef policy_methods[] = {
 
 static PyType_Slot policy_slots[] = {
     {Py_tp_doc, "Policy(*, num_threads=0, spin_policy='adaptive', spin_budget=0, affinity_policy='none', "
-                "cpu_set=(), allow_nested_parallelism=False, inherit_fp_environment=False)\n\nA CPU execution request: immutable, hashable, "
+                "cpu_set=(), allow_nested_parallelism=False, inherit_fp_environment=False, participation='take_over')\n\nA CPU execution request: immutable, hashable, "
                 "validated when built. str() is the text grammar."},
     {Py_tp_new, policy_new},
     {Py_tp_dealloc, policy_dealloc},

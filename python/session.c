@@ -131,8 +131,10 @@ static PyObject *session_counters(PyObject *obj, PyObject *unused) {
   int rc = cpuexec_executor_counters_get(self->exec, &c);
   if (rc != 0)
     return cpx_raise(st, rc);
+  /* The first 8 are the tuple; the rest are named only (counters_desc). */
   const uint64_t values[] = {c.dispatches, c.nested_inline, c.limited_inline, c.spins_found_work,
-                             c.parks,      c.wakeups,       c.caller_waits,   c.worker_active_ns};
+                             c.parks,      c.wakeups,       c.caller_waits,   c.worker_active_ns,
+                             c.takeovers,  c.participants_run};
   PyObject *s = PyStructSequence_New(st->counters_type);
   if (s == NULL)
     return NULL;
@@ -226,6 +228,9 @@ static PyStructSequence_Field counters_fields[] = {
     {"wakeups", "wake system calls made by dispatches"},
     {"caller_waits", "times the caller waited for workers to finish"},
     {"worker_active_ns", "time workers spent running callbacks"},
+    {"takeovers", "reserved ranges run by another participant: their worker had not checked in"},
+    {"participants_run", "participants that ran in dispatched regions (the caller and the workers that checked "
+                         "in), summed over regions: the executed participants, not the admitted ones"},
     {NULL, NULL},
 };
 

@@ -101,7 +101,13 @@ if [ "$windows" = yes ]; then
   grep -q "processor groups: *1 (group 0: " "$work/out" || fail "this machine: its processor group is not named"
 fi
 
+# The participation rule is shown, and is part of the sharing key.
+expect 0 "" -- --topology "$hybrid" --policy num_threads=2,participation=every_participant
+grep -q "^participation: *every_participant" "$work/out" || fail "participation: the rule is not shown"
+grep -q "^sharing key: .*;participation=every" "$work/out" || fail "participation: not in the sharing key"
+
 # Invalid input: exit 2, the message names the field.
+expect 2 participation -- --topology "$hybrid" --policy participation=every
 expect 2 num_threads -- --topology "$hybrid" --policy num_threads=-1
 expect 2 spin_budget -- --topology "$hybrid" --policy spin_policy=fixed_duration
 expect 2 spin_budget -- --topology "$hybrid" --policy spin_policy=fixed_iterations

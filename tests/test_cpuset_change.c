@@ -126,7 +126,7 @@ static void shrinking_the_process_set_under_a_pinned_pool(void **state) {
   assert_int_equal(cpuexec_registry_acquire(reg, before, &again), CPUEXEC_EAFFINITY);
   assert_null(again);
   char name[64];
-  snprintf(name, sizeof name, "processor %d of worker 1 left the process CPU set", (int)gone);
+  snprintf(name, sizeof name, "processor %d (worker 1) left the process CPU set", (int)gone);
   assert_non_null(strstr(cpuexec_error_message(), name));
   /* The lease held still runs every index (its worker moved, unpinned). */
   run_and_check(held);

@@ -551,9 +551,14 @@ void errors_and_values() {
     CHECK((p.cpu_set() == std::vector<int32_t>{0, 2, 3}));
     std::string text = p.to_string();
     CHECK(text == "num_threads=4,spin_policy=fixed_duration,spin_budget=50us,affinity_policy=explicit,"
-                  "allow_nested_parallelism=true,inherit_fp_environment=false,cpu_set=0,2-3");
+                  "allow_nested_parallelism=true,inherit_fp_environment=false,participation=take_over,cpu_set=0,2-3");
     CHECK(cpuexec::policy().inherit_fp_environment(true).inherit_fp_environment());
     CHECK(cpuexec::policy().inherit_fp_environment(true) != cpuexec::policy());
+    cpuexec::policy strict = cpuexec::policy().participation_rule(cpuexec::participation::every_participant);
+    CHECK(strict.participation_rule() == cpuexec::participation::every_participant);
+    CHECK(strict != cpuexec::policy());
+    CHECK(strict.to_string().find(",participation=every_participant,") != std::string::npos);
+    CHECK(cpuexec::policy::parse(strict.to_string()) == strict);
     CHECK(cpuexec::policy::parse(text) == p);
     CHECK(cpuexec::policy::parse("") == cpuexec::policy());
     CHECK(cpuexec::policy().spin_iterations(10) != cpuexec::policy());

@@ -4,6 +4,7 @@
  *   GUARD_OPENBLAS_PTHREAD  OpenBLAS's pthreads build   (process-wide count)
  *   GUARD_BLIS_PTHREAD      BLIS 0.9's pthreads build  (process-wide runtime)
  *   GUARD_BLIS_OPENMP       BLIS 0.9's OpenMP build    (through the OpenMP guard)
+ *   GUARD_OPENBLAS_OPENMP   OpenBLAS's OpenMP build    (through the OpenMP guard, on libgomp)
  * each asked for 2 threads (OPENBLAS_NUM_THREADS=2, BLIS_NUM_THREADS=2; the
  * program sets them and runs itself again before the library starts).
  *
@@ -54,6 +55,15 @@ void cblas_dgemm(int order, int transa, int transb, int m, int n, int k, double 
 #define BUILD_DIR "/openblas-pthread/"
 int openblas_get_num_threads(void);
 void openblas_set_num_threads(int);
+static int library_threads(void) { return openblas_get_num_threads(); }
+#elif defined(GUARD_OPENBLAS_OPENMP)
+#define BUILD_NAME "OpenBLAS"
+#define BUILD_FAMILY CPUEXEC_RUNTIME_OPENBLAS
+#define BUILD_GUARD CPUEXEC_GUARD_THROUGH_OPENMP
+#define BUILD_PROCESS_WIDE 0
+#define BUILD_THREADING "openmp"
+#define BUILD_DIR "/openblas-openmp/"
+int openblas_get_num_threads(void);
 static int library_threads(void) { return openblas_get_num_threads(); }
 #elif defined(GUARD_BLIS_PTHREAD) || defined(GUARD_BLIS_OPENMP)
 #define BUILD_NAME "BLIS"

@@ -1,6 +1,7 @@
 // The oneTBB guard with the real libtbb, in both of its ways:
-//   - with the cpuexec-tbb module (the default): each callback runs in a
-//     one-thread task_arena of its thread; a tbb::parallel_for inside starts
+//   - with the cpuexec-tbb module (the default): each participant's
+//     callbacks, and each task of a task group, run in a one-thread
+//     task_arena of its thread; a tbb::parallel_for inside starts
 //     and wakes no TBB worker, during the region or after it, and oneTBB's
 //     process-wide limit is never touched; foreign executors' callbacks too;
 //   - without it (CPUEXEC_TBB_MODULE=off: the program runs itself again so):
@@ -122,6 +123,9 @@ int loop_range(void *ctx, int64_t begin, int64_t end) {
   return 0;
 }
 
+// A task of a task group: what one callback does, once.
+int loop_task(void *ctx) { return loop_range(ctx, 0, 1); }
+
 bool bodies_on_participants(loop_job &job) {
   for (int t : job.bodies)
     if (job.participants.count(t) == 0) return false;
@@ -239,6 +243,24 @@ int main(int argc, char **argv) {
     check(bodies_on_participants(job), "with TBB workers alive, every body ran on a participant");
     if (per_thread)
       check(job.threads_inside.load() == threads_before_region, "and no thread was started");
+  }
+
+  // Task groups' tasks are kept inline as callbacks are (each runs as a
+  // participant of its own, inside the guard's wrapper).
+  {
+    loop_job job;
+    int threads_before_tasks = running_threads();
+    cpuexec_task_group *group = nullptr;
+    bool ran = cpuexec_task_group_create(cpuexec_session_executor(session), nullptr, &group) == 0;
+    for (int i = 0; ran && i < 4; i++) ran = cpuexec_task_group_submit(group, &job, loop_task) == 0;
+    ran = ran && cpuexec_task_group_wait(group) == 0;
+    if (group != nullptr) cpuexec_task_group_destroy(group);
+    check(ran && job.sum.load() == 4 * expected_sum(), "parallel_for inside 4 tasks of a task group ran, right");
+    check(bodies_on_participants(job), "every body ran on a thread that ran the tasks");
+    if (per_thread) {
+      check(job.arena_inside.load() == 1, "tasks run in an arena of one thread");
+      check(job.threads_inside.load() == threads_before_tasks, "and no thread was started");
+    }
   }
 
   // A foreign executor's participants do not hold oneTBB (it may be oneTBB's own pool).

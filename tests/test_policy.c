@@ -84,7 +84,7 @@ static const struct {
     {"cpu_set=,num_threads=3", {3, ADAPTIVE, 0, PHYS, false, 0, {0}}},
     {"num_threads=4,spin_policy=fixed_duration,spin_budget=50us,affinity_policy=explicit,cpu_set=0,2",
      {4, DURATION, 50000, EXPLICIT, false, 2, {0, 2}}},
-    {"allow_nested_parallelism=true,inherit_fp_environment=false,cpu_set=8-9,spin_budget=100,affinity_policy=explicit,"
+    {"allow_nested_parallelism=true,inherit_fp_environment=false,participation=take_over,cpu_set=8-9,spin_budget=100,affinity_policy=explicit,"
      "spin_policy=fixed_iterations,num_threads=2",
      {2, ITERS, 100, EXPLICIT, true, 2, {8, 9}}},
 };
@@ -236,34 +236,34 @@ static const struct {
 } canonical[] = {
     {{0, ADAPTIVE, 0, CPUEXEC_AFFINITY_PHYSICAL_CORES, false, 0, {0}},
      "num_threads=0,spin_policy=adaptive,spin_budget=0,affinity_policy=physical_cores,"
-     "allow_nested_parallelism=false,inherit_fp_environment=false,cpu_set="},
+     "allow_nested_parallelism=false,inherit_fp_environment=false,participation=take_over,cpu_set="},
     {{8, DURATION, 50000, CPUEXEC_AFFINITY_PERFORMANCE_CORES, true, 0, {0}},
      "num_threads=8,spin_policy=fixed_duration,spin_budget=50us,affinity_policy=performance_cores,"
-     "allow_nested_parallelism=true,inherit_fp_environment=false,cpu_set="},
+     "allow_nested_parallelism=true,inherit_fp_environment=false,participation=take_over,cpu_set="},
     {{2, DURATION, 3000000000u, CPUEXEC_AFFINITY_PHYSICAL_CORES, false, 0, {0}},
      "num_threads=2,spin_policy=fixed_duration,spin_budget=3s,affinity_policy=physical_cores,"
-     "allow_nested_parallelism=false,inherit_fp_environment=false,cpu_set="},
+     "allow_nested_parallelism=false,inherit_fp_environment=false,participation=take_over,cpu_set="},
     {{2, DURATION, 1500000, CPUEXEC_AFFINITY_PHYSICAL_CORES, false, 0, {0}},
      "num_threads=2,spin_policy=fixed_duration,spin_budget=1500us,affinity_policy=physical_cores,"
-     "allow_nested_parallelism=false,inherit_fp_environment=false,cpu_set="},
+     "allow_nested_parallelism=false,inherit_fp_environment=false,participation=take_over,cpu_set="},
     {{2, DURATION, 2000000, CPUEXEC_AFFINITY_PHYSICAL_CORES, false, 0, {0}},
      "num_threads=2,spin_policy=fixed_duration,spin_budget=2ms,affinity_policy=physical_cores,"
-     "allow_nested_parallelism=false,inherit_fp_environment=false,cpu_set="},
+     "allow_nested_parallelism=false,inherit_fp_environment=false,participation=take_over,cpu_set="},
     {{2, DURATION, 1001, CPUEXEC_AFFINITY_PHYSICAL_CORES, false, 0, {0}},
      "num_threads=2,spin_policy=fixed_duration,spin_budget=1001ns,affinity_policy=physical_cores,"
-     "allow_nested_parallelism=false,inherit_fp_environment=false,cpu_set="},
+     "allow_nested_parallelism=false,inherit_fp_environment=false,participation=take_over,cpu_set="},
     {{1, ITERS, 1000000, CPUEXEC_AFFINITY_NONE, false, 0, {0}},
      "num_threads=1,spin_policy=fixed_iterations,spin_budget=1000000,affinity_policy=none,"
-     "allow_nested_parallelism=false,inherit_fp_environment=false,cpu_set="},
+     "allow_nested_parallelism=false,inherit_fp_environment=false,participation=take_over,cpu_set="},
     {{6, PARK, 0, EXPLICIT, false, 6, {0, 2, 4, 5, 6, 7}},
      "num_threads=6,spin_policy=park_immediately,spin_budget=0,affinity_policy=explicit,"
-     "allow_nested_parallelism=false,inherit_fp_environment=false,cpu_set=0,2,4-7"},
+     "allow_nested_parallelism=false,inherit_fp_environment=false,participation=take_over,cpu_set=0,2,4-7"},
     {{5, PARK, 0, EXPLICIT, false, 5, {3, 0, 1, 2, 9}},
      "num_threads=5,spin_policy=park_immediately,spin_budget=0,affinity_policy=explicit,"
-     "allow_nested_parallelism=false,inherit_fp_environment=false,cpu_set=3,0-2,9"},
+     "allow_nested_parallelism=false,inherit_fp_environment=false,participation=take_over,cpu_set=3,0-2,9"},
     {{3, PARK, 0, EXPLICIT, false, 3, {7, 6, 5}},
      "num_threads=3,spin_policy=park_immediately,spin_budget=0,affinity_policy=explicit,"
-     "allow_nested_parallelism=false,inherit_fp_environment=false,cpu_set=7,6,5"},
+     "allow_nested_parallelism=false,inherit_fp_environment=false,participation=take_over,cpu_set=7,6,5"},
 };
 
 static void format_writes_every_key_in_canonical_order(void **state) {
@@ -345,6 +345,7 @@ static cpuexec_policy random_valid_policy(uint64_t *s) {
   p.affinity_policy = (cpuexec_affinity_policy)(next(s) % 5);
   p.allow_nested_parallelism = next(s) % 2;
   p.inherit_fp_environment = next(s) % 3 == 0;
+  p.participation = (cpuexec_participation)(next(s) % 2);
   if (p.affinity_policy == CPUEXEC_AFFINITY_EXPLICIT) {
     /* Distinct ids in runs and jumps, in no particular order. */
     uint32_t want = 1 + (uint32_t)(next(s) % (next(s) % 8 == 0 ? CPUEXEC_CPU_SET_MAX : 12));
@@ -431,7 +432,7 @@ static void equal_compares_every_field_and_only_the_listed_ids(void **state) {
   assert_true(cpuexec_policy_equal(&a, &a));
   assert_false(cpuexec_policy_equal(&a, NULL));
   assert_true(cpuexec_policy_equal(NULL, NULL));
-  for (int field = 0; field < 8; field++) {
+  for (int field = 0; field < 9; field++) {
     b = a;
     switch (field) {
     case 0: b.num_threads = 4; break;
@@ -441,11 +442,38 @@ static void equal_compares_every_field_and_only_the_listed_ids(void **state) {
     case 4: b.cpu_set_count = 2; break;
     case 5: b.cpu_set[2] = 4; break;
     case 6: b.allow_nested_parallelism = true; break;
-    default: b.inherit_fp_environment = true; break;
+    case 7: b.inherit_fp_environment = true; break;
+    default: b.participation = CPUEXEC_PARTICIPATION_EVERY_PARTICIPANT; break;
     }
     if (cpuexec_policy_equal(&a, &b))
       fail_msg("a change of field %d went unnoticed", field);
   }
+}
+
+/* The participation key (cpuexec/policy.h): both rules parse, format and
+ * compare; anything else is refused naming the key and the choices. */
+static void participation_is_a_key_of_the_text_form(void **state) {
+  (void)state;
+  cpuexec_policy p;
+  assert_int_equal(cpuexec_policy_parse("num_threads=2,participation=every_participant", &p), 0);
+  assert_int_equal(p.participation, CPUEXEC_PARTICIPATION_EVERY_PARTICIPANT);
+  char text[256];
+  assert_true(cpuexec_policy_format(&p, text, sizeof text) > 0);
+  assert_non_null(strstr(text, ",participation=every_participant,cpu_set="));
+  cpuexec_policy back;
+  assert_int_equal(cpuexec_policy_parse(text, &back), 0);
+  assert_true(cpuexec_policy_equal(&p, &back));
+  assert_int_equal(cpuexec_policy_parse("participation=take_over", &p), 0);
+  assert_int_equal(p.participation, CPUEXEC_PARTICIPATION_TAKE_OVER);
+  assert_int_equal(cpuexec_policy_parse("participation=every", &p), CPUEXEC_EINVAL);
+  assert_non_null(strstr(cpuexec_error_message(), "participation: 'every' is not a participation rule"));
+  assert_non_null(strstr(cpuexec_error_message(), "take_over or every_participant"));
+  assert_string_equal(cpuexec_participation_name(CPUEXEC_PARTICIPATION_EVERY_PARTICIPANT), "every_participant");
+  assert_null(cpuexec_participation_name((cpuexec_participation)7));
+  cpuexec_policy_init(&p);
+  p.participation = (cpuexec_participation)7;
+  assert_int_equal(cpuexec_policy_validate(&p), CPUEXEC_EINVAL);
+  assert_non_null(strstr(cpuexec_error_message(), "participation: 7 is not a participation rule"));
 }
 
 static void init_sets_the_documented_defaults(void **state) {
@@ -581,6 +609,7 @@ int main(void) {
       cmocka_unit_test(random_valid_policies_round_trip_through_text),
       cmocka_unit_test(validate_applies_the_request_rules_to_built_policies),
       cmocka_unit_test(equal_compares_every_field_and_only_the_listed_ids),
+      cmocka_unit_test(participation_is_a_key_of_the_text_form),
       cmocka_unit_test(environment_variable_uses_the_same_grammar),
       cmocka_unit_test(enum_names_match_the_text_form),
   };

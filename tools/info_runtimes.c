@@ -5,20 +5,26 @@
  * process never loads a library it did not already have. */
 #include "info_runtimes.h"
 
-#include <dlfcn.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#ifndef _WIN32
+#include <dlfcn.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#endif
 
 #include <cpuexec.h>
+
+#ifndef _WIN32
 
 /* The names a program usually loads them by (the system's choice of build
  * where there are several: Debian's alternatives). */
 static const char *const candidates[] = {"libopenblas.so.0", "libblis.so.4", "libtbb.so.12", "libtbb.so.2",
                                          "libmkl_rt.so.2", "libmkl_rt.so"};
 #define CANDIDATES (sizeof candidates / sizeof candidates[0])
+
+#endif
 
 static const char *guard_name(cpuexec_runtime_guard g) {
   switch (g) {
@@ -64,6 +70,7 @@ static void print_entry(FILE *out, const cpuexec_runtime_info *e, bool json, con
   }
 }
 
+#ifndef _WIN32
 /* The entries a child finds after loading name (those that are not OpenMP
  * runtimes, which the OpenMP section lists), written to fd as raw structs. */
 static void child_probe(const char *name, int fd) {
@@ -120,6 +127,37 @@ static int probe(const char *name, cpuexec_runtime_info *found, int max) {
   return n;
 }
 
+static void print_installed(FILE *out, bool json) {
+  for (size_t c = 0; c < CANDIDATES; c++) {
+    cpuexec_runtime_info found[8];
+    int n = probe(candidates[c], found, 8);
+    if (json) {
+      fprintf(out, "%s{\"library\":\"%s\",\"installed\":%s,\"found\":[", c ? "," : "", candidates[c],
+              n >= 0 ? "true" : "false");
+      for (int i = 0; i < n; i++) {
+        if (i)
+          fputc(',', out);
+        print_entry(out, &found[i], true, "");
+      }
+      fprintf(out, "]}");
+    } else if (n < 0) {
+      fprintf(out, "  %-17s not installed\n", candidates[c]);
+    } else {
+      fprintf(out, "  %-17s installed%s\n", candidates[c], n == 0 ? " (no guarded library in it)" : ":");
+      for (int i = 0; i < n; i++)
+        print_entry(out, &found[i], false, "    ");
+    }
+  }
+}
+#else
+/* The probe loads each library in a forked child, and Windows has no fork:
+ * only what this process has loaded is listed there. */
+static void print_installed(FILE *out, bool json) {
+  if (!json)
+    fprintf(out, "  not probed on Windows (the probe loads each library in a forked child)\n");
+}
+#endif
+
 void info_runtimes_print(FILE *out, bool json) {
   size_t loaded = 0;
   cpuexec_runtime_info here[32];
@@ -141,26 +179,7 @@ void info_runtimes_print(FILE *out, bool json) {
       print_entry(out, &here[i], false, "  ");
     fprintf(out, "installed (what the guards do in a program that loads it):\n");
   }
-  for (size_t c = 0; c < CANDIDATES; c++) {
-    cpuexec_runtime_info found[8];
-    int n = probe(candidates[c], found, 8);
-    if (json) {
-      fprintf(out, "%s{\"library\":\"%s\",\"installed\":%s,\"found\":[", c ? "," : "", candidates[c],
-              n >= 0 ? "true" : "false");
-      for (int i = 0; i < n; i++) {
-        if (i)
-          fputc(',', out);
-        print_entry(out, &found[i], true, "");
-      }
-      fprintf(out, "]}");
-    } else if (n < 0) {
-      fprintf(out, "  %-17s not installed\n", candidates[c]);
-    } else {
-      fprintf(out, "  %-17s installed%s\n", candidates[c], n == 0 ? " (no guarded library in it)" : ":");
-      for (int i = 0; i < n; i++)
-        print_entry(out, &found[i], false, "    ");
-    }
-  }
+  print_installed(out, json);
   if (json)
     fprintf(out, "]}");
 }

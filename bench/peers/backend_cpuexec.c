@@ -2,7 +2,9 @@
  *
  * The process default policy (CPUEXEC_POLICY, else the library defaults)
  * with num_threads set to the benchmark's participant count; an unshared
- * executor from cpuexec_executor_create(). */
+ * executor from cpuexec_executor_create(). Built with BENCH_CPUEXEC_PINNED
+ * (bench/peers/cpuexec_pinned), it is the "libcpuexec-pinned" rows: the same
+ * with affinity_policy=physical_cores unless CPUEXEC_POLICY places threads. */
 #include "driver.h"
 
 #include <stdio.h>
@@ -10,7 +12,11 @@
 
 #include <cpuexec.h>
 
+#ifdef BENCH_CPUEXEC_PINNED
+const char bench_backend_name[] = "libcpuexec-pinned";
+#else
 const char bench_backend_name[] = "libcpuexec";
+#endif
 
 static cpuexec_resolved *resolved;
 static cpuexec_executor *executor;
@@ -20,6 +26,9 @@ int bench_backend_init(unsigned participants, char *err, size_t err_size) {
   int rc = cpuexec_policy_from_environment(&policy);
   if (rc == 0) {
     policy.num_threads = (int32_t)participants;
+#ifdef BENCH_CPUEXEC_PINNED
+    if (policy.affinity_policy == CPUEXEC_AFFINITY_NONE) policy.affinity_policy = CPUEXEC_AFFINITY_PHYSICAL_CORES;
+#endif
     rc = cpuexec_policy_resolve(&policy, NULL, &resolved);
   }
   if (rc == 0) rc = cpuexec_executor_create(resolved, &executor);

@@ -2,8 +2,10 @@
  * compatible pool): what a call that finds the pool busy should do
  * (seed 000: "measure and document whether one active region at a time is
  * acceptable").
- *   wait     what the executor does: the second call waits for the pool,
- *            then runs with every participant;
+ *   shared   what the executor does: the second call runs at once in a
+ *            region of its own beside the first, and the workers join
+ *            whichever region has work (src/executor/region_lanes.h);
+ *            before the multi-region scheduler it waited for the pool;
  *   inline   the alternative: the second caller runs its loop on its own
  *            thread (emulated here: the second thread calls the body
  *            itself), so the two run side by side, one thread more than
@@ -104,8 +106,8 @@ int main(int argc, char **argv) {
   int failures = 0;
   printf("bench_busy_pool: two callers, %d threads per pool, affinity none, us per region (median of %d)\n",
          threads, REPEATS);
-  printf("  %10s %10s %10s %10s %10s %14s %14s\n", "work us", "serial us", "wait", "inline", "2 pools",
-         "wait/inline", "wait/2 pools");
+  printf("  %10s %10s %10s %10s %10s %14s %14s\n", "work us", "serial us", "shared", "inline", "2 pools",
+         "shared/inline", "shared/2 pools");
   static const double work_ns[] = {1e3, 1e4, 1e5, 1e6};
   for (int with_serial = 0; with_serial < 2; with_serial++) {
     for (size_t w = 0; w < sizeof work_ns / sizeof work_ns[0]; w++) {

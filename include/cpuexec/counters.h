@@ -69,11 +69,24 @@ typedef struct cpuexec_dispatch_event {
   int64_t total;                  /**< total as passed */
   int64_t grain;                  /**< grain as passed (or planned) */
   bool ran_inline;                /**< nested or limited: ran on the caller only */
+  /** false: the call is announced, before its region runs (every observer
+   * gets this). true: the region returned, and executed_participants is
+   * known (only observers added with CPUEXEC_OBSERVE_COMPLETION). */
+  bool completed;
+  /** With completed: the participants that ran a part of the region, the
+   * caller included (1 inline). Under the take-over rule it can be below
+   * admitted_participants (workers that had not checked in when the others
+   * ran out of work); with participation=every_participant it equals it.
+   * A foreign executor reports admitted_participants (its pool runs the
+   * ranges). 0 in the announcement. */
+  int32_t executed_participants;
   uint64_t reserved_[4];
 } cpuexec_dispatch_event;
 
-/** Called on the dispatching thread; it must return quickly, must not call
- * cpuexec_dispatch_observer_set(), and must not let a C++ exception escape. */
+/** Called on the dispatching thread; it must return quickly and must not let
+ * a C++ exception escape. Adding, removing or setting observers from inside
+ * one is refused (CPUEXEC_EBUSY; cpuexec_dispatch_observer_set() ignores
+ * it): a removal waits for calls in flight, which would wait for itself. */
 typedef void (*cpuexec_dispatch_observer)(void *ctx, const cpuexec_dispatch_event *event);
 
 /** Stable properties a tuning profile depends on (its cache identity).
@@ -91,7 +104,9 @@ typedef struct cpuexec_descriptor {
   cpuexec_affinity_policy affinity_class; /**< what was placed (see above), not the request */
   bool uses_smt;                          /**< two participants share a physical core */
   cpuexec_spin_policy spin_class;         /**< the resolved spin policy */
-  uint64_t reserved_[4]; /**< ignored by cpuexec_executor_descriptor_check() */
+  cpuexec_participation participation;    /**< the participation rule of every region (cpuexec/policy.h) */
+  uint32_t reserved_pad_;                 /**< ignored by cpuexec_executor_descriptor_check() */
+  uint64_t reserved_[3];                  /**< ignored by cpuexec_executor_descriptor_check() */
 } cpuexec_descriptor;
 
 CPUEXEC_BEGIN_DECLS
@@ -109,10 +124,33 @@ CPUEXEC_EXPORT int cpuexec_executor_counters_get(const cpuexec_executor *exec, c
  * region to end. CPUEXEC_EINVAL naming exec or out when either is NULL. */
 CPUEXEC_EXPORT int cpuexec_executor_spin_state_get(const cpuexec_executor *exec, cpuexec_spin_state *out);
 
-/** One process-wide observer, called on the dispatching thread once per
- * parallel region with ctx (observer NULL removes it). Safe to call from
- * any thread; an observer replaced while a dispatch runs may still be
- * called once by that dispatch. */
+/** The most observers cpuexec_dispatch_observer_add() holds at once. */
+#define CPUEXEC_DISPATCH_OBSERVERS_MAX 8
+/** Flag of cpuexec_dispatch_observer_add(): call the observer a second
+ * time per region, after it ran (event->completed, executed_participants). */
+#define CPUEXEC_OBSERVE_COMPLETION 0x1u
+
+/** Adds an observer, process-wide: called on the dispatching thread for
+ * every parallel call on any executor, with ctx, once when the call is
+ * announced and, with CPUEXEC_OBSERVE_COMPLETION in flags, once more when
+ * its region returned. Up to CPUEXEC_DISPATCH_OBSERVERS_MAX at once, each
+ * with its own ctx: one more is CPUEXEC_ECAPACITY; the same (observer, ctx)
+ * twice, observer NULL or an unknown flag is CPUEXEC_EINVAL. Safe from any
+ * thread while regions run: a call that starts after add returns sees it. */
+CPUEXEC_EXPORT int cpuexec_dispatch_observer_add(void *ctx, cpuexec_dispatch_observer observer, uint32_t flags);
+
+/** Removes the observer added with this (observer, ctx); CPUEXEC_EINVAL
+ * when there is none. Safe from any thread while regions run. The grace
+ * rule: when it returns, every call of that observer has returned and none
+ * starts again (it waits for calls in flight on other threads), so ctx may
+ * be freed at once. */
+CPUEXEC_EXPORT int cpuexec_dispatch_observer_remove(void *ctx, cpuexec_dispatch_observer observer);
+
+/** The single-observer form of earlier versions, kept as a wrapper: one
+ * observer of its own, beside the list above (it never takes a place of
+ * it), announcements only; each call replaces the one it set before, and
+ * observer NULL removes it, with the grace rule of
+ * cpuexec_dispatch_observer_remove(). Ignored from inside an observer. */
 CPUEXEC_EXPORT void cpuexec_dispatch_observer_set(void *ctx, cpuexec_dispatch_observer observer);
 
 /** Writes exec's stable properties to *out, for keying a tuning cache. A

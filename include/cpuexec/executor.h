@@ -43,7 +43,9 @@
  *     call. So every admitted participant runs a range whenever its share
  *     takes longer than its wake-up; with shorter shares fewer may run
  *     (cpuexec_parallel_for_flags with CPUEXEC_FOR_EVERY_PARTICIPANT makes
- *     every admitted participant run its range, waiting for it);
+ *     every admitted participant run its range, waiting for it; a policy's
+ *     participation=every_participant does so for every region of its
+ *     executors, whatever API the region comes through);
  *   - a callback returning non-zero stops ranges that have not started;
  *     every started callback finishes before the call returns, which returns
  *     CPUEXEC_ECALLBACK; the first non-zero value observed is then
@@ -68,7 +70,8 @@
  * The threads running callbacks are the workers plus the calling threads
  * themselves. A caller that finds 8 regions running already runs its loop
  * inline on its own thread, serially, as participant 0 of 1 (counted in
- * cpuexec_counters.bound_inline). CPUEXEC_FOR_EVERY_PARTICIPANT regions run
+ * cpuexec_counters.bound_inline). CPUEXEC_FOR_EVERY_PARTICIPANT regions (every
+ * region of an executor made with participation=every_participant) run
  * one at a time per executor (a second one waits for the first), so their
  * teams never split the workers; such a region waits for workers busy in
  * other regions to finish there, and so gets its full team. With one caller
@@ -88,7 +91,24 @@
  * policy does not place, found at dispatch on the processor of a pinned
  * worker it admits, is moved off it (its CPU set is narrowed and restored
  * at once, so the set is unchanged; only its current processor moves):
- * otherwise the two would take turns on one processor. */
+ * otherwise the two would take turns on one processor.
+ *
+ * The caller's placement (affinity_policy=explicit, cpu_set[0]): the
+ * calling thread is pinned at its first region and stays pinned after it
+ * returns, and after the session ends (restoring its old set would cost a
+ * system call per region; a thread that needs it back sets it itself).
+ * The pin is remembered per thread and checked again, with one system
+ * call, when the thread is found on another processor at dispatch, or
+ * when the process's placement may have changed (a fork, the process
+ * topology read again because the process CPU set changed or
+ * cpuexec_topology_refresh() was called, or a pool's placement check that
+ * found a thread moved). Then, when cpu_set[0] is no longer in the
+ * thread's CPU set, the region is refused with CPUEXEC_EAFFINITY naming
+ * the processor and nothing runs (the thread is not moved back; resolve
+ * the policy again); when it is there but the set is wider, the thread is
+ * pinned again and the region runs. Creating a pool pins every worker
+ * before it fails, and the failure names every processor that could not
+ * be applied. */
 #ifndef CPUEXEC_EXECUTOR_H
 #define CPUEXEC_EXECUTOR_H
 

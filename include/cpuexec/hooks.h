@@ -2,11 +2,13 @@
  * libcpuexec: runtime hooks, run on every participant of every region.
  *
  * A library called from inside libcpuexec callbacks may start threads of its
- * own (OpenMP, OpenBLAS's pthreads build, BLIS, MKL). A hook keeps it inline:
- * it saves the library's per-thread setting when a thread joins a region,
- * sets "one thread" before each callback, and restores the setting when the
- * thread leaves. libcpuexec's own OpenMP inline guard is such a hook
- * (<cpuexec/interop.h>); examples/openblas_hook.c is another.
+ * own. A hook keeps it inline: it saves the library's per-thread setting
+ * when a thread joins a region, sets "one thread" before each callback, and
+ * restores the setting when the thread leaves. libcpuexec's own runtime
+ * guards are such a hook: OpenMP (<cpuexec/interop.h>), OpenBLAS, BLIS and
+ * oneTBB (<cpuexec/runtimes.h>) need none of yours; a library they do not
+ * govern (MKL: mkl_set_num_threads_local) does. examples/openblas_hook.c
+ * shows one for a process-wide setting.
  *
  * When each part runs, on the thread concerned:
  *   - participant_begin(user, state): a thread starts running callbacks of a

@@ -33,6 +33,20 @@ typedef enum cpuexec_affinity_policy {
   CPUEXEC_AFFINITY_EXPLICIT           /**< cpu_set[0] is the caller, the rest the workers */
 } cpuexec_affinity_policy;
 
+/** Which participants of a region run a range (cpuexec/executor.h). */
+typedef enum cpuexec_participation {
+  /** Default: a worker that has not checked in when another participant
+   * runs out of work has its share run by that participant; a short region
+   * may run on fewer threads than admitted, never waiting for a wake-up. */
+  CPUEXEC_PARTICIPATION_TAKE_OVER = 0,
+  /** Every admitted participant runs its range, the caller waiting for it,
+   * as CPUEXEC_FOR_EVERY_PARTICIPANT does per call: a session's requested
+   * threads are the threads its kernels observe. Costs a wake-up per idle
+   * worker on every region (doc/spinning.md), and such regions run one at a
+   * time per executor. */
+  CPUEXEC_PARTICIPATION_EVERY_PARTICIPANT
+} cpuexec_participation;
+
 /** The most processors an explicit cpu_set can name. */
 #define CPUEXEC_CPU_SET_MAX 1024
 
@@ -64,7 +78,12 @@ typedef struct cpuexec_policy {
    * CPUEXEC_FOR_INHERIT_FP_ENV does per call (cpuexec/executor.h).
    * Default false: workers keep the default environment. */
   bool inherit_fp_environment;
-  uint64_t reserved_[8]; /**< zero: room for fields of later versions */
+  /** The rule for every region of executors made from this policy; part of
+   * the sharing key when not TAKE_OVER (executors carry it, and kernels see
+   * only their executor). */
+  cpuexec_participation participation;
+  uint32_t reserved_pad_; /**< zero */
+  uint64_t reserved_[7];  /**< zero: room for fields of later versions */
   /** Logical processor ids (OS indices), only with CPUEXEC_AFFINITY_EXPLICIT. */
   int32_t cpu_set_count;
   int32_t cpu_set[CPUEXEC_CPU_SET_MAX]; /**< the ids; the first is the caller's */
@@ -90,7 +109,8 @@ CPUEXEC_EXPORT void cpuexec_policy_init(cpuexec_policy *policy);
  * ns, us, ms, s), affinity_policy (none|physical_cores|performance_cores|
  * physical_then_smt|explicit), cpu_set (a Linux cpulist "0,2,4-7"; an item
  * without '=' continues the list before it), allow_nested_parallelism
- * (true|false), inherit_fp_environment (true|false). Strict: decimal only, no repeated or unknown keys, no
+ * (true|false), inherit_fp_environment (true|false), participation
+ * (take_over|every_participant). Strict: decimal only, no repeated or unknown keys, no
  * trailing garbage, no overflow. An empty text gives the defaults.
  * The details, chosen so a typo never becomes a different policy:
  * - keys in any order; no whitespace anywhere; names are lower case;
@@ -111,7 +131,7 @@ CPUEXEC_EXPORT int cpuexec_policy_parse(const char *text, cpuexec_policy *policy
 
 /** Writes the policy in the grammar above, every key present in a fixed
  * order (num_threads, spin_policy, spin_budget, affinity_policy,
- * allow_nested_parallelism, inherit_fp_environment, cpu_set last since its
+ * allow_nested_parallelism, inherit_fp_environment, participation, cpu_set last since its
  * value holds commas);
  * durations in the largest exact unit (50000 ns is "50us"), cpu_set with
  * ascending runs as ranges. parse(format(p)) == p for every p that meets
@@ -148,6 +168,10 @@ CPUEXEC_EXPORT const char *cpuexec_spin_policy_name(cpuexec_spin_policy spin);
  * ("physical_cores"), or NULL for values outside the enum. Static storage;
  * thread-safe. */
 CPUEXEC_EXPORT const char *cpuexec_affinity_policy_name(cpuexec_affinity_policy affinity);
+/** The name of a participation rule as it appears in the text form
+ * ("take_over", "every_participant"), or NULL for values outside the enum.
+ * Static storage; thread-safe. */
+CPUEXEC_EXPORT const char *cpuexec_participation_name(cpuexec_participation participation);
 
 CPUEXEC_END_DECLS
 

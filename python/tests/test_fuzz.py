@@ -10,7 +10,7 @@ import cpuexec
 from conftest import TOPOLOGIES
 
 KEYS = ["num_threads", "spin_policy", "spin_budget", "affinity_policy", "cpu_set", "allow_nested_parallelism",
-        "inherit_fp_environment"]
+        "inherit_fp_environment", "participation"]
 ALLOWED = (KeyError, TypeError, ValueError, cpuexec.Error)
 
 

@@ -8,7 +8,7 @@ import pytest
 import cpuexec
 
 DEFAULT_TEXT = ("num_threads=0,spin_policy=adaptive,spin_budget=0,affinity_policy=none,"
-                "allow_nested_parallelism=false,inherit_fp_environment=false,cpu_set=")
+                "allow_nested_parallelism=false,inherit_fp_environment=false,participation=take_over,cpu_set=")
 
 
 def test_enums_are_the_grammar_names():
@@ -33,8 +33,10 @@ def test_defaults_and_field_types():
     assert str(p) == DEFAULT_TEXT
     assert p.to_dict() == {"num_threads": 0, "spin_policy": "adaptive", "spin_budget": 0,
                            "affinity_policy": "none", "cpu_set": (),
-                           "allow_nested_parallelism": False, "inherit_fp_environment": False}
+                           "allow_nested_parallelism": False, "inherit_fp_environment": False,
+                           "participation": "take_over"}
     assert p.inherit_fp_environment is False
+    assert p.participation == "take_over"
 
 
 def test_inherit_fp_environment_is_a_field_in_every_form():
@@ -56,7 +58,7 @@ def test_every_field_is_kept():
             p.allow_nested_parallelism) == (3, cpuexec.SpinPolicy.FIXED_ITERATIONS, 1000,
                                             cpuexec.AffinityPolicy.EXPLICIT, (4, 0, 2), True)
     assert str(p) == ("num_threads=3,spin_policy=fixed_iterations,spin_budget=1000,affinity_policy=explicit,"
-                      "allow_nested_parallelism=true,inherit_fp_environment=false,cpu_set=4,0,2")
+                      "allow_nested_parallelism=true,inherit_fp_environment=false,participation=take_over,cpu_set=4,0,2")
 
 
 def test_immutable_and_not_subclassable():
@@ -228,7 +230,7 @@ def test_library_rules_give_the_same_message_as_text():
 
 def test_unknown_keys_name_the_key_and_the_allowed_ones():
     allowed = ("num_threads, spin_policy, spin_budget, affinity_policy, cpu_set, allow_nested_parallelism, "
-               "inherit_fp_environment")
+               "inherit_fp_environment, participation")
     with pytest.raises(KeyError) as info:
         cpuexec.Policy.from_mapping({"num_threads": 2, "threads": 2})
     assert info.value.args[0] == f"policy: unknown key 'threads'; keys are {allowed}"
@@ -273,3 +275,17 @@ def test_numpy_style_integers_are_accepted():
         def __index__(self):
             return 3
     assert cpuexec.Policy(num_threads=Index()).num_threads == 3
+
+
+def test_participation_is_a_field_in_every_form():
+    p = cpuexec.Policy(num_threads=2, participation="every_participant")
+    assert p.participation == "every_participant"
+    assert "participation=every_participant" in str(p)
+    assert "participation='every_participant'" in repr(p)
+    assert p == cpuexec.Policy.parse(str(p))
+    assert p != p.replace(participation="take_over")
+    assert cpuexec.Policy.from_mapping({"participation": "every_participant"}).participation == "every_participant"
+    with pytest.raises(cpuexec.InvalidArgument, match="participation: 'every' is not a participation rule"):
+        cpuexec.Policy(participation="every")
+    with pytest.raises(TypeError, match="participation: got int"):
+        cpuexec.Policy(participation=1)

@@ -128,13 +128,34 @@ def test_counters_off_by_default_then_exact():
     assert c.nested_inline == 1
     assert c.caller_waits <= c.dispatches
     assert twin.counters() == c
-    assert cpuexec.Counters.n_fields == 8
+    assert cpuexec.Counters.n_fields == 10
+    assert cpuexec.Counters.n_sequence_fields == 8
+    # Executed participants: at least the caller per dispatched region, at most all admitted.
+    assert c.dispatches <= c.participants_run <= 2 * c.dispatches
     assert [name for name in ("dispatches", "nested_inline", "limited_inline", "spins_found_work", "parks",
                               "wakeups", "caller_waits", "worker_active_ns") if hasattr(c, name)] == [
         "dispatches", "nested_inline", "limited_inline", "spins_found_work", "parks", "wakeups", "caller_waits",
         "worker_active_ns"]
     other = cpuexec.Session(private_policy(9))
     assert other.counters() == zero
+
+
+def test_every_participant_runs_on_every_admitted_thread():
+    # The seed's check: 8 trivial blocks on a 2-thread session run on both
+    # threads every time under participation=every_participant, and the
+    # counters say every admitted participant ran.
+    s = cpuexec.Session(cpuexec.Policy(num_threads=2, participation="every_participant"))
+    assert "participation=every" in s.resolution.to_dict()["sharing_key"]
+    s.enable_counters()
+    with s:
+        for _ in range(200):
+            seen = set()
+            cpuexec.parallel_for(lambda b, e: seen.add(threading.get_ident()), 8, 1)
+            assert len(seen) == 2
+    c = s.counters()
+    assert c.dispatches == 200
+    assert c.participants_run == 400
+    assert c.takeovers == 0
 
 
 def test_parallel_for_is_the_serial_loop():

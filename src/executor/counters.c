@@ -1,41 +1,10 @@
-/* Counters, the dispatch observer and the execution descriptor. */
+/* Counters and the execution descriptor (the dispatch observers: observers.c). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
 #include "executor_internal.h"
 #include "os/os.h"
-
-_Atomic(const cpuexec__observer *) cpuexec__dispatch_observer = NULL;
-
-/* Observers ever set, kept until exit: a dispatch may still hold a pointer
- * it loaded just before the observer was replaced, so none is freed. The
- * list keeps them reachable (not a leak) and is guarded by observer_lock. */
-typedef struct observer_node {
-  cpuexec__observer observer;
-  struct observer_node *older;
-} observer_node;
-static observer_node *observers_set = NULL;
-static pthread_mutex_t observer_lock = PTHREAD_MUTEX_INITIALIZER;
-
-CPUEXEC_EXPORT void cpuexec_dispatch_observer_set(void *user, cpuexec_dispatch_observer observer) {
-  pthread_mutex_lock(&observer_lock);
-  const cpuexec__observer *published = NULL;
-  if (observer) {
-    observer_node *node = NULL;
-    for (observer_node *n = observers_set; n; n = n->older)
-      if (n->observer.fn == observer && n->observer.user == user) node = n;
-    if (!node && (node = malloc(sizeof *node)) != NULL) {
-      node->observer.fn = observer;
-      node->observer.user = user;
-      node->older = observers_set;
-      observers_set = node;
-    }
-    published = node ? &node->observer : NULL; /* out of memory: observing stops rather than aborting */
-  }
-  atomic_store_explicit(&cpuexec__dispatch_observer, published, memory_order_release);
-  pthread_mutex_unlock(&observer_lock);
-}
 
 CPUEXEC_EXPORT int cpuexec_executor_counters_enable(cpuexec_executor *exec) {
   if (!exec) return cpuexec__fail(CPUEXEC_EINVAL, "exec: NULL; counters belong to an executor");
@@ -107,6 +76,8 @@ void cpuexec__descriptor_of(const cpuexec_resolved *r, cpuexec_descriptor *out) 
   out->affinity_class = affinity_class_of(r);
   out->uses_smt = r->uses_smt;
   out->spin_class = r->spin.policy;
+  out->participation =
+      r->every_participant ? CPUEXEC_PARTICIPATION_EVERY_PARTICIPANT : CPUEXEC_PARTICIPATION_TAKE_OVER;
 }
 
 CPUEXEC_EXPORT int cpuexec_executor_descriptor_get(const cpuexec_executor *exec, cpuexec_descriptor *out) {
@@ -137,6 +108,9 @@ int cpuexec__descriptor_compare(const cpuexec_descriptor *have, const cpuexec_de
   if (have->spin_class != expected->spin_class)
     return cpuexec__fail(CPUEXEC_EMISMATCH, "spin_class: profile made for %d, executor uses %d",
                          (int)expected->spin_class, (int)have->spin_class);
+  if (have->participation != expected->participation)
+    return cpuexec__fail(CPUEXEC_EMISMATCH, "participation: profile made for %d, executor uses %d",
+                         (int)expected->participation, (int)have->participation);
   return 0;
 }
 

@@ -1,5 +1,6 @@
-/* The executor's lifetime: creating, pinning and joining its workers, and
- * the loop each worker runs. Dispatch lives in region.c. */
+/* The executor's lifetime: creating, pinning and joining its workers. The
+ * loop each worker runs is lane 0's protocol (region_protocol.c); dispatch
+ * lives in region.c. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include "core/debug.h"
 #include "core/error.h"
 #include "executor_internal.h"
+#include "participant.h"
 #include "os/os.h"
 #include "region_lanes.h"
 #include "thread_state.h"
@@ -19,100 +21,6 @@ _Atomic int cpuexec__test_fail_thread_create_at = 0;
 
 /* Process-local executor ids: never reused, never 0. */
 static _Atomic uint64_t next_executor_id = 1;
-
-#if CPUEXEC_TEST_HOOKS
-_Atomic(cpuexec__worker_gate_fn) cpuexec__test_worker_gate; /* NULL: static storage starts zeroed */
-#endif
-
-/* Worker k's loop: wait for an open region, check in, run, leave. A worker
- * that finds its region taken (see executor_internal.h) has read only its
- * epoch and goes straight back to waiting. */
-static void *worker_main(void *arg) {
-  cpuexec__worker *w = arg;
-  struct cpuexec_executor *exec = w->exec;
-  cpuexec__slot *slot = &exec->slots[w->index];
-  /* Cadence windows (cadence.h) are timed parks of a millisecond or so: the
-   * default 50 us slack would make them wake late. */
-  cpuexec__os_timer_slack(CPUEXEC__CADENCE_TIMER_SLACK_NS);
-  cpuexec__cadence_hint hint = {0, 0};
-  uint32_t e = 0; /* the latest epoch value seen, without a nudge */
-  for (;;) {
-    /* Open lanes (region_lanes.h) while lane 0 has nothing new for this
-     * worker. On the one-caller path lanes_busy is 0: one load of a line
-     * nobody writes. */
-    if (atomic_load_explicit(&exec->lanes_busy, memory_order_relaxed) != 0 &&
-        cpuexec__epoch_clear_nudge(&slot->epoch, atomic_load_explicit(&slot->epoch, memory_order_relaxed)) == e &&
-        cpuexec__lanes_serve(exec, w->index))
-      continue;
-    bool joined = false;
-    cpuexec__wait_report seen;
-    uint32_t now = cpuexec__wait_while_equal(&slot->epoch, e, &slot->parked, &exec->spin, &exec->caller_cpu, &hint, &seen);
-    if (now & CPUEXEC__EPOCH_NUDGE) {
-      now = cpuexec__epoch_clear_nudge(&slot->epoch, now);
-      if (now == e) continue; /* a nudge only: the lanes, at the top */
-    }
-    e = now;
-    while (cpuexec__epoch_open(e)) {
-      cpuexec__worker_gate_fn gate = CPUEXEC__TEST_HOOK(cpuexec__test_worker_gate, NULL);
-      if (gate) {
-        gate(exec, w->index);
-        e = atomic_load_explicit(&slot->epoch, memory_order_relaxed);
-        if (!cpuexec__epoch_open(e)) break;
-      }
-      /* acquire: the dispatcher's slot writes happen before its open. */
-      if (atomic_compare_exchange_strong_explicit(&slot->epoch, &e, cpuexec__epoch_joined(e), memory_order_acquire,
-                                                  memory_order_relaxed)) {
-        e = cpuexec__epoch_joined(e);
-        joined = true;
-        break;
-      }
-    }
-    /* Taken, and nudged since: the nudge is looked at, at the top. */
-    if (e & CPUEXEC__EPOCH_NUDGE) e = cpuexec__epoch_clear_nudge(&slot->epoch, e);
-    if (joined) {
-      if (slot->participants == 0) break;
-      CPUEXEC__CHECK(w->index < slot->participants && slot->participants <= exec->threads,
-                     "executor %llu: worker %u admitted to a region of %u participants (executor of %u)",
-                     (unsigned long long)exec->id, w->index, slot->participants, exec->threads);
-      uint32_t participants = slot->participants;
-      if (participants >= exec->wake_tree_min) { /* wide regions: wake_tree.h */
-        uint64_t wakes = cpuexec__wake_tree_children(exec, w->index, participants);
-        cpuexec__counters_block *c = cpuexec__counters_of(exec);
-        if (c && wakes) atomic_fetch_add_explicit(&c->workers.wakeups, wakes, memory_order_relaxed);
-      }
-      int32_t cpu = cpuexec__os_current_cpu();
-      if (atomic_load_explicit(&slot->cpu, memory_order_relaxed) != cpu)
-        atomic_store_explicit(&slot->cpu, cpu, memory_order_relaxed);
-      cpuexec__counters_block *counters = cpuexec__counters_of(exec);
-      if (counters) {
-        /* Counted before leaving: once the caller returns, its counts are complete. */
-        atomic_fetch_add_explicit(seen.slept ? &counters->workers.parks : &counters->workers.spins_found_work, 1,
-                                  memory_order_relaxed);
-        uint64_t start = cpuexec__os_now_ns();
-        cpuexec__region_participate(exec, w->index);
-        atomic_fetch_add_explicit(&counters->workers.worker_active_ns, cpuexec__os_now_ns() - start,
-                                  memory_order_relaxed);
-      } else {
-        cpuexec__region_participate(exec, w->index);
-      }
-      cpuexec__region_leave(exec, w->index);
-    }
-    /* From here on the region is done or someone else's: the bookkeeping
-     * costs nobody a wait. The cadence is learnt from every region seen,
-     * joined or not, so a worker the caller keeps finding late still
-     * learns it and is spinning for the next one. */
-    if (seen.seen_ns) hint = cpuexec__cadence_note(&w->cadence, seen.seen_ns);
-    cpuexec__counters_block *counters = cpuexec__counters_of(exec);
-    if (counters) {
-      if (!joined) atomic_fetch_add_explicit(&counters->workers.late_arrivals, 1, memory_order_relaxed);
-      if (seen.outcome == CPUEXEC__CADENCE_HIT)
-        atomic_fetch_add_explicit(&counters->workers.cadence_hits, 1, memory_order_relaxed);
-      else if (seen.outcome == CPUEXEC__CADENCE_MISS)
-        atomic_fetch_add_explicit(&counters->workers.cadence_misses, 1, memory_order_relaxed);
-    }
-  }
-  return NULL;
-}
 
 cpuexec__spin_plan cpuexec__spin_plan_of(const cpuexec_resolved *resolved, uint32_t threads) {
   cpuexec__spin_plan plan = {CPUEXEC__SPIN_NONE, 0, 0, false};
@@ -162,7 +70,7 @@ static int start_worker(struct cpuexec_executor *exec, uint32_t k, int32_t cpu) 
   w->index = k;
   int rc = CPUEXEC__TEST_HOOK(cpuexec__test_fail_thread_create_at, 0) == (int)k
                ? EAGAIN
-               : pthread_create(&w->thread, NULL, worker_main, w);
+               : pthread_create(&w->thread, NULL, cpuexec__worker_main, w);
   if (rc != 0) {
     if (cpu >= 0)
       return cpuexec__fail(CPUEXEC_ETHREAD, "worker thread %u (for processor %d): pthread_create failed: %s", k,
@@ -178,7 +86,7 @@ static void free_executor(struct cpuexec_executor *exec) {
   cpuexec__os_aligned_free(exec->slots);
   cpuexec__os_aligned_free(exec->finish);
   free(exec->finish_tally);
-  free(exec->lanes);
+  cpuexec__os_aligned_free(exec->lanes);
   cpuexec__os_aligned_free(atomic_load_explicit(&exec->counters, memory_order_relaxed));
   if (exec->resolved) cpuexec_resolved_destroy((cpuexec_resolved *)exec->resolved);
   cpuexec__os_aligned_free(exec);
@@ -253,21 +161,14 @@ CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpu
       char name[32];
       snprintf(name, sizeof name, "cpuexec-w%u", k);
       cpuexec__os_name_thread(exec->workers[k - 1].thread, name); /* Linux: 99999 workers fit its 15 */
-      if (pinned) {
-        int err = cpuexec__os_pin_thread(exec->workers[k - 1].thread, cpu);
-        if (err != 0) {
-          stop_workers(exec, k);
-          rc = err == ENOTSUP
-                   ? cpuexec__fail(CPUEXEC_ENOTSUP,
-                                   "worker thread %u: processor %d: the %s OS backend cannot pin threads; resolve "
-                                   "the policy on this process's topology, or use affinity_policy=none",
-                                   k, cpu, cpuexec__os_backend())
-                   : cpuexec__fail(CPUEXEC_EAFFINITY, "worker thread %u: processor %d could not be applied: %s", k,
-                                   cpu, strerror(err));
-        }
-      }
     } else {
       stop_workers(exec, k - 1);
+    }
+    /* Every worker is pinned once all are started, so a failure names
+     * every processor that could not be applied (executor_placement.c). */
+    if (rc == 0 && pinned && k + 1 == threads) {
+      rc = cpuexec__executor_pin_workers(exec, threads);
+      if (rc != 0) stop_workers(exec, k);
     }
     if (rc != 0) {
       pthread_mutex_destroy(&exec->dispatch_lock);
@@ -350,3 +251,27 @@ cpuexec__lease_slot *cpuexec__executor_lease_slot(cpuexec_executor *exec) { retu
 bool cpuexec__executor_inherited(const cpuexec_executor *exec) {
   return exec->fork_generation != cpuexec__fork_generation_now();
 }
+
+#if CPUEXEC_TEST_HOOKS
+typedef struct test_share {
+  int64_t callbacks;
+  cpuexec_range_fn fn;
+  void *ctx;
+  int rc;
+} test_share;
+
+static void run_test_share(void *arg) {
+  test_share *s = arg;
+  for (int64_t k = 0; k < s->callbacks && s->rc == 0; k++) s->rc = cpuexec__participant_invoke(s->fn, s->ctx, k, k + 1);
+}
+
+int cpuexec__test_participant_share(struct cpuexec_executor *exec, int64_t callbacks, cpuexec_range_fn fn,
+                                    void *ctx) {
+  cpuexec__participant p;
+  cpuexec__participant_enter(&p, exec, 0, 1);
+  test_share share = {callbacks, fn, ctx, 0};
+  cpuexec__participant_share(run_test_share, &share);
+  cpuexec__participant_leave(&p);
+  return share.rc;
+}
+#endif

@@ -1,6 +1,7 @@
 /* Internal: the layout of an executor, shared by executor.c (threads and
- * lifetime), region.c (running a parallel region), cadence.c, counters.c
- * and plan.c.
+ * lifetime), region.c (dispatching a parallel region), region_protocol.c
+ * (lane 0's region, the caller's and the worker's halves), region_lanes.c,
+ * cadence.c, counters.c and plan.c.
  *
  * The cost of a small region is the number of cache lines that travel
  * between the caller and the workers, so the layout is built around them:
@@ -122,6 +123,49 @@ static inline uint32_t cpuexec__epoch_next_open(uint32_t e) {
 static inline uint32_t cpuexec__epoch_joined(uint32_t open) { return open + 1u; }
 static inline uint32_t cpuexec__epoch_taken(uint32_t open) { return (open + 3u) & CPUEXEC__EPOCH_VALUE; }
 
+/* Worker k checks in: open -> joined, from the open value e it read;
+ * acquire: the dispatcher's slot writes happen before its open. False when
+ * the epoch moved (taken, or a newer region); *e is then what it holds. */
+static inline bool cpuexec__epoch_try_join(_Atomic uint32_t *epoch, uint32_t *e) {
+  if (!atomic_compare_exchange_strong_explicit(epoch, e, cpuexec__epoch_joined(*e), memory_order_acquire,
+                                               memory_order_relaxed))
+    return false;
+  *e = cpuexec__epoch_joined(*e);
+  return true;
+}
+
+/* Another participant takes a late worker's share: open -> taken, from the
+ * open value e it read; true when this caller closed it. */
+static inline bool cpuexec__epoch_try_take(_Atomic uint32_t *epoch, uint32_t e) {
+  return atomic_compare_exchange_strong_explicit(epoch, &e, cpuexec__epoch_taken(e), memory_order_relaxed,
+                                                 memory_order_relaxed);
+}
+
+/* The caller, after its share, settles a worker's region: takes it if it is
+ * still open, and returns the state it ended in (CPUEXEC__EPOCH_JOINED or
+ * CPUEXEC__EPOCH_TAKEN). */
+static inline uint32_t cpuexec__epoch_settle(_Atomic uint32_t *epoch) {
+  uint32_t e = atomic_load_explicit(epoch, memory_order_relaxed);
+  while (cpuexec__epoch_open(e) &&
+         !atomic_compare_exchange_weak_explicit(epoch, &e, cpuexec__epoch_taken(e), memory_order_relaxed,
+                                                memory_order_relaxed)) {
+  }
+  return cpuexec__epoch_open(e) ? CPUEXEC__EPOCH_TAKEN : (e & 3u);
+}
+
+/* A lane's opener nudges a worker that is not admitted to lane 0: sets bit
+ * 31 unless the epoch is open or already nudged (seq_cst: the Dekker pair
+ * of region_lanes.h with the worker's `parked`). Returns false when the
+ * epoch is open (the worker comes to the lanes after that share). */
+static inline bool cpuexec__epoch_nudge(_Atomic uint32_t *epoch) {
+  uint32_t e = atomic_load_explicit(epoch, memory_order_relaxed);
+  while (!cpuexec__epoch_open(e) && !(e & CPUEXEC__EPOCH_NUDGE) &&
+         !atomic_compare_exchange_weak_explicit(epoch, &e, e | CPUEXEC__EPOCH_NUDGE, memory_order_seq_cst,
+                                                memory_order_relaxed)) {
+  }
+  return !cpuexec__epoch_open(e);
+}
+
 /* The dispatcher admits worker k to the next region: any value (nudged or
  * not) -> the next open one, seq_cst like the store of wait.h's protocol
  * (a compare-exchange, since a lane's opener may nudge concurrently).
@@ -232,6 +276,31 @@ typedef void (*cpuexec__worker_gate_fn)(struct cpuexec_executor *exec, uint32_t 
 extern _Atomic(cpuexec__worker_gate_fn) cpuexec__test_worker_gate;
 #endif
 
+/* Test build only: the calling thread as one participant of exec running
+ * `callbacks` callbacks fn(ctx, k, k + 1), its share entered as a region's
+ * participant enters it (cpuexec__participant_share); the first failing
+ * callback's value, or 0 (bench/questions/guards: the guards' cost per
+ * callback inside a participant). */
+#if CPUEXEC_TEST_HOOKS
+int cpuexec__test_participant_share(struct cpuexec_executor *exec, int64_t callbacks, cpuexec_range_fn fn,
+                                    void *ctx);
+#endif
+
+/* Placement (executor_placement.c). Pins workers 1 .. threads - 1 to their
+ * resolved processors: 0, CPUEXEC_ENOTSUP, or CPUEXEC_EAFFINITY naming
+ * every processor that could not be applied. */
+int cpuexec__executor_pin_workers(cpuexec_executor *exec, uint32_t threads);
+/* Pins the calling thread to cpu. With recheck (this thread was pinned
+ * there before and something may have moved it): CPUEXEC_EAFFINITY naming
+ * cpu when it is no longer in the thread's CPU set, nothing when the
+ * thread is still pinned there alone, a new pin when its set is wider. */
+int cpuexec__executor_pin_caller(int32_t cpu, bool recheck);
+/* Test hook: bit k set, pinning any thread to processor k fails with
+ * EINVAL (k < 64), as when k left the process CPU set. */
+#if CPUEXEC_TEST_HOOKS
+extern _Atomic uint64_t cpuexec__test_pin_refused;
+#endif
+
 /* How waiting threads of an executor of `threads` participants spin for
  * resolved (executor.c). */
 cpuexec__spin_plan cpuexec__spin_plan_of(const cpuexec_resolved *resolved, uint32_t threads);
@@ -257,8 +326,18 @@ extern _Atomic(cpuexec__foreign_early_fn) cpuexec__test_foreign_returned_early;
 bool cpuexec__foreign_plan(const struct cpuexec_executor *exec, int64_t total, const cpuexec_cost *cost,
                            const cpuexec_plan_constraints *constraints, cpuexec_plan *plan, int *rc);
 
-/* Runs participant `index` of the published region (region.c); the worker
- * has joined it. */
+/* Lane 0's protocol (region_protocol.c). The caller's half: publishes the
+ * region, admits workers 1 .. participants - 1, runs participant 0's share,
+ * settles and waits; the caller holds dispatch_lock, released here. Returns
+ * the region's first non-zero callback result, and in *ran the participants
+ * that ran (the caller and the workers that checked in). The worker's half: the loop
+ * of worker thread `arg` (a cpuexec__worker). */
+int cpuexec__lane0_run(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn,
+                       uint32_t participants, bool every, const cpuexec__fpenv *env, uint32_t *ran);
+void *cpuexec__worker_main(void *arg);
+
+/* Runs participant `index` of the published region (region_protocol.c);
+ * the worker has joined it. */
 void cpuexec__region_participate(struct cpuexec_executor *exec, uint32_t index);
 /* Worker `index`'s finishing step: the last one out wakes a parked caller. */
 void cpuexec__region_leave(struct cpuexec_executor *exec, uint32_t index);
@@ -269,11 +348,5 @@ static inline cpuexec__counters_block *cpuexec__counters_of(const struct cpuexec
   return atomic_load_explicit(&((struct cpuexec_executor *)exec)->counters, memory_order_acquire);
 }
 
-/* The process-wide observer (counters.c); NULL when none is set. */
-typedef struct cpuexec__observer {
-  cpuexec_dispatch_observer fn;
-  void *user;
-} cpuexec__observer;
-extern _Atomic(const cpuexec__observer *) cpuexec__dispatch_observer;
 
 #endif

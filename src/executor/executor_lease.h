@@ -29,8 +29,9 @@ int cpuexec__executor_unref(cpuexec_executor *exec);
 bool cpuexec__executor_running_here(const cpuexec_executor *exec);
 
 /* 0 when exec's pinned workers still run where it was resolved to run
- * (re-pinning a worker whose set widened); CPUEXEC_EAFFINITY naming the
- * processor when one left the process CPU set (executor_placement.c). */
+ * (re-pinning a worker whose set widened); CPUEXEC_EAFFINITY naming every
+ * processor that left the process CPU set or could not be pinned again
+ * (executor_placement.c). */
 int cpuexec__executor_check_placement(cpuexec_executor *exec);
 
 #endif

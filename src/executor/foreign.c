@@ -107,17 +107,28 @@ static bool claim(foreign_call *c, uint64_t *lo, uint64_t *hi) {
   return true;
 }
 
+typedef struct share_of {
+  foreign_call *call;
+  uint32_t index;
+  int rc; /* its failing callback's value */
+} share_of;
+
+static void run_share(void *arg) {
+  share_of *s = arg;
+  uint64_t lo, hi;
+  if (run_chunks(s->call, s->index, (uint64_t)s->index + 1, &s->rc))
+    while (claim(s->call, &lo, &hi) && run_chunks(s->call, lo, hi, &s->rc)) {
+    }
+}
+
 /* Participant index's whole share; returns its failing callback's value. */
 static int run_participant(foreign_call *c, uint32_t index) {
   cpuexec__participant p;
   cpuexec__participant_enter(&p, c->exec, index, c->participants);
-  int rc = 0;
-  uint64_t lo, hi;
-  if (run_chunks(c, index, (uint64_t)index + 1, &rc))
-    while (claim(c, &lo, &hi) && run_chunks(c, lo, hi, &rc)) {
-    }
+  share_of share = {c, index, 0};
+  cpuexec__participant_share(run_share, &share);
   cpuexec__participant_leave(&p);
-  return rc;
+  return share.rc;
 }
 
 /* The fn given to the pool's run_ranges: [begin, end) are participants. */

@@ -113,6 +113,37 @@ static inline int cpuexec__participant_invoke(cpuexec_range_fn fn, void *ctx, in
   return fn(ctx, begin, end);
 }
 
+/* A participant's whole share, every callback it runs in this region, as
+ * one call run(arg): through the guard's wrapper when one is set, so the
+ * library's per-thread state (oneTBB's one-thread arena) is entered once per
+ * participant instead of once per callback; the callbacks inside run
+ * unwrapped (the wrapper is NULL meanwhile). Only at the thread's outermost
+ * level, as cpuexec__participant_invoke. */
+typedef struct cpuexec__share {
+  void (*run)(void *arg);
+  void *arg;
+} cpuexec__share;
+
+static inline int cpuexec__share_thunk(void *ctx, int64_t begin, int64_t end) {
+  (void)begin;
+  (void)end;
+  const cpuexec__share *s = (const cpuexec__share *)ctx;
+  s->run(s->arg);
+  return 0;
+}
+
+static inline void cpuexec__participant_share(void (*run)(void *arg), void *arg) {
+  cpuexec__callback_wrap wrap = cpuexec__tls_wrap;
+  if (__builtin_expect(wrap == NULL, 1) || cpuexec__tls.callback_depth != 1) {
+    run(arg);
+    return;
+  }
+  cpuexec__share s = {run, arg};
+  cpuexec__tls_wrap = NULL;
+  (void)wrap(cpuexec__share_thunk, &s, 0, 0);
+  cpuexec__tls_wrap = wrap;
+}
+
 /* fn(ctx, begin, end) as participant index of count, and its result. */
 static inline int cpuexec__participant_call(cpuexec_executor *exec, uint32_t index, uint32_t count, void *ctx,
                                             cpuexec_range_fn fn, int64_t begin, int64_t end) {

@@ -39,8 +39,15 @@
  *   ns_per_byte memory 0.058-0.092 (one participant streaming axpy over 16M floats)
  *   ns_per_byte cached 0.015-0.025 (the same over 16K floats, in cache)
  *   ns_per_cycle 0.344-0.390 (dependent adds: ~2.7 GHz)
- * T(2) is the measured 2-participant cost: DISPATCH_NS + PER_PARTICIPANT_NS
- * = 350. The cost of each further participant cannot be measured on 2 cores
+ * T(2)'s fixed cost, DISPATCH_NS + PER_PARTICIPANT_NS = 800, is what a
+ * 2-participant region that carries data costs beyond half the serial
+ * time, not the empty region's 350: measured by `make bench-plan` on the
+ * VM (2026-12-02, loaded) as T(2) - T(1)/2 over the loops where serial won,
+ * 640 ns (Exp over 256 floats), 780 (Abs over 4096), 1410 (axpy over 4096).
+ * The worker sees the epoch a line transfer after the caller starts, and
+ * the lines it wrote travel back to the caller; with 350, Exp over 256
+ * floats (~870 ns serially) planned 2 participants and took 1.24-1.35x the
+ * serial time. The cost of each further participant cannot be measured on 2 cores
  * (8 participants there measure parking: 3-12 us each); it is one more slot
  * line written and one more atomic add arriving, taken as one cross-core
  * line transfer, 100-240 ns on this VM (a two-thread ping-pong), so 150.

@@ -34,7 +34,7 @@ static inline uint64_t admit_open(uint32_t generation, uint32_t limit) {
 cpuexec__lane *cpuexec__lanes_create(uint32_t threads) {
   (void)threads;
   size_t bytes = (CPUEXEC__LANES - 1) * sizeof(cpuexec__lane);
-  cpuexec__lane *lanes = aligned_alloc(CPUEXEC__LINE, bytes);
+  cpuexec__lane *lanes = cpuexec__os_aligned_alloc(CPUEXEC__LINE, bytes);
   if (!lanes) return NULL;
   memset(lanes, 0, bytes);
   for (uint32_t l = 0; l + 1 < CPUEXEC__LANES; l++) atomic_init(&lanes[l].admit, ADMIT_CLOSED);
@@ -78,6 +78,22 @@ static void lane_share(cpuexec__lane *l, uint32_t p) {
     if (!lane_chunks(l, lo, hi)) return;
 }
 
+/* lane_share as one call, through cpuexec__participant_share. */
+typedef struct lane_share_of {
+  cpuexec__lane *lane;
+  uint32_t p;
+} lane_share_of;
+
+static void run_lane_share(void *arg) {
+  const lane_share_of *s = arg;
+  lane_share(s->lane, s->p);
+}
+
+static void participant_lane_share(cpuexec__lane *l, uint32_t p) {
+  lane_share_of share = {l, p};
+  cpuexec__participant_share(run_lane_share, &share);
+}
+
 /* ---- the caller's half -------------------------------------------------- */
 
 /* A free lane, now the caller's (acquire: the previous owner's writes to
@@ -100,12 +116,7 @@ static uint64_t nudge_workers(struct cpuexec_executor *exec, uint32_t helpers) {
   uint64_t wakes = 0;
   for (uint32_t k = 1; k <= exec->worker_count; k++) {
     cpuexec__slot *s = &exec->slots[k];
-    uint32_t e = atomic_load_explicit(&s->epoch, memory_order_relaxed);
-    while (!cpuexec__epoch_open(e) && !(e & CPUEXEC__EPOCH_NUDGE) &&
-           !atomic_compare_exchange_weak_explicit(&s->epoch, &e, e | CPUEXEC__EPOCH_NUDGE, memory_order_seq_cst,
-                                                  memory_order_relaxed)) {
-    }
-    if (cpuexec__epoch_open(e)) continue; /* admitted to lane 0: it comes here after that share */
+    if (!cpuexec__epoch_nudge(&s->epoch)) continue; /* admitted to lane 0: it comes here after that share */
     /* Nudged now or before: a worker asleep with a nudge set has not looked yet. */
     if (wakes < helpers && atomic_load_explicit(&s->parked, memory_order_seq_cst)) {
       cpuexec__os_wake_all(&s->epoch);
@@ -116,7 +127,7 @@ static uint64_t nudge_workers(struct cpuexec_executor *exec, uint32_t helpers) {
 }
 
 bool cpuexec__lane_run(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn,
-                       uint32_t participants, bool strict, const cpuexec__fpenv *env, int *rc) {
+                       uint32_t participants, bool strict, const cpuexec__fpenv *env, int *rc, uint32_t *ran) {
   if (!exec->lanes || participants > CPUEXEC__LANE_MAX_PARTICIPANTS) return false;
   uint32_t index = lane_acquire(exec);
   if (index == 0) return false;
@@ -140,7 +151,7 @@ bool cpuexec__lane_run(struct cpuexec_executor *exec, int64_t total, int64_t gra
 
   cpuexec__participant p;
   cpuexec__participant_enter(&p, exec, 0, participants);
-  lane_share(l, 0);
+  participant_lane_share(l, 0);
   uint32_t joined = participants;
   if (!strict) {
     /* Nobody waits for a worker that has not started: close the lane and
@@ -171,6 +182,7 @@ bool cpuexec__lane_run(struct cpuexec_executor *exec, int64_t total, int64_t gra
   *rc = atomic_load_explicit(&l->error, memory_order_relaxed);
   CPUEXEC__COUNT(counters, concurrent_regions, 1);
   CPUEXEC__COUNT(counters, participants_run, joined);
+  *ran = joined;
   if (wakes) CPUEXEC__COUNT(counters, wakeups, wakes);
   /* release: the next owner sees done_target and generation. */
   atomic_fetch_and_explicit(&exec->lanes_busy, ~(1u << index), memory_order_release);
@@ -309,10 +321,10 @@ bool cpuexec__lanes_serve(struct cpuexec_executor *exec, uint32_t worker_index) 
     if (__builtin_expect(l->fpenv, 0)) {
       cpuexec__fpenv own;
       cpuexec__fpenv_apply(&l->env, &own);
-      lane_share(l, p);
+      participant_lane_share(l, p);
       cpuexec__fpenv_restore(&own);
     } else {
-      lane_share(l, p);
+      participant_lane_share(l, p);
     }
     cpuexec__participant_leave(&part);
     if (counters)

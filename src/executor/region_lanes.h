@@ -114,10 +114,11 @@ struct cpuexec_executor;
 cpuexec__lane *cpuexec__lanes_create(uint32_t threads);
 
 /* The caller's half: runs a region of `participants` (>= 2) in a free lane
- * and returns true with the region's callback result in *rc; false when
- * every lane is taken (nothing ran). */
+ * and returns true with the region's callback result in *rc and the
+ * participants that ran in *ran; false when every lane is taken (nothing
+ * ran). */
 bool cpuexec__lane_run(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn,
-                       uint32_t participants, bool strict, const cpuexec__fpenv *env, int *rc);
+                       uint32_t participants, bool strict, const cpuexec__fpenv *env, int *rc, uint32_t *ran);
 
 /* Task groups (src/tasks.c): post takes a free lane for group with a cap
  * of `cap` workers (0 when every lane is taken); set_queued publishes the

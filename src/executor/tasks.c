@@ -45,6 +45,16 @@ typedef struct running_task {
 } running_task;
 static __thread running_task *running_tasks;
 
+typedef struct task_run {
+  task t;
+  int rc;
+} task_run;
+
+static void run_one_task(void *arg) {
+  task_run *run = arg;
+  run->rc = run->t.fn(run->t.ctx);
+}
+
 static void run_task(struct cpuexec_task_group *g, task t) {
   if (atomic_load_explicit(&g->error, memory_order_relaxed) != 0) return; /* the group failed: skipped */
   running_task frame = {g, running_tasks};
@@ -52,7 +62,9 @@ static void run_task(struct cpuexec_task_group *g, task t) {
   cpuexec__participant p;
   cpuexec__participant_enter(&p, g->exec, 0, 1);
   cpuexec__participant_before_callback();
-  int rc = t.fn(t.ctx);
+  task_run run = {t, 0};
+  cpuexec__participant_share(run_one_task, &run); /* inside the guard's wrapper, as a callback */
+  int rc = run.rc;
   cpuexec__participant_leave(&p);
   running_tasks = frame.outer;
   if (rc != 0) {

@@ -1,13 +1,16 @@
 /* Finding OpenBLAS, BLIS, oneTBB and MKL among the loaded objects, at run
  * time, and deciding how each is governed (src/guards/guards_internal.h).
  *
- * libcpuexec links none of them. A scan lists the loaded objects
- * (dl_iterate_phdr, names only: nothing is opened while the loader's list
- * is locked), then opens each with RTLD_NOLOAD (which maps nothing) and asks
- * that object, and only that object, for one mark symbol per family
- * (dlsym on its handle, the definer checked with dladdr1's link map, so a
- * dependency's symbol is not taken for the object's own). A library found
- * this way is pinned with RTLD_NODELETE when it is governed.
+ * libcpuexec links none of them, and asks the dynamic loader through
+ * src/os/loader.h only. A scan lists the loaded modules (names only:
+ * nothing is opened while the loader's list may be locked), then finds each
+ * (a reference to a module already loaded: nothing is mapped) and asks it
+ * for one mark symbol per family. The module that defines the mark (the
+ * object itself, or one of its dependencies) is the library: one slot per
+ * defining module (its base address), and every other function of the
+ * family is taken only from that module. A library found this way is
+ * pinned when it is governed. A backend that cannot list modules
+ * (os_posix.c) has the program's global scope looked at alone.
  *
  * Marks: OpenBLAS openblas_get_parallel (also with the scipy_ prefix and
  * the 64_ suffix of the ILP64 builds), BLIS bli_info_get_version_str,
@@ -19,17 +22,15 @@
  * runs in a library constructor and whenever the loader's load/unload
  * counts changed, checked on a thread's first region, on every 64th region
  * of each thread, at every scope enter and on every status call. */
-#define _GNU_SOURCE 1
 #include "guards_internal.h"
 
-#include <dlfcn.h>
-#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/env.h"
+#include "os/loader.h"
 
 cpuexec__guard_lib cpuexec__guard_libs[CPUEXEC__GUARD_SLOTS];
 _Atomic uint32_t cpuexec__guard_count;
@@ -40,16 +41,8 @@ _Atomic uint32_t cpuexec__guard_overflow;
 
 /* Taken with trylock only: a thread that finds a scan running skips its own. */
 static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned long long seen_adds = ~0ULL, seen_subs = ~0ULL;
-
-static int loader_counts(struct dl_phdr_info *info, size_t size, void *data) {
-  unsigned long long *counts = data;
-  if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
-    counts[0] = info->dlpi_adds;
-    counts[1] = info->dlpi_subs;
-  }
-  return 1;
-}
+static uint64_t seen_changes;
+static bool seen_any;
 
 /* ---- the loaded objects ------------------------------------------------------ */
 
@@ -59,20 +52,14 @@ typedef struct object_list {
   bool failed;
 } object_list;
 
-static int collect(struct dl_phdr_info *info, size_t size, void *data) {
-  (void)size;
+static bool collect(const char *name, void *data) {
   object_list *list = data;
-  const char *name = info->dlpi_name != NULL ? info->dlpi_name : "";
-  /* The program is the first entry with an empty name; later empty names
-   * (the vDSO on some systems) cannot be opened by name. */
-  if (name[0] == '\0' && list->count > 0)
-    return 0;
   if (list->count == list->capacity) {
     size_t capacity = list->capacity ? list->capacity * 2 : 64;
     char **grown = realloc(list->names, capacity * sizeof *grown);
     if (grown == NULL) {
       list->failed = true;
-      return 1;
+      return false;
     }
     list->names = grown;
     list->capacity = capacity;
@@ -80,10 +67,10 @@ static int collect(struct dl_phdr_info *info, size_t size, void *data) {
   char *copy = strdup(name);
   if (copy == NULL) {
     list->failed = true;
-    return 1;
+    return false;
   }
   list->names[list->count++] = copy;
-  return 0;
+  return true;
 }
 
 static void list_free(object_list *list) {
@@ -92,22 +79,42 @@ static void list_free(object_list *list) {
   free(list->names);
 }
 
-/* symbol, when the object of handle (whose link map is map) defines it. */
-static void *own_symbol(void *handle, const struct link_map *map, const char *symbol) {
-  void *address = dlsym(handle, symbol);
-  Dl_info info;
-  struct link_map *definer = NULL;
-  if (address == NULL || dladdr1(address, &info, (void **)&definer, RTLD_DL_LINKMAP) == 0 || definer != map)
+static bool known_object(const void *base) {
+  uint32_t n = atomic_load_explicit(&cpuexec__guard_count, memory_order_acquire);
+  for (uint32_t i = 0; i < n; i++)
+    if (cpuexec__guard_libs[i].object == base)
+      return true;
+  return false;
+}
+
+/* One module being looked at: its reference, and the library a family's
+ * mark was found in (base NULL until then). */
+typedef struct probe {
+  void *handle;
+  const void *base;
+  char path[256];
+} probe;
+
+/* A family's mark, as the module finds it: its defining module becomes the
+ * probe's library, unless that module already has a slot. */
+static void *mark_symbol(probe *p, const char *symbol) {
+  void *address = cpuexec__os_module_symbol(p->handle, symbol);
+  cpuexec__os_address info;
+  if (address == NULL || !cpuexec__os_address_info(address, &info) || info.module_base == NULL ||
+      known_object(info.module_base))
     return NULL;
+  p->base = info.module_base;
+  snprintf(p->path, sizeof p->path, "%s", info.module_path);
   return address;
 }
 
-static bool known_object(const struct link_map *map) {
-  uint32_t n = atomic_load_explicit(&cpuexec__guard_count, memory_order_acquire);
-  for (uint32_t i = 0; i < n; i++)
-    if (cpuexec__guard_libs[i].object == map)
-      return true;
-  return false;
+/* symbol, when the probe's library (where the mark was) defines it. */
+static void *own_symbol(const probe *p, const char *symbol) {
+  void *address = cpuexec__os_module_symbol(p->handle, symbol);
+  cpuexec__os_address info;
+  if (address == NULL || !cpuexec__os_address_info(address, &info) || info.module_base != p->base)
+    return NULL;
+  return address;
 }
 
 /* ---- the families -------------------------------------------------------------- */
@@ -125,29 +132,30 @@ static bool parse_version(const char *text, long *major, long *minor) {
 
 static void copy_text(char *out, size_t size, const char *text) { snprintf(out, size, "%s", text != NULL ? text : ""); }
 
-#define SET_FN(field, handle, map, name) (*(void **)&(field) = own_symbol((handle), (map), (name)))
+#define SET_FN(field, p, name) (*(void **)&(field) = own_symbol((p), (name)))
+#define SET_MARK(field, p, name) (*(void **)&(field) = mark_symbol((p), (name)))
 
 /* OpenBLAS: the build from openblas_get_parallel() (0 serial, 1 pthreads,
  * 2 OpenMP), the version from openblas_get_config() ("OpenBLAS 0.3.21 ..."). */
-static bool probe_openblas(cpuexec__guard_lib *lib, void *handle, const struct link_map *map) {
+static bool probe_openblas(cpuexec__guard_lib *lib, probe *p) {
   static const char *const prefixes[] = {"", "scipy_"};
   static const char *const suffixes[] = {"", "64_"};
-  for (size_t p = 0; p < 2; p++)
+  for (size_t x = 0; x < 2; x++)
     for (size_t s = 0; s < 2; s++) {
       char name[96];
-      snprintf(name, sizeof name, "%sopenblas_get_parallel%s", prefixes[p], suffixes[s]);
+      snprintf(name, sizeof name, "%sopenblas_get_parallel%s", prefixes[x], suffixes[s]);
       int (*get_parallel)(void);
-      SET_FN(get_parallel, handle, map, name);
+      SET_MARK(get_parallel, p, name);
       if (get_parallel == NULL)
         continue;
       char *(*get_config)(void);
-      snprintf(name, sizeof name, "%sopenblas_get_config%s", prefixes[p], suffixes[s]);
-      SET_FN(get_config, handle, map, name);
-      snprintf(name, sizeof name, "%sopenblas_set_num_threads%s", prefixes[p], suffixes[s]);
-      SET_FN(lib->fn.openblas.set_num_threads, handle, map, name);
-      snprintf(name, sizeof name, "%sopenblas_get_num_threads%s", prefixes[p], suffixes[s]);
-      SET_FN(lib->fn.openblas.get_num_threads, handle, map, name);
-      lib->fn.openblas.cpu_number = p == 0 ? own_symbol(handle, map, "blas_cpu_number") : NULL;
+      snprintf(name, sizeof name, "%sopenblas_get_config%s", prefixes[x], suffixes[s]);
+      SET_FN(get_config, p, name);
+      snprintf(name, sizeof name, "%sopenblas_set_num_threads%s", prefixes[x], suffixes[s]);
+      SET_FN(lib->fn.openblas.set_num_threads, p, name);
+      snprintf(name, sizeof name, "%sopenblas_get_num_threads%s", prefixes[x], suffixes[s]);
+      SET_FN(lib->fn.openblas.get_num_threads, p, name);
+      lib->fn.openblas.cpu_number = x == 0 ? own_symbol(p, "blas_cpu_number") : NULL;
       lib->family = CPUEXEC__GUARD_OPENBLAS;
       const char *config = get_config != NULL ? get_config() : NULL;
       long major = -1, minor = -1;
@@ -201,27 +209,27 @@ static bool probe_openblas(cpuexec__guard_lib *lib, void *handle, const struct l
 /* BLIS: 0.x keeps one runtime for the process (under a mutex); 1.x and 2.x
  * keep it per thread when built with thread-local storage (the default;
  * bli_info_get_enable_tls() says). */
-static bool probe_blis(cpuexec__guard_lib *lib, void *handle, const struct link_map *map) {
+static bool probe_blis(cpuexec__guard_lib *lib, probe *p) {
   const char *(*version)(void);
-  SET_FN(version, handle, map, "bli_info_get_version_str");
+  SET_MARK(version, p, "bli_info_get_version_str");
   if (version == NULL)
     return false;
   lib->family = CPUEXEC__GUARD_BLIS;
   copy_text(lib->version, sizeof lib->version, version());
   int64_t (*threading)(void), (*openmp)(void), (*pthreads)(void), (*tls)(void);
-  SET_FN(threading, handle, map, "bli_info_get_enable_threading");
-  SET_FN(openmp, handle, map, "bli_info_get_enable_openmp");
-  SET_FN(pthreads, handle, map, "bli_info_get_enable_pthreads");
-  SET_FN(tls, handle, map, "bli_info_get_enable_tls");
-  SET_FN(lib->fn.blis.set_num_threads, handle, map, "bli_thread_set_num_threads");
-  SET_FN(lib->fn.blis.set_ways, handle, map, "bli_thread_set_ways");
-  SET_FN(lib->fn.blis.get_num_threads, handle, map, "bli_thread_get_num_threads");
+  SET_FN(threading, p, "bli_info_get_enable_threading");
+  SET_FN(openmp, p, "bli_info_get_enable_openmp");
+  SET_FN(pthreads, p, "bli_info_get_enable_pthreads");
+  SET_FN(tls, p, "bli_info_get_enable_tls");
+  SET_FN(lib->fn.blis.set_num_threads, p, "bli_thread_set_num_threads");
+  SET_FN(lib->fn.blis.set_ways, p, "bli_thread_set_ways");
+  SET_FN(lib->fn.blis.get_num_threads, p, "bli_thread_get_num_threads");
   static const char *const ways[5] = {"bli_thread_get_jc_nt", "bli_thread_get_pc_nt", "bli_thread_get_ic_nt",
                                       "bli_thread_get_jr_nt", "bli_thread_get_ir_nt"};
   bool complete = lib->fn.blis.set_num_threads != NULL && lib->fn.blis.set_ways != NULL &&
                   lib->fn.blis.get_num_threads != NULL && threading != NULL;
   for (int w = 0; w < 5; w++) {
-    SET_FN(lib->fn.blis.get_ways[w], handle, map, ways[w]);
+    SET_FN(lib->fn.blis.get_ways[w], p, ways[w]);
     complete = complete && lib->fn.blis.get_ways[w] != NULL;
   }
   bool threaded = threading != NULL && threading() != 0;
@@ -272,14 +280,19 @@ static bool probe_blis(cpuexec__guard_lib *lib, void *handle, const struct link_
 #ifndef CPUEXEC_PKGLIBDIR
 #define CPUEXEC_PKGLIBDIR ""
 #endif
-static void *load_tbb_module(const struct link_map *tbb_map, const char **why) {
-  void *by_soname = dlopen("libtbb.so.12", RTLD_LAZY | RTLD_NOLOAD);
-  struct link_map *soname_map = NULL;
-  if (by_soname != NULL) {
-    dlinfo(by_soname, RTLD_DI_LINKMAP, &soname_map);
-    dlclose(by_soname);
-  }
-  if (soname_map != tbb_map) {
+static const char tbb_create_symbol[] = "_ZN3tbb6detail2r16createERNS0_2d114global_controlE";
+
+/* Whether address is in the module whose base is base. */
+static bool in_module(const void *address, const void *base) {
+  cpuexec__os_address info;
+  return address != NULL && cpuexec__os_address_info(address, &info) && info.module_base == base;
+}
+
+static void *load_tbb_module(const void *tbb_base, const char **why) {
+  void *by_soname = cpuexec__os_module_find("libtbb.so.12");
+  bool same_soname = by_soname != NULL && in_module(cpuexec__os_module_symbol(by_soname, tbb_create_symbol), tbb_base);
+  cpuexec__os_module_close(by_soname);
+  if (!same_soname) {
     *why = "the process's oneTBB is not the libtbb.so.12 the module links";
     return NULL;
   }
@@ -291,12 +304,12 @@ static void *load_tbb_module(const struct link_map *tbb_map, const char **why) {
   }
   char dirs[4][512];
   char files[4][600];
-  Dl_info self;
+  cpuexec__os_address self;
   int n = 0;
-  if (dladdr((void *)load_tbb_module, &self) != 0 && self.dli_fname != NULL && strchr(self.dli_fname, '/') != NULL) {
-    int len = (int)(strrchr(self.dli_fname, '/') - self.dli_fname);
-    snprintf(dirs[n++], sizeof dirs[0], "%.*s", len < 480 ? len : 480, self.dli_fname);
-    snprintf(dirs[n++], sizeof dirs[0], "%.*s/libcpuexec", len < 480 ? len : 480, self.dli_fname);
+  if (cpuexec__os_address_info((const void *)load_tbb_module, &self) && strchr(self.module_path, '/') != NULL) {
+    int len = (int)(strrchr(self.module_path, '/') - self.module_path);
+    snprintf(dirs[n++], sizeof dirs[0], "%.*s", len < 480 ? len : 480, self.module_path);
+    snprintf(dirs[n++], sizeof dirs[0], "%.*s/libcpuexec", len < 480 ? len : 480, self.module_path);
   }
   if (CPUEXEC_PKGLIBDIR[0] != '\0')
     snprintf(dirs[n++], sizeof dirs[0], "%.500s", CPUEXEC_PKGLIBDIR);
@@ -309,41 +322,41 @@ static void *load_tbb_module(const struct link_map *tbb_map, const char **why) {
     snprintf(files[count++], sizeof files[0], "%.500s/cpuexec-tbb.so", dirs[i]);
   for (int i = 0; i < count; i++) {
     const char *path = files[i];
-    void *module = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    void *module = cpuexec__os_module_load(path);
     if (module == NULL)
       continue;
     int (*abi)(void);
     const void *(*bound)(void);
-    *(void **)&abi = dlsym(module, "cpuexec_tbb_shim_abi");
-    *(void **)&bound = dlsym(module, "cpuexec_tbb_shim_libtbb");
-    Dl_info info;
-    struct link_map *definer = NULL;
-    bool same = abi != NULL && abi() == 1 && bound != NULL &&
-                dladdr1(bound(), &info, (void **)&definer, RTLD_DL_LINKMAP) != 0 && definer == tbb_map;
-    if (same && dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD | RTLD_NODELETE) != NULL)
+    *(void **)&abi = cpuexec__os_module_symbol(module, "cpuexec_tbb_shim_abi");
+    *(void **)&bound = cpuexec__os_module_symbol(module, "cpuexec_tbb_shim_libtbb");
+    bool same = abi != NULL && abi() == 1 && bound != NULL && in_module(bound(), tbb_base);
+    if (same && cpuexec__os_module_loaded(path) != NULL) /* pinned */
       return module;
-    dlclose(module);
+    cpuexec__os_module_close(module);
     *why = "the cpuexec-tbb module found is not bound to the process's oneTBB";
   }
   return NULL;
 }
 
-/* oneTBB: with the cpuexec-tbb module, each callback runs in a one-thread
+/* oneTBB: with the cpuexec-tbb module, each participant's callbacks run in a one-thread
  * task_arena of its own thread (per thread: nothing else changes); without
  * it, max_allowed_parallelism 1 through a global_control of its own while
  * any participant of libcpuexec's executors runs callbacks (process-wide).
  * Either way no TBB worker starts or joins a parallel_for in a callback. */
-static bool probe_tbb(cpuexec__guard_lib *lib, void *handle, const struct link_map *map) {
+static bool probe_tbb(cpuexec__guard_lib *lib, probe *p) {
   int (*interface_version)(void);
   const char *(*runtime_version)(void);
-  SET_FN(interface_version, handle, map, "TBB_runtime_interface_version");
-  SET_FN(lib->fn.tbb.create, handle, map, "_ZN3tbb6detail2r16createERNS0_2d114global_controlE");
+  SET_MARK(interface_version, p, "TBB_runtime_interface_version");
+  if (interface_version == NULL)
+    SET_MARK(lib->fn.tbb.create, p, tbb_create_symbol);
+  else
+    SET_FN(lib->fn.tbb.create, p, tbb_create_symbol);
   if (interface_version == NULL && lib->fn.tbb.create == NULL)
     return false;
   lib->family = CPUEXEC__GUARD_TBB;
-  SET_FN(runtime_version, handle, map, "TBB_runtime_version");
-  SET_FN(lib->fn.tbb.destroy, handle, map, "_ZN3tbb6detail2r17destroyERNS0_2d114global_controlE");
-  SET_FN(lib->fn.tbb.active_value, handle, map, "_ZN3tbb6detail2r127global_control_active_valueEi");
+  SET_FN(runtime_version, p, "TBB_runtime_version");
+  SET_FN(lib->fn.tbb.destroy, p, "_ZN3tbb6detail2r17destroyERNS0_2d114global_controlE");
+  SET_FN(lib->fn.tbb.active_value, p, "_ZN3tbb6detail2r127global_control_active_valueEi");
   copy_text(lib->version, sizeof lib->version, runtime_version != NULL ? runtime_version() : "");
   copy_text(lib->threading, sizeof lib->threading, "tbb");
   int iface = interface_version != NULL ? interface_version() : 0;
@@ -356,13 +369,14 @@ static bool probe_tbb(cpuexec__guard_lib *lib, void *handle, const struct link_m
     return true;
   }
   const char *why = "";
-  void *module = load_tbb_module(map, &why);
+  void *module = load_tbb_module(p->base, &why);
   if (module != NULL)
-    *(void **)&lib->fn.tbb.call = dlsym(module, "cpuexec_tbb_shim_call");
+    *(void **)&lib->fn.tbb.call = cpuexec__os_module_symbol(module, "cpuexec_tbb_shim_call");
   if (lib->fn.tbb.call != NULL) {
     lib->mode = CPUEXEC__GUARD_PER_THREAD;
     copy_text(lib->reason, sizeof lib->reason,
-              "each callback runs in a one-thread task_arena of its own thread (the cpuexec-tbb module)");
+              "each participant's callbacks and each task run in a one-thread task_arena of its own thread "
+              "(the cpuexec-tbb module)");
   } else {
     lib->mode = CPUEXEC__GUARD_PROCESS_WIDE;
     lib->hold = CPUEXEC__HOLD_TBB;
@@ -375,11 +389,11 @@ static bool probe_tbb(cpuexec__guard_lib *lib, void *handle, const struct link_m
 }
 
 /* MKL is found and named, never governed. */
-static bool probe_mkl(cpuexec__guard_lib *lib, void *handle, const struct link_map *map) {
+static bool probe_mkl(cpuexec__guard_lib *lib, probe *p) {
   void (*version)(char *, int);
-  SET_FN(version, handle, map, "mkl_get_version_string");
+  SET_MARK(version, p, "mkl_get_version_string");
   if (version == NULL)
-    SET_FN(version, handle, map, "MKL_Get_Version_String");
+    SET_MARK(version, p, "MKL_Get_Version_String");
   if (version == NULL)
     return false;
   lib->family = CPUEXEC__GUARD_MKL;
@@ -397,7 +411,7 @@ static bool probe_mkl(cpuexec__guard_lib *lib, void *handle, const struct link_m
   return true;
 }
 
-static bool (*const probes[])(cpuexec__guard_lib *, void *, const struct link_map *) = {
+static bool (*const probes[])(cpuexec__guard_lib *, probe *) = {
     probe_openblas, probe_blis, probe_tbb, probe_mkl};
 
 /* Publishes slot n (complete) and its masks. Called with scan_lock held. */
@@ -414,59 +428,71 @@ static void publish(uint32_t n) {
   atomic_fetch_or_explicit(&cpuexec__guard_active, bit, memory_order_release);
 }
 
-/* Looks at one object; records it when it is one of the families. */
+/* Looks at one module; records each library of the families it finds
+ * there (itself, or a dependency it resolves a family's mark to) that has
+ * no slot yet. */
 static void examine(const char *name) {
-  void *handle = dlopen(name[0] != '\0' ? name : NULL, RTLD_LAZY | RTLD_NOLOAD);
-  if (handle == NULL)
+  probe p = {cpuexec__os_module_find(name[0] != '\0' ? name : NULL), NULL, ""};
+  if (p.handle == NULL)
     return;
-  struct link_map *map = NULL;
-  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == NULL || known_object(map)) {
-    dlclose(handle);
-    return;
-  }
-  uint32_t n = atomic_load_explicit(&cpuexec__guard_count, memory_order_relaxed);
   cpuexec__guard_lib found;
-  for (size_t p = 0; p < sizeof probes / sizeof probes[0]; p++) {
+  for (size_t f = 0; f < sizeof probes / sizeof probes[0]; f++) {
     memset(&found, 0, sizeof found);
-    if (!probes[p](&found, handle, map))
+    p.base = NULL;
+    if (!probes[f](&found, &p))
       continue;
+    uint32_t n = atomic_load_explicit(&cpuexec__guard_count, memory_order_relaxed);
     if (n >= CPUEXEC__GUARD_SLOTS) {
       atomic_store_explicit(&cpuexec__guard_overflow, 1, memory_order_relaxed);
       break;
     }
-    found.object = map;
-    copy_text(found.path, sizeof found.path, name[0] != '\0' ? name : "(the program)");
+    found.object = p.base;
+    bool own = p.path[0] != '\0';
+    copy_text(found.path, sizeof found.path, own ? p.path : name[0] != '\0' ? name : "(the program)");
     if (found.mode == CPUEXEC__GUARD_PER_THREAD || found.mode == CPUEXEC__GUARD_PROCESS_WIDE) {
-      /* Pinned: its functions stay valid for the life of the process. */
-      void *pin = dlopen(name[0] != '\0' ? name : NULL, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
-      if (pin == NULL) {
+      /* Pinned: its functions stay valid for the life of the process. By
+       * the library's own path, else by the module it was found through
+       * (which keeps its dependencies loaded); the program needs no pin. */
+      bool pinned = (own && cpuexec__os_module_loaded(p.path) != NULL) || name[0] == '\0' ||
+                    cpuexec__os_module_loaded(name) != NULL;
+      if (!pinned) {
         found.mode = CPUEXEC__GUARD_NONE;
-        copy_text(found.reason, sizeof found.reason, "it could not be pinned (RTLD_NODELETE)");
+        copy_text(found.reason, sizeof found.reason, "it could not be pinned (kept loaded)");
       }
     }
     cpuexec__guard_libs[n] = found;
     publish(n);
-    break; /* one family per object */
   }
-  dlclose(handle);
+  cpuexec__os_module_close(p.handle);
+}
+
+/* Every loaded module, when the loader's change count moved (or there is
+ * none); the program's global scope alone where the backend cannot list
+ * the modules. */
+static void scan(bool force) {
+  uint64_t changes = 0;
+  bool counted = cpuexec__os_loader_changes(&changes);
+  if (!force && counted && seen_any && changes == seen_changes)
+    return;
+  object_list list = {0};
+  if (!cpuexec__os_modules_each(collect, &list)) {
+    list_free(&list);
+    examine("");
+    return;
+  }
+  if (!list.failed) {
+    seen_changes = changes;
+    seen_any = counted;
+  }
+  for (size_t i = 0; i < list.count; i++)
+    examine(list.names[i]);
+  list_free(&list);
 }
 
 void cpuexec__guards_detect(bool force) {
   if (pthread_mutex_trylock(&scan_lock) != 0)
     return;
-  unsigned long long counts[2] = {0, 0};
-  dl_iterate_phdr(loader_counts, counts);
-  if (force || counts[0] != seen_adds || counts[1] != seen_subs) {
-    object_list list = {0};
-    dl_iterate_phdr(collect, &list);
-    if (!list.failed) {
-      seen_adds = counts[0];
-      seen_subs = counts[1];
-    }
-    for (size_t i = 0; i < list.count; i++)
-      examine(list.names[i]);
-    list_free(&list);
-  }
+  scan(force);
   pthread_mutex_unlock(&scan_lock);
 }
 

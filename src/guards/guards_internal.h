@@ -2,8 +2,8 @@
  * (OpenBLAS's pthreads build, BLIS, oneTBB), found at run time like the
  * OpenMP runtimes, and the MKL that is found but not governed.
  *
- *   guard_libraries.c   finds them among the loaded objects (dlopen
- *                       RTLD_NOLOAD on each, dlsym in that object only),
+ *   guard_libraries.c   finds them among the loaded modules (through the
+ *                       dynamic loader's interface, src/os/loader.h),
  *                       decides from the version and the build what can be
  *                       governed and how, and publishes one slot each;
  *   guard_hold.c        the process-wide rule (a "hold") and each library's
@@ -19,8 +19,10 @@
  *   - PER_THREAD: the library's setting is per thread (BLIS >= 1.0 built
  *     with thread-local storage): each participant saves it, sets one
  *     thread, and restores it when it leaves, as the OpenMP guard does; or
- *     (oneTBB, with the cpuexec-tbb module) each callback runs inside a
- *     task_arena of one thread of its own thread (src/guards/tbb_shim.cc);
+ *     (oneTBB, with the cpuexec-tbb module) each participant's share, all
+ *     its outermost callbacks, and each task runs inside a task_arena of
+ *     one thread of its own thread (src/guards/tbb_shim.cc, entered once
+ *     per participant: cpuexec__participant_share);
  *   - PROCESS_WIDE: one setting for the process (OpenBLAS's thread count,
  *     BLIS 0.x's global runtime, oneTBB's max_allowed_parallelism when the
  *     module cannot be loaded). It is
@@ -39,8 +41,8 @@
  * Slots are written once (under the detection lock) and published by a
  * release store of cpuexec__guard_count; readers load the count (or one of
  * the masks, stored with release after the slot) with acquire. A library
- * that is governed is pinned with RTLD_NODELETE, so its function pointers
- * stay valid for the life of the process. */
+ * that is governed is pinned (cpuexec__os_module_loaded), so its function
+ * pointers stay valid for the life of the process. */
 #ifndef CPUEXEC_SRC_GUARDS_INTERNAL_H
 #define CPUEXEC_SRC_GUARDS_INTERNAL_H
 
@@ -86,7 +88,7 @@ typedef struct cpuexec__guard_lib {
   cpuexec__guard_family family;
   cpuexec__guard_mode mode;
   int hold;            /* CPUEXEC__HOLD_* for PROCESS_WIDE slots */
-  const void *object;  /* the defining object's link map: one slot per object */
+  const void *object;  /* the defining module's base address: one slot per module */
   char version[32];    /* as the library reports it, or "" */
   char threading[16];  /* "pthreads", "openmp", "serial", "tbb", "" */
   char path[256];

@@ -4,7 +4,8 @@
 // when the process has already loaded oneTBB's libtbb.so.12, and only when
 // the module's libtbb is that one.
 //
-// cpuexec_tbb_shim_call runs one callback inside a task_arena of one thread
+// cpuexec_tbb_shim_call runs one call (a participant's whole share, or one
+// callback: src/executor/participant.h) inside a task_arena of one thread
 // (max_concurrency 1, its one slot reserved for the caller), one arena per
 // thread, made at the thread's first call and destroyed when it exits. A
 // tbb::parallel_for inside the callback runs in that arena: on the

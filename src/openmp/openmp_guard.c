@@ -19,6 +19,7 @@
 #include "executor/participant.h"
 #include "executor/thread_state.h"
 #include "guards/guards_internal.h"
+#include "core/test_hooks.h"
 
 /* Per thread, written only by its thread.
  * countdown: region begins left before this thread checks the loader again.
@@ -160,21 +161,27 @@ void cpuexec__openmp_scope_leave(const int32_t saved[4]) {
 _Static_assert(sizeof(cpuexec__openmp_saved) <= CPUEXEC_HOOK_STATE_MAX, "the guard's save area fits a hook's state");
 _Static_assert(4 * sizeof(int32_t) <= CPUEXEC_HOOK_STATE_MAX, "the scope's save area fits a hook's state");
 
+#if CPUEXEC_TEST_HOOKS
+/* Set: the hook runs the OpenMP part alone, as a build without the other
+ * guards would (bench/questions/guards' "no guards" baseline). */
+_Atomic int cpuexec__test_guards_off;
+#endif
+
 static void hook_begin(void *user, void *state) {
   (void)user;
   cpuexec__openmp_guard_begin(state);
-  cpuexec__guards_begin();
+  if (!CPUEXEC__TEST_HOOK(cpuexec__test_guards_off, 0)) cpuexec__guards_begin();
 }
 
 static void hook_before_callback(void *user) {
   (void)user;
   cpuexec__openmp_guard_callback();
-  cpuexec__guards_callback();
+  if (!CPUEXEC__TEST_HOOK(cpuexec__test_guards_off, 0)) cpuexec__guards_callback();
 }
 
 static void hook_end(void *user, void *state) {
   (void)user;
-  cpuexec__guards_end();
+  if (!CPUEXEC__TEST_HOOK(cpuexec__test_guards_off, 0)) cpuexec__guards_end();
   cpuexec__openmp_guard_end(state);
 }
 

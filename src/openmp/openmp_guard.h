@@ -29,10 +29,13 @@
 #ifndef CPUEXEC_SRC_OPENMP_GUARD_H
 #define CPUEXEC_SRC_OPENMP_GUARD_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include <cpuexec/executor.h>
+
+#include "core/test_hooks.h"
 
 typedef struct cpuexec__openmp_saved {
   int32_t num_threads[2];       /* per runtime found (libomp, libgomp) */
@@ -61,5 +64,9 @@ void cpuexec__openmp_scope_leave(const int32_t saved[4]);
 void cpuexec__openmp_scope_apply(uint32_t threads, int blocktime_ms, int32_t saved[4]);
 /* libomp block time (ms) that never spins longer than spin allows. */
 int cpuexec__openmp_blocktime_for(const cpuexec_resolved_spin *spin);
+
+#if CPUEXEC_TEST_HOOKS
+extern _Atomic int cpuexec__test_guards_off;
+#endif
 
 #endif

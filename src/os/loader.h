@@ -13,7 +13,10 @@
  *                     loaded modules (EnumProcessModules), LoadLibrary.
  * The cheap change count (cpuexec__os_loader_changes) is the OS backend's:
  * dl_iterate_phdr's load and unload counts in os_linux.c, a DLL
- * notification in os_windows.c, none in os_posix.c. */
+ * notification in os_windows.c, none in os_posix.c. The list of the loaded
+ * modules (cpuexec__os_modules_each) is the loader file's: dl_iterate_phdr
+ * in loader_dlfcn.c where the system has it (glibc, musl, the BSDs,
+ * Solaris; not macOS), EnumProcessModules in loader_windows.c. */
 #ifndef CPUEXEC_SRC_OS_LOADER_H
 #define CPUEXEC_SRC_OS_LOADER_H
 
@@ -25,6 +28,14 @@
  * process (its function pointers may be kept). NULL when it is not loaded;
  * never loads anything. */
 void *cpuexec__os_module_loaded(const char *name);
+
+/* A module the process has already loaded, by file name or path (NULL: the
+ * program itself), as a reference that cpuexec__os_module_close drops;
+ * neither loads nor pins anything (the module may be unloaded after the
+ * close). NULL when it is not loaded. A symbol looked up in the program's
+ * reference (Unix) is found in the global scope, as
+ * cpuexec__os_global_symbol would; on Windows in the program's exports. */
+void *cpuexec__os_module_find(const char *name);
 
 /* Loads a module by path; NULL on failure. */
 void *cpuexec__os_module_load(const char *path);
@@ -56,8 +67,18 @@ typedef struct cpuexec__os_address {
   char storage[512];          /* where a backend keeps what it copied */
 } cpuexec__os_address;
 
-/* False when the address is in no module the loader knows. */
+/* False when the address is in no module the loader knows. Two addresses
+ * are in one module when their module_base is the same. */
 bool cpuexec__os_address_info(const void *address, cpuexec__os_address *out);
+
+/* Calls each with the name of every module loaded now, in load order, the
+ * program first as "" (Linux: dl_iterate_phdr's names; Windows: the
+ * modules' paths), until each returns false. each runs with the loader's
+ * list locked on some systems: it may copy the name, never call the loader.
+ * False when the system cannot list them (loader_dlfcn.c without
+ * dl_iterate_phdr): callers then look in the program's global scope alone
+ * (cpuexec__os_module_find(NULL)). */
+bool cpuexec__os_modules_each(bool (*each)(const char *name, void *data), void *data);
 
 /* A number that changes whenever a module is loaded or unloaded, cheap
  * enough to read on a hot path's slow branch (Linux: one dl_iterate_phdr

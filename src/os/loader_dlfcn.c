@@ -2,7 +2,8 @@
  * dlclose are POSIX; RTLD_NOLOAD, RTLD_NODELETE, RTLD_DEFAULT, RTLD_NEXT
  * and dladdr are not, but glibc, musl, macOS, FreeBSD, NetBSD, OpenBSD and
  * Solaris all have them, behind their own feature macros, which this file
- * (and only this file) asks for. */
+ * (and only this file) asks for. The module list is dl_iterate_phdr
+ * (<link.h>), which all of those but macOS have. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1 /* glibc, musl: dladdr, RTLD_DEFAULT, RTLD_NEXT */
 #endif
@@ -17,7 +18,15 @@
 #include <dlfcn.h>
 #include <stddef.h>
 
+#if defined(__linux__) || defined(__FreeBSD__) || defined(__NetBSD__) || defined(__OpenBSD__) || \
+    defined(__DragonFly__) || defined(__sun)
+#define LOADER_HAS_DL_ITERATE_PHDR 1
+#include <link.h>
+#endif
+
 void *cpuexec__os_module_loaded(const char *name) { return dlopen(name, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE); }
+
+void *cpuexec__os_module_find(const char *name) { return dlopen(name, RTLD_LAZY | RTLD_NOLOAD); }
 
 void *cpuexec__os_module_load(const char *path) { return dlopen(path, RTLD_LAZY); }
 
@@ -49,3 +58,35 @@ bool cpuexec__os_address_info(const void *address, cpuexec__os_address *out) {
   }
   return true;
 }
+
+#if LOADER_HAS_DL_ITERATE_PHDR
+typedef struct module_walk {
+  bool (*each)(const char *name, void *data);
+  void *data;
+  bool first;
+} module_walk;
+
+static int each_module(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  module_walk *walk = data;
+  const char *name = info->dlpi_name != NULL ? info->dlpi_name : "";
+  bool first = walk->first;
+  walk->first = false;
+  /* The program is the first entry, named ""; a later empty name (the vDSO
+   * on some systems) cannot be found by name. */
+  if (name[0] == '\0' && !first) return 0;
+  return walk->each(name, walk->data) ? 0 : 1;
+}
+
+bool cpuexec__os_modules_each(bool (*each)(const char *name, void *data), void *data) {
+  module_walk walk = {each, data, true};
+  dl_iterate_phdr(each_module, &walk);
+  return true;
+}
+#else
+bool cpuexec__os_modules_each(bool (*each)(const char *name, void *data), void *data) {
+  (void)each;
+  (void)data;
+  return false; /* macOS: _dyld_image_count and _dyld_get_image_name would list them */
+}
+#endif

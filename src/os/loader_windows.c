@@ -1,9 +1,11 @@
 /* The dynamic loader on Windows (see loader.h): the loaded modules.
  *   loaded:  GetModuleHandleEx with GET_MODULE_HANDLE_EX_FLAG_PIN (the
  *            module stays loaded until the process ends; never loads one);
+ *   find:    GetModuleHandleEx counting a reference (FreeLibrary drops it);
  *   symbol:  GetProcAddress, the module's own exports;
  *   global:  the loaded modules in load order (EnumProcessModules, the
  *            program first), the first that exports the name;
+ *   list:    EnumProcessModules (the program first), each by its path;
  *   next:    none: Windows binds each import to one named DLL, there is no
  *            search order to continue (so an OMPT tool chains through
  *            OMP_TOOL_LIBRARIES only);
@@ -24,6 +26,15 @@
 void *cpuexec__os_module_loaded(const char *name) {
   HMODULE module = NULL;
   if (!GetModuleHandleExA(GET_MODULE_HANDLE_EX_FLAG_PIN, name, &module)) return NULL;
+  return module;
+}
+
+/* Without GET_MODULE_HANDLE_EX_FLAG_PIN or _UNCHANGED_REFCOUNT: a counted
+ * reference, which cpuexec__os_module_close (FreeLibrary) drops. A NULL
+ * name is the program's module. */
+void *cpuexec__os_module_find(const char *name) {
+  HMODULE module = NULL;
+  if (!GetModuleHandleExA(0, name, &module)) return NULL;
   return module;
 }
 
@@ -53,6 +64,23 @@ void *cpuexec__os_global_symbol(const char *symbol) {
     if (address != NULL) return address;
   }
   return NULL;
+}
+
+bool cpuexec__os_modules_each(bool (*each)(const char *name, void *data), void *data) {
+  HMODULE modules[512];
+  DWORD needed = 0;
+  if (!EnumProcessModules(GetCurrentProcess(), modules, sizeof modules, &needed)) return false;
+  DWORD count = needed / sizeof *modules;
+  if (count > sizeof modules / sizeof *modules) count = sizeof modules / sizeof *modules;
+  for (DWORD i = 0; i < count; i++) {
+    char path[MAX_PATH];
+    DWORD n = GetModuleFileNameA(modules[i], path, (DWORD)sizeof path);
+    if (n == 0 || n >= sizeof path) continue; /* a path too long to name it by */
+    path[n] = '\0';
+    /* The program is "" here as on every system. */
+    if (!each(i == 0 ? "" : path, data)) break;
+  }
+  return true;
 }
 
 void *cpuexec__os_next_symbol(const char *symbol) {

@@ -23,6 +23,17 @@ CPUEXEC_EXPORT void cpuexec_policy_init(cpuexec_policy *policy) {
   policy->cpu_set_count = 0;
   policy->allow_nested_parallelism = false;
   policy->inherit_fp_environment = false;
+  policy->participation = CPUEXEC_PARTICIPATION_TAKE_OVER;
+}
+
+CPUEXEC_EXPORT const char *cpuexec_participation_name(cpuexec_participation participation) {
+  switch (participation) {
+  case CPUEXEC_PARTICIPATION_TAKE_OVER:
+    return "take_over";
+  case CPUEXEC_PARTICIPATION_EVERY_PARTICIPANT:
+    return "every_participant";
+  }
+  return NULL;
 }
 
 CPUEXEC_EXPORT const char *cpuexec_spin_policy_name(cpuexec_spin_policy spin) {
@@ -63,7 +74,7 @@ CPUEXEC_EXPORT bool cpuexec_policy_equal(const cpuexec_policy *a, const cpuexec_
   if (a->num_threads != b->num_threads || a->spin_policy != b->spin_policy || a->spin_budget != b->spin_budget ||
       a->affinity_policy != b->affinity_policy || a->cpu_set_count != b->cpu_set_count ||
       a->allow_nested_parallelism != b->allow_nested_parallelism ||
-      a->inherit_fp_environment != b->inherit_fp_environment)
+      a->inherit_fp_environment != b->inherit_fp_environment || a->participation != b->participation)
     return false;
   /* A count past the array (a policy filled by hand) compares only what exists. */
   int32_t n = a->cpu_set_count < 0 ? 0 : a->cpu_set_count < CPUEXEC_CPU_SET_MAX ? a->cpu_set_count : CPUEXEC_CPU_SET_MAX;
@@ -88,6 +99,10 @@ int cpuexec__policy_check(const cpuexec_policy *p) {
                          "affinity_policy: %d is not an affinity policy; use none, physical_cores, "
                          "performance_cores, physical_then_smt or explicit",
                          (int)p->affinity_policy);
+  if (!cpuexec_participation_name(p->participation))
+    return cpuexec__fail(CPUEXEC_EINVAL,
+                         "participation: %d is not a participation rule; use take_over or every_participant",
+                         (int)p->participation);
   if (p->num_threads < 0)
     return cpuexec__fail(CPUEXEC_EINVAL,
                          "num_threads: %d is negative; use 0 for the topology default, 1 for serial or a "

@@ -36,6 +36,7 @@ enum policy_key {
   KEY_CPU_SET,
   KEY_ALLOW_NESTED,
   KEY_INHERIT_FP,
+  KEY_PARTICIPATION,
   KEY_COUNT
 };
 
@@ -43,14 +44,15 @@ static const char *const key_names[KEY_COUNT] = {
     [KEY_NUM_THREADS] = "num_threads",     [KEY_SPIN_POLICY] = "spin_policy",
     [KEY_SPIN_BUDGET] = "spin_budget",     [KEY_AFFINITY_POLICY] = "affinity_policy",
     [KEY_CPU_SET] = "cpu_set",             [KEY_ALLOW_NESTED] = "allow_nested_parallelism",
-    [KEY_INHERIT_FP] = "inherit_fp_environment",
+    [KEY_INHERIT_FP] = "inherit_fp_environment", [KEY_PARTICIPATION] = "participation",
 };
 
 #define KEY_LIST                                                                                              \
   "num_threads, spin_policy, spin_budget, affinity_policy, cpu_set, allow_nested_parallelism, "                \
-  "inherit_fp_environment"
+  "inherit_fp_environment, participation"
 #define SPIN_LIST "adaptive, fixed_iterations, fixed_duration or park_immediately"
 #define AFFINITY_LIST "none, physical_cores, performance_cores, physical_then_smt or explicit"
+#define PARTICIPATION_LIST "take_over or every_participant"
 
 static int parse_num_threads(const char *v, size_t n, cpuexec_policy *p) {
   uint64_t value;
@@ -90,6 +92,16 @@ static int parse_affinity_policy(const char *v, size_t n, cpuexec_policy *p) {
       return 0;
     }
   return cpuexec__fail(CPUEXEC_EINVAL, "affinity_policy: '%.*s' is not an affinity policy; use " AFFINITY_LIST,
+                       CPUEXEC__QUOTE_LEN(n), v);
+}
+
+static int parse_participation(const char *v, size_t n, cpuexec_policy *p) {
+  for (int r = CPUEXEC_PARTICIPATION_TAKE_OVER; r <= CPUEXEC_PARTICIPATION_EVERY_PARTICIPANT; r++)
+    if (cpuexec__text_is(v, n, cpuexec_participation_name((cpuexec_participation)r))) {
+      p->participation = (cpuexec_participation)r;
+      return 0;
+    }
+  return cpuexec__fail(CPUEXEC_EINVAL, "participation: '%.*s' is not a participation rule; use " PARTICIPATION_LIST,
                        CPUEXEC__QUOTE_LEN(n), v);
 }
 
@@ -219,6 +231,9 @@ CPUEXEC_EXPORT int cpuexec_policy_parse(const char *text, cpuexec_policy *policy
       case KEY_ALLOW_NESTED:
         rc = parse_bool(key_names[key], v, n, &p.allow_nested_parallelism);
         break;
+      case KEY_PARTICIPATION:
+        rc = parse_participation(v, n, &p);
+        break;
       default:
         rc = parse_bool(key_names[key], v, n, &p.inherit_fp_environment);
         break;
@@ -247,6 +262,10 @@ CPUEXEC_EXPORT int cpuexec_policy_format(const cpuexec_policy *policy, char *buf
   if (!affinity)
     return cpuexec__fail(CPUEXEC_EINVAL, "affinity_policy: %d is not an affinity policy; use " AFFINITY_LIST,
                          (int)policy->affinity_policy);
+  const char *participation = cpuexec_participation_name(policy->participation);
+  if (!participation)
+    return cpuexec__fail(CPUEXEC_EINVAL, "participation: %d is not a participation rule; use " PARTICIPATION_LIST,
+                         (int)policy->participation);
   if (policy->cpu_set_count < 0 || policy->cpu_set_count > CPUEXEC_CPU_SET_MAX)
     return cpuexec__fail(CPUEXEC_EINVAL, "cpu_set_count: %d; use 0 to %d entries", (int)policy->cpu_set_count,
                          CPUEXEC_CPU_SET_MAX);
@@ -263,9 +282,9 @@ CPUEXEC_EXPORT int cpuexec_policy_format(const cpuexec_policy *policy, char *buf
   char head[320];
   snprintf(head, sizeof head,
            "num_threads=%d,spin_policy=%s,spin_budget=%s,affinity_policy=%s,allow_nested_parallelism=%s,"
-           "inherit_fp_environment=%s,cpu_set=",
+           "inherit_fp_environment=%s,participation=%s,cpu_set=",
            (int)policy->num_threads, spin, budget, affinity, policy->allow_nested_parallelism ? "true" : "false",
-           policy->inherit_fp_environment ? "true" : "false");
+           policy->inherit_fp_environment ? "true" : "false", participation);
   cpuexec__bounded out = cpuexec__bounded_on(buf, size);
   cpuexec__bounded_put(&out, head, strlen(head));
   size_t len = out.len;

@@ -449,7 +449,7 @@ static cpuexec_resolved_spin resolve_spin(const cpuexec_policy *req) {
 }
 
 /* Behaviour only: threads, the pinned caller, the workers' processors, what
- * waiting does, nesting. No request spelling, no diagnostics. */
+ * waiting does, nesting, the FP state and the participation rule. No request spelling, no diagnostics. */
 static char *sharing_key(const cpuexec_resolved *r) {
   cpuexec__strbuf sb = {0};
   cpuexec__strbuf_printf(&sb, "threads=%u;caller=", r->effective_threads);
@@ -480,6 +480,10 @@ static char *sharing_key(const cpuexec_resolved *r) {
   cpuexec__strbuf_printf(&sb, ";nested=%s", r->allow_nested ? "yes" : "no");
   if (r->inherit_fpenv)
     cpuexec__strbuf_printf(&sb, ";fpenv=caller");
+  /* The executor carries the rule (kernels see only their executor), and it
+   * changes how the pool runs: strict regions run one at a time. */
+  if (r->every_participant)
+    cpuexec__strbuf_printf(&sb, ";participation=every");
   return cpuexec__strbuf_take(&sb);
 }
 
@@ -573,6 +577,7 @@ CPUEXEC_EXPORT int cpuexec_policy_resolve(const cpuexec_policy *request, const c
   pl.workers = NULL;
   r->allow_nested = req->allow_nested_parallelism;
   r->inherit_fpenv = req->inherit_fp_environment;
+  r->every_participant = req->participation == CPUEXEC_PARTICIPATION_EVERY_PARTICIPANT;
   r->spin = resolve_spin(req);
   r->visible_processors = topology->processor_count;
   r->kinds_ranked = topology->kinds_ranked;

@@ -51,6 +51,8 @@ static void describe_request_json(cpuexec__strbuf *sb, const cpuexec_policy *p) 
   cpuexec__strbuf_printf(sb, ",\"allow_nested_parallelism\":%s", p->allow_nested_parallelism ? "true" : "false");
   if (p->inherit_fp_environment)
     cpuexec__strbuf_printf(sb, ",\"inherit_fp_environment\":true");
+  if (p->participation != CPUEXEC_PARTICIPATION_TAKE_OVER)
+    cpuexec__strbuf_printf(sb, ",\"participation\":\"%s\"", name_or(cpuexec_participation_name(p->participation), "invalid"));
   cpuexec__strbuf_printf(sb, "}");
 }
 
@@ -66,6 +68,8 @@ static void describe_request_text(cpuexec__strbuf *sb, const cpuexec_policy *p) 
   cpuexec__strbuf_printf(sb, ",allow_nested_parallelism=%s", p->allow_nested_parallelism ? "true" : "false");
   if (p->inherit_fp_environment)
     cpuexec__strbuf_printf(sb, ",inherit_fp_environment=true");
+  if (p->participation != CPUEXEC_PARTICIPATION_TAKE_OVER)
+    cpuexec__strbuf_printf(sb, ",participation=%s", name_or(cpuexec_participation_name(p->participation), "invalid"));
 }
 
 static void describe_resolved(cpuexec__strbuf *sb, const cpuexec_resolved *r, cpuexec_format format) {
@@ -82,6 +86,8 @@ static void describe_resolved(cpuexec__strbuf *sb, const cpuexec_resolved *r, cp
     cpuexec__strbuf_printf(sb, ",\"uses_smt\":%s,\"uses_efficiency_cores\":%s,\"allow_nested_parallelism\":%s",
                            r->uses_smt ? "true" : "false", r->uses_efficiency_cores ? "true" : "false",
                            r->allow_nested ? "true" : "false");
+    cpuexec__strbuf_printf(sb, ",\"participation\":\"%s\"",
+                           r->every_participant ? "every_participant" : "take_over");
     cpuexec__strbuf_printf(sb, ",\"spin\":{\"policy\":");
     cpuexec__strbuf_json_string(sb, name_or(cpuexec_spin_policy_name(r->spin.policy), "invalid"));
     cpuexec__strbuf_printf(sb,
@@ -122,8 +128,11 @@ static void describe_resolved(cpuexec__strbuf *sb, const cpuexec_resolved *r, cp
   cpuexec__strbuf_printf(sb, "\nuses SMT siblings:     %s\nuses efficiency cores: %s\nspin:                  ",
                          r->uses_smt ? "yes" : "no", r->uses_efficiency_cores ? "yes" : "no");
   describe_spin_text(sb, r);
-  cpuexec__strbuf_printf(sb, "\nnesting:               %s\nsharing key:           %s\ndiagnostics:\n",
+  cpuexec__strbuf_printf(sb, "\nnesting:               %s\nparticipation:         %s\nsharing key:           %s\n"
+                         "diagnostics:\n",
                          r->allow_nested ? "allowed (nested calls still run inline)" : "nested calls run inline",
+                         r->every_participant ? "every_participant (every admitted participant runs a range)"
+                                              : "take_over (late workers' shares are taken over)",
                          r->sharing_key);
   for (size_t i = 0; i < r->diagnostic_count; i++)
     cpuexec__strbuf_printf(sb, "  - %s\n", r->diagnostics[i]);

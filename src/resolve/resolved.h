@@ -38,6 +38,9 @@ struct cpuexec_resolved {
   bool allow_nested;
   /* Regions carry the caller's floating-point control state (fpenv.h). */
   bool inherit_fpenv;
+  /* Every region waits for every admitted participant (the policy's
+   * participation=every_participant; region.c). */
+  bool every_participant;
   cpuexec_resolved_spin spin;
   /* Number of processors visible to the process at resolution time (the
    * adaptive spin parks at once when more threads are runnable). */

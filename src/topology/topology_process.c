@@ -29,6 +29,7 @@
 #include "core/error.h"
 #include "os/fork.h"
 #include "os/os.h"
+#include "os/placement_generation.h"
 
 #if CPUEXEC_TEST_HOOKS
 const cpuexec_topology_options *_Atomic cpuexec__test_process_options;
@@ -112,6 +113,7 @@ static int reload(void) {
   loaded_under = set;
   have_set = have;
   atomic_fetch_add_explicit(&generation, 1, memory_order_release);
+  cpuexec__placement_changed(); /* cached pins are looked at again */
   return 0;
 }
 

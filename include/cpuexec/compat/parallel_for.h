@@ -13,8 +13,14 @@
  * made parallel, with the rules of cpuexec_parallel_for() (every index
  * exactly once, contiguous half-open ranges, the caller is participant 0):
  *   - inside a session run or scope (cpuexec_executor_current() != NULL) it runs on
- *     the installed executor with that executor's participant count, so a
- *     session's requested threads are the threads its kernels see;
+ *     the installed executor with that executor's participant count: a
+ *     session's requested threads are the participants its kernels are
+ *     admitted with. Under the default take-over rule a short loop may run
+ *     on fewer threads (a worker that has not started when the others run
+ *     out of work has its share taken over, cpuexec/executor.h); with the
+ *     policy's participation=every_participant every admitted participant
+ *     runs a range, so the requested threads are the threads its kernels
+ *     see;
  *   - outside any session it runs on one process-wide pool, created on the
  *     first call from CPUEXEC_POLICY (else the default policy) and leased
  *     from the process registry; there is never a second one. In a child

@@ -33,6 +33,12 @@ enum class affinity : int {
   explicit_cpu_set = CPUEXEC_AFFINITY_EXPLICIT            /**< cpu_set()[0] is the caller, the rest workers */
 };
 
+/** Which participants of a region run a range (cpuexec_participation). */
+enum class participation : int {
+  take_over = CPUEXEC_PARTICIPATION_TAKE_OVER,                /**< late workers' shares are taken over */
+  every_participant = CPUEXEC_PARTICIPATION_EVERY_PARTICIPANT /**< every admitted participant runs a range */
+};
+
 /** A requested policy (cpuexec_policy) as a value with builder-style
  * setters: `cpuexec::policy().num_threads(4).spin_duration(50us)`.
  * Setters store what they are given; the rules are checked where the C API
@@ -123,6 +129,13 @@ public:
   policy &inherit_fp_environment(bool inherit) noexcept { p_.inherit_fp_environment = inherit; return *this; }
   /** Whether regions carry the caller's floating-point control state. */
   bool inherit_fp_environment() const noexcept { return p_.inherit_fp_environment; }
+  /** The rule for every region of this policy's executors. */
+  policy &participation_rule(participation rule) noexcept {
+    p_.participation = static_cast<cpuexec_participation>(rule);
+    return *this;
+  }
+  /** The participation rule requested. */
+  participation participation_rule() const noexcept { return static_cast<participation>(p_.participation); }
 
   /** The C struct, for C calls. */
   const cpuexec_policy &c_policy() const noexcept { return p_; }
