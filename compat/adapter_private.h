@@ -1,7 +1,11 @@
 /* Private to the compat adapters (not installed): the one header through
- * which they reach the library beneath the public API, for two things
- * only: the region primitive (executor/participant.h) and reporting a
- * failure through cpuexec_error_message() (core/error.h: cpuexec__fail).
+ * which they reach the library beneath the public API, for three things
+ * only: the region primitive (executor/participant.h), reporting a failure
+ * through cpuexec_error_message() (core/error.h: cpuexec__fail), and reading
+ * an adapter's own variable with the environment's one rule (core/env.h:
+ * CPUEXEC_LIBRARIES_REPORT, compat/libraries.c), and finding which module
+ * defines a symbol through the OS layer's loader (os/loader.h: the
+ * libraries' status, compat/libraries.c; dlsym and dladdr stay in src/os/).
  *
  * How adapter callbacks enter a region. The adapters use the region
  * primitive with its one rule, as the executor does:
@@ -22,8 +26,10 @@
 #ifndef CPUEXEC_COMPAT_ADAPTER_PRIVATE_H
 #define CPUEXEC_COMPAT_ADAPTER_PRIVATE_H
 
+#include "core/env.h"
 #include "core/error.h"
 #include "executor/participant.h"
+#include "os/loader.h"
 
 /* True inside any libcpuexec callback on this thread: parallel adapters run
  * one block inline. */

@@ -16,6 +16,8 @@
 
 #include <cpuexec/compat/fftw.h>
 
+#include "libraries_private.h"
+
 typedef struct fftw_loop {
   void *(*work)(char *);
   char *jobdata;
@@ -43,6 +45,7 @@ static int fftw_range(void *ctx, int64_t begin, int64_t end) {
 CPUEXEC_EXPORT void cpuexec_fftw_parallel_loop(void *(*work)(char *), char *jobdata, size_t elsize, int njobs,
                                                void *data) {
   if (!work || njobs <= 0) return;
+  atomic_fetch_add_explicit(&cpuexec__fftw_loops, 1, memory_order_relaxed);
   fftw_loop loop = {work, jobdata, elsize, njobs, 0};
   cpuexec_executor *exec = data;
   if (!exec && njobs > 1) (void)cpuexec_kernel_executor("fftw", CPUEXEC_EXECUTOR_SUPPORTED, &exec);

@@ -13,10 +13,12 @@ if [ -n "${CPUEXEC_TEST_RUNNER:-}" ]; then
   WINEPATH="$(cd "$top_builddir" && pwd)/.libs;${CPUEXEC_TEST_DLL_PATH:-}${WINEPATH:+;$WINEPATH}"
   WINEDEBUG=${WINEDEBUG:--all}
   export WINEPATH WINEDEBUG
-  info() { $CPUEXEC_TEST_RUNNER "$top_builddir/tools/.libs/cpuexec-info.exe" "$@"; }
+  info_program="$top_builddir/tools/.libs/cpuexec-info.exe"
+  info() { $CPUEXEC_TEST_RUNNER "$info_program" "$@"; }
 else
   windows=no
-  info() { "$top_builddir/tools/cpuexec-info" "$@"; }
+  info_program="$top_builddir/tools/cpuexec-info"
+  info() { "$info_program" "$@"; }
 fi
 topo="$top_srcdir/tests/data/topologies"
 hybrid="$topo/hybrid-8p-smt2-16e.xml"
@@ -132,6 +134,17 @@ expect 2 CPUEXEC_NUM_THREADS -- --topology "$hybrid"
 export CPUEXEC_NUM_THREADS=30
 expect 2 CPUEXEC_NUM_THREADS -- --topology "$hybrid" --policy affinity_policy=physical_cores
 unset CPUEXEC_NUM_THREADS
+
+# --libraries-report PROGRAM: the program's threaded libraries at its exit
+# (cpuexec-info itself, linked with libcpuexec, loads none of them).
+expect 2 "needs a program" -- --libraries-report
+checks=$((checks + 1))
+if info --libraries-report "$info_program" --help >"$work/out" 2>"$work/err" &&
+  grep -q '^fftw  *- ' "$work/out" && grep -q '^opencv  *- ' "$work/out" && grep -q '^pthreadpool  *- ' "$work/out"; then
+  echo "ok $checks: cpuexec-info --libraries-report lists fftw, opencv, pthreadpool"
+else
+  fail "cpuexec-info --libraries-report cpuexec-info --help: $(cat "$work/out" "$work/err")"
+fi
 
 echo "$checks checks, $failures failures"
 [ "$failures" -eq 0 ]

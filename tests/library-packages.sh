@@ -7,6 +7,7 @@
 missing=
 [ "${CPUEXEC_HAVE_FFTW3_THREADS:-no}" = yes ] || missing="$missing libfftw3-dev(tests/test_fftw)"
 [ "${CPUEXEC_HAVE_OPENCV:-no}" = yes ] || missing="$missing libopencv-core-dev,libopencv-imgproc-dev(tests/test_opencv)"
+[ "${CPUEXEC_HAVE_EIGEN:-no}" = yes ] || missing="$missing libeigen3-dev(tests/test_eigen)"
 if [ -z "$missing" ]; then
   echo "library-packages: every adapter's library was found; their tests are built"
   exit 0

@@ -25,6 +25,7 @@
 
 #include <cpuexec.h>
 #include <cpuexec/compat/fftw.h>
+#include <cpuexec/compat/libraries.h>
 
 /* ---- recording what the adapter did ----------------------------------------
  * record_loop is the callback FFTW sees: it wraps each of FFTW's jobs in a
@@ -479,9 +480,43 @@ static void single_precision_uses_the_same_callback(void **state) {
 }
 
 /* ---- the callback's own edges --------------------------------------------- */
+static void *count_job_for_status(char *p) {
+  (void)p;
+  return NULL;
+}
+
 static void *count_job(char *p) {
   atomic_fetch_add((atomic_int *)p, 1);
   return NULL;
+}
+
+static const cpuexec_library_status *library(const cpuexec_library_status *s, size_t n, const char *name) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(s[i].name, name) == 0) return &s[i];
+  fail_msg("no status for %s", name);
+  return NULL;
+}
+
+static void the_status_says_fftw_runs_on_libcpuexec(void **state) {
+  (void)state;
+  cpuexec_library_status s[8];
+  size_t n = 0;
+  assert_int_equal(cpuexec_libraries_status(NULL, 0, &n), 0);
+  assert_int_equal(n, 4); /* fftw, opencv, eigen, pthreadpool */
+  assert_int_equal(cpuexec_libraries_status(s, 8, &n), 0);
+  const cpuexec_library_status *f = library(s, n, "fftw");
+  uint64_t before = f->uses;
+  assert_true(f->loaded);
+  assert_true(f->on_libcpuexec); /* the earlier cases ran its loops here */
+  cpuexec_fftw_parallel_loop(count_job_for_status, (char *)&before, 0, 1, NULL);
+  assert_int_equal(cpuexec_libraries_status(s, 8, &n), 0);
+  assert_int_equal(library(s, n, "fftw")->uses, before + 1);
+  assert_false(library(s, n, "opencv")->loaded);
+  assert_false(library(s, n, "eigen")->loaded); /* no cpuexec/eigen.hpp pool in this program */
+  char text[2048];
+  assert_true(cpuexec_libraries_describe(text, sizeof text) > 0);
+  assert_non_null(strstr(text, "on libcpuexec"));
+  assert_int_equal(cpuexec_libraries_status(NULL, 1, &n), CPUEXEC_EINVAL);
 }
 
 static void every_job_exactly_once(void **state) {
@@ -533,6 +568,7 @@ int main(void) {
       cmocka_unit_test(single_precision_uses_the_same_callback),
       cmocka_unit_test(every_job_exactly_once),
       cmocka_unit_test(an_inherited_executor_runs_the_jobs_on_the_caller),
+      cmocka_unit_test(the_status_says_fftw_runs_on_libcpuexec),
   };
   int failed = cmocka_run_group_tests(tests, NULL, NULL);
   fftw_cleanup_threads();

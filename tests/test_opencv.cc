@@ -411,6 +411,29 @@ void two_session_threads_at_once(void **) {
   for (cpuexec_session *s : sessions) cpuexec_session_destroy(s);
 }
 
+// ---- cpuexec_libraries_status -------------------------------------------------------
+bool opencv_on_libcpuexec() {
+  cpuexec_library_status s[8];
+  size_t n = 0;
+  assert_int_equal(cpuexec_libraries_status(s, 8, &n), 0);
+  for (size_t i = 0; i < n; i++)
+    if (std::strcmp(s[i].name, "opencv") == 0) {
+      assert_true(s[i].loaded);
+      return s[i].on_libcpuexec;
+    }
+  fail_msg("no opencv entry");
+  return false;
+}
+
+void the_status_follows_the_installed_backend(void **) {
+  use_cpuexec();
+  assert_true(opencv_on_libcpuexec());
+  use_default();
+  assert_false(opencv_on_libcpuexec()); // asked live: OpenCV names its own framework
+  use_cpuexec();
+  assert_true(opencv_on_libcpuexec());
+}
+
 // ---- the backend's own edges --------------------------------------------------------
 void stripes_exactly_once_and_exceptions_reach_the_caller(void **) {
   cpuexec_executor *exec = test_executor(2);
@@ -475,6 +498,7 @@ int main() {
       cmocka_unit_test(two_session_threads_at_once),
       cmocka_unit_test(stripes_exactly_once_and_exceptions_reach_the_caller),
       cmocka_unit_test(an_inherited_executor_runs_the_stripes_on_the_caller),
+      cmocka_unit_test(the_status_follows_the_installed_backend),
   };
   int failed = cmocka_run_group_tests(tests, nullptr, nullptr);
   cv::parallel::setParallelForBackend(std::shared_ptr<cv::parallel::ParallelForAPI>(), false);

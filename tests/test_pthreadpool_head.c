@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include <cpuexec.h>
+#include <cpuexec/compat/libraries.h>
 #include <pthreadpool.h>
 
 #include "support/portable.h"
@@ -788,6 +789,21 @@ static void calls_from_several_threads_share_the_applications_executor(void **st
   app_stop(a);
 }
 
+static void the_status_says_pthreadpool_is_ours(void **state) {
+  (void)state;
+  cpuexec_library_status s[8];
+  size_t n = 0;
+  assert_int_equal(cpuexec_libraries_status(s, 8, &n), 0);
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(s[i].name, "pthreadpool") == 0) {
+      assert_true(s[i].loaded);
+      assert_true(s[i].on_libcpuexec);
+      assert_non_null(strstr(s[i].detail, "libcpuexec-pthreadpool"));
+      return;
+    }
+  fail_msg("no pthreadpool entry");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_function_covers_each_item_once_with_a_null_pool),
@@ -802,6 +818,7 @@ int main(void) {
       cmocka_unit_test(a_late_executor_never_holds_up_a_call_and_its_tasks_run_after_destroy),
       cmocka_unit_test(update_executor_swaps_only_a_different_executor),
       cmocka_unit_test(calls_from_several_threads_share_the_applications_executor),
+      cmocka_unit_test(the_status_says_pthreadpool_is_ours),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

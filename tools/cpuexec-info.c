@@ -22,6 +22,7 @@
 #endif
 
 #include <cpuexec.h>
+#include <cpuexec/compat/libraries.h>
 
 #include "info_bench.h"
 #include "info_openmp.h"
@@ -41,6 +42,7 @@ static void usage(FILE *out) {
   fprintf(out,
           "usage: cpuexec-info [--policy TEXT] [--topology FILE.xml|DIR] [--json] [--bench] [--help]\n"
           "       cpuexec-info --openmp-report PROGRAM [ARGS...]\n"
+          "       cpuexec-info --libraries-report PROGRAM [ARGS...]\n"
           "\n"
           "Prints the process-visible CPU topology, the OpenMP runtimes present, the threaded\n"
           "libraries installed (OpenBLAS, BLIS, oneTBB, MKL) and whether the runtime guards keep\n"
@@ -56,6 +58,9 @@ static void usage(FILE *out) {
           "                     installed (a few seconds), then show its counters for a short run\n"
           "  --openmp-report PROGRAM [ARGS...]\n"
           "                     run PROGRAM and print the OpenMP regions it ran, per calling function\n"
+          "  --libraries-report PROGRAM [ARGS...]\n"
+          "                     run PROGRAM and print which threaded libraries it loaded (FFTW, OpenCV, Eigen,\n"
+          "                     pthreadpool) and whether each ran on libcpuexec\n"
           "  --help             this text\n"
           "\n"
           "Exit status: 0 success, 2 invalid input (the message names the field), 1 other failure.\n");
@@ -252,6 +257,9 @@ static void print_report(const info_options *o, const cpuexec_topology *topology
     for (size_t i = 0; i < nomp; i++)
       printf("%-13s %s, %s\n", omp[i].soname, omp[i].loaded ? "loaded in this process" : "not loaded",
              omp[i].loadable ? "installed" : "not installed");
+    char libraries[2048];
+    if (cpuexec_libraries_describe(libraries, sizeof libraries) < 0) libraries[0] = '\0';
+    printf("\n== Threaded libraries in this process (--libraries-report PROGRAM for a program's) ==\n%s", libraries);
     fflush(stdout); /* the runtimes section forks children */
     info_runtimes_print(stdout, false);
     printf("\n== Resolution of %s ==\n%s\n", o->policy != NULL ? "--policy" : "the default policy",
@@ -296,6 +304,8 @@ static int run_info(const info_options *o) {
 int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "--openmp-report") == 0) /* --openmp-report PROGRAM [ARGS...] */
     return cpuexec_info_openmp_report(argc - 2, argv + 2);
+  if (argc > 1 && strcmp(argv[1], "--libraries-report") == 0) /* --libraries-report PROGRAM [ARGS...] */
+    return cpuexec_info_libraries_report(argc - 2, argv + 2);
   info_options o;
   int rc = parse_args(argc, argv, &o);
   if (rc != 0)

@@ -2,7 +2,10 @@
  * libcpuexec) with CPUEXEC_OPENMP_REPORT pointing at a temporary file, which
  * the library fills when the program exits, then prints the report: per
  * calling function, the OpenMP regions seen inline in callbacks and at top
- * level in sessions, with team sizes. The list of kernels left to migrate. */
+ * level in sessions, with team sizes. The list of kernels left to migrate.
+ * cpuexec-info --libraries-report PROGRAM [ARGS...] does the same with
+ * CPUEXEC_LIBRARIES_REPORT: which threaded libraries (FFTW, OpenCV, Eigen,
+ * pthreadpool) the program loaded and whether each ran on libcpuexec. */
 #include "info_openmp.h"
 
 #include <stdbool.h>
@@ -16,10 +19,12 @@
 #include <unistd.h>
 #endif
 
-int cpuexec_info_openmp_report(int argc, char **argv) {
+/* Runs argv with `variable` naming a temporary file and prints what the
+ * program wrote there at exit. */
+static int run_with_report(const char *option, const char *variable, int argc, char **argv) {
   if (argc < 1) {
-    fprintf(stderr, "cpuexec-info: --openmp-report needs a program to run, e.g. "
-                    "cpuexec-info --openmp-report ./my_program args\n");
+    fprintf(stderr, "cpuexec-info: %s needs a program to run, e.g. cpuexec-info %s ./my_program args\n", option,
+            option);
     return 2;
   }
 #ifdef _WIN32
@@ -30,8 +35,8 @@ int cpuexec_info_openmp_report(int argc, char **argv) {
     fprintf(stderr, "cpuexec-info: temporary report file: error %lu\n", (unsigned long)GetLastError());
     return 1;
   }
-  SetEnvironmentVariableA("CPUEXEC_OPENMP_REPORT", path);
-  _putenv_s("CPUEXEC_OPENMP_REPORT", path);
+  SetEnvironmentVariableA(variable, path);
+  _putenv_s(variable, path);
   intptr_t code = _spawnvp(_P_WAIT, argv[0], (const char *const *)argv);
   bool exited = code >= 0;
   int exit_status = exited ? (int)code : 127;
@@ -39,7 +44,7 @@ int cpuexec_info_openmp_report(int argc, char **argv) {
     perror("cpuexec-info: exec");
 #define unlink _unlink
 #else
-  char path[] = "/tmp/cpuexec-openmp-report-XXXXXX";
+  char path[] = "/tmp/cpuexec-info-report-XXXXXX";
   int fd = mkstemp(path);
   if (fd < 0) {
     perror("cpuexec-info: temporary report file");
@@ -53,7 +58,7 @@ int cpuexec_info_openmp_report(int argc, char **argv) {
     return 1;
   }
   if (pid == 0) {
-    setenv("CPUEXEC_OPENMP_REPORT", path, 1);
+    setenv(variable, path, 1);
     execvp(argv[0], argv);
     perror("cpuexec-info: exec");
     _exit(127);
@@ -77,4 +82,12 @@ int cpuexec_info_openmp_report(int argc, char **argv) {
   if (!exited || exit_status != 0)
     fprintf(stderr, "cpuexec-info: %s exited with status %d\n", argv[0], exit_status);
   return size > 0 && exited && exit_status == 0 ? 0 : 1;
+}
+
+int cpuexec_info_openmp_report(int argc, char **argv) {
+  return run_with_report("--openmp-report", "CPUEXEC_OPENMP_REPORT", argc, argv);
+}
+
+int cpuexec_info_libraries_report(int argc, char **argv) {
+  return run_with_report("--libraries-report", "CPUEXEC_LIBRARIES_REPORT", argc, argv);
 }

@@ -4,7 +4,8 @@
 # pthreads and OpenMP builds by their paths (libopenblas0-pthread,
 # libblis4-pthread, libblis4-openmp); tests/guard-packages.sh fails when one
 # is missing. Installing them may move the system's libblas.so.3 alternative;
-# no test depends on where it points.
+# no test depends on where it points. libgtest-dev and libfxdiv-dev serve
+# tools/pthreadpool-upstream-tests.sh (upstream's suites and its own pool).
 # --mingw adds what the Windows build made on Linux needs (the mingw-w64
 # compilers, wine to run its tests, dpkg-dev for `apt-get source` of hwloc
 # and CMocka; tools/cross-mingw-deps.sh, tools/cross-mingw-ci.sh). .ci/run
@@ -13,7 +14,7 @@ set -e
 packages="build-essential autoconf automake libtool pkgconf libhwloc-dev hwloc libcmocka-dev
   python3-dev python3-pytest python3-numpy python3-venv python3-pip python3-setuptools python3-wheel
   clang libomp-dev libpthreadpool-dev libtbb-dev libopenblas-openmp-dev strace
-  libfftw3-dev libopencv-core-dev libopencv-imgproc-dev libeigen3-dev
+  libfftw3-dev libopencv-core-dev libopencv-imgproc-dev libeigen3-dev libgtest-dev libfxdiv-dev
   libopenblas0-pthread libblis4-pthread libblis4-openmp
   cmake doxygen groff-base"
 for arg in "$@"; do

@@ -53,6 +53,7 @@
 #define CPUEXEC_OPENCV_HPP
 
 #include <cpuexec.h>
+#include <cpuexec/compat/libraries.h>
 
 #include <opencv2/core.hpp>
 #include <opencv2/core/parallel/parallel_backend.hpp>
@@ -70,7 +71,9 @@ public:
   /** exec: the executor to run on, borrowed (it must outlive the backend's
    * use by OpenCV); nullptr: at each call, the calling thread's installed
    * executor, else the process default pool. */
-  explicit parallel_for_backend(cpuexec_executor *exec = nullptr) noexcept : exec_(exec), cap_(0) {}
+  explicit parallel_for_backend(cpuexec_executor *exec = nullptr) noexcept : exec_(exec), cap_(0) {
+    cpuexec_library_adapter_made("opencv"); /* for cpuexec_libraries_status() */
+  }
   ~parallel_for_backend() override {}
 
   /** Runs body over the stripes [0, tasks) on the executor. */

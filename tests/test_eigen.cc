@@ -1,0 +1,404 @@
+// Eigen on libcpuexec (cpuexec/eigen.hpp), against the real Eigen 3.4: a
+// tensor contraction and reductions on Eigen::ThreadPoolDevice give
+// bit-identical output on the session's participants and on Eigen's own
+// NonBlockingThreadPool at the same thread count; the pool starts no thread;
+// CurrentThreadId names the workers; Eigen inside a callback runs inline;
+// two session threads at once get the right output; Cancel drops what has
+// not started.
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <sys/syscall.h>
+
+// Eigen's and the C++ library's headers before cmocka's, whose fail() macro
+// would rename std::basic_ios::fail.
+#define EIGEN_USE_THREADS
+#include <unsupported/Eigen/CXX11/Tensor>
+
+#include <cpuexec/eigen.hpp>
+
+extern "C" {
+#include <cmocka.h>
+
+#include "support/executors.h"
+#include "support/test_util.h"
+#include "support/threads.h"
+}
+
+namespace {
+
+int gettid_now() { return static_cast<int>(syscall(SYS_gettid)); }
+
+// ---- recording what the pool ran -------------------------------------------------
+// Every closure Eigen schedules is wrapped to note its thread. Counters are
+// atomics: closures run on the executor's workers, where cmocka's asserts
+// must not be called.
+struct record {
+  std::atomic<int> closures{0};   // closures run
+  std::atomic<int> on_caller{0};  // ... on `caller`, the session's calling thread
+  std::atomic<int> outside{0};    // ... on a thread not in `allowed`
+  std::atomic<int> not_inline{0}; // ... off the scheduling thread while inline_expected
+  std::atomic<int> bad_id{0};     // CurrentThreadId() outside [1, NumThreads()) on a worker
+  std::vector<int> allowed;       // the session's participants (empty: any)
+  int caller = 0;                 // the session's calling thread (0: none)
+  bool inline_expected = false;
+  void reset() {
+    closures = 0;
+    on_caller = 0;
+    outside = 0;
+    not_inline = 0;
+    bad_id = 0;
+    allowed.clear();
+    caller = 0;
+    inline_expected = false;
+  }
+};
+record rec;
+
+class recording_pool : public cpuexec::eigen::thread_pool {
+public:
+  using thread_pool::thread_pool;
+  void Schedule(std::function<void()> fn) override {
+    int from = gettid_now();
+    thread_pool::Schedule([this, from, fn = std::move(fn)] {
+      int tid = gettid_now();
+      rec.closures++;
+      if (tid == rec.caller) rec.on_caller++;
+      if (!rec.allowed.empty()) {
+        bool found = false;
+        for (int t : rec.allowed) found |= t == tid;
+        if (!found) rec.outside++;
+      }
+      if (rec.inline_expected && tid != from) rec.not_inline++;
+      int id = CurrentThreadId();
+      if (rec.caller != 0 && tid != rec.caller && (id < 1 || id >= NumThreads())) rec.bad_id++;
+      fn();
+    });
+  }
+};
+
+int note_tid(void *ctx, int64_t begin, int64_t) {
+  static_cast<int *>(ctx)[begin] = gettid_now();
+  return 0;
+}
+
+std::vector<int> threads_of(cpuexec_executor *exec) {
+  int32_t n = cpuexec_executor_effective_threads(exec);
+  std::vector<int> tids(static_cast<size_t>(n));
+  assert_int_equal(cpuexec_parallel_for_flags(exec, n, 1, tids.data(), note_tid, 0, CPUEXEC_FOR_EVERY_PARTICIPANT), 0);
+  return tids;
+}
+
+cpuexec_session *session_of(uint32_t threads) {
+  cpuexec_resolved *r = test_resolved(threads);
+  cpuexec_session_options o;
+  cpuexec_session_options_init(&o);
+  o.resolved = r;
+  cpuexec_session *s = nullptr;
+  assert_int_equal(cpuexec_session_create_with_options(&o, &s), 0);
+  cpuexec_resolved_destroy(r);
+  return s;
+}
+
+template <class F> void run_in(cpuexec_session *s, F &&f) {
+  auto call = [](void *p) -> int {
+    (*static_cast<F *>(p))();
+    return 0;
+  };
+  assert_int_equal(cpuexec_session_run(s, &f, call), 0);
+}
+
+// ---- the operations ----------------------------------------------------------------
+using matrix = Eigen::Tensor<float, 2>;
+using cube = Eigen::Tensor<float, 3>;
+
+// Sizes: one Eigen shards by the output's blocks, one it shards by the inner
+// (contracted) dimension, one too small to split.
+struct shape {
+  int m, k, n;
+};
+const shape shapes[] = {{256, 192, 320}, {24, 4096, 32}, {7, 5, 9}};
+
+float value_at(int i, int salt) { return static_cast<float>(((i * 37 + salt * 11) % 101) - 50) / 17.0f; }
+
+template <class T> void fill(T &t, int salt) {
+  for (Eigen::Index i = 0; i < t.size(); i++) t.data()[i] = value_at(static_cast<int>(i), salt);
+}
+
+// The results of every operation on one device, concatenated.
+struct results {
+  std::vector<float> values;
+  template <class T> void add(const T &t) { values.insert(values.end(), t.data(), t.data() + t.size()); }
+};
+
+results compute(const Eigen::ThreadPoolDevice &device, const shape &sh) {
+  results r;
+  matrix a(sh.m, sh.k), b(sh.k, sh.n);
+  fill(a, 1);
+  fill(b, 2);
+  Eigen::array<Eigen::IndexPair<int>, 1> dims = {Eigen::IndexPair<int>(1, 0)};
+  matrix c(sh.m, sh.n);
+  c.device(device) = a.contract(b, dims); // the contraction
+  r.add(c);
+  cube t(sh.m, sh.k, 3);
+  fill(t, 3);
+  Eigen::Tensor<float, 0> total;
+  total.device(device) = t.sum(); // a full reduction
+  r.add(total);
+  Eigen::array<int, 1> inner = {1};
+  Eigen::Tensor<float, 2> partial(sh.m, 3);
+  partial.device(device) = t.sum(inner); // a reduction along one dimension
+  r.add(partial);
+  Eigen::Tensor<float, 1> most(3);
+  Eigen::array<int, 2> first_two = {0, 1};
+  most.device(device) = t.maximum(first_two);
+  r.add(most);
+  return r;
+}
+
+results reference(const shape &sh, int threads) {
+  Eigen::ThreadPool own(threads);
+  Eigen::ThreadPoolDevice device(&own, threads);
+  return compute(device, sh);
+}
+
+bool identical(const results &a, const results &b) {
+  return a.values.size() == b.values.size() &&
+         std::memcmp(a.values.data(), b.values.data(), a.values.size() * sizeof(float)) == 0;
+}
+
+// ---- the pool starts no thread ----------------------------------------------------
+void the_pool_starts_no_thread(void **) {
+  cpuexec_session *s = session_of(2);
+  (void)threads_of(cpuexec_session_executor(s)); // the session's workers have started
+  int before = task_baseline();
+  run_in(s, [&] {
+    recording_pool pool;
+    Eigen::ThreadPoolDevice device(&pool, pool.NumThreads());
+    for (const shape &sh : shapes) (void)compute(device, sh);
+  });
+  assert_int_equal(task_count(), before);
+  // The count sees Eigen's own threads: its pool starts them when made.
+  {
+    Eigen::ThreadPool own(2);
+    assert_int_equal(wait_task_count(before + 2), before + 2);
+  }
+  cpuexec_session_destroy(s);
+}
+
+// ---- bit-identical, on the session's participants ---------------------------------
+void operations_bit_identical_on_session_participants(void **) {
+  cpuexec_session *s = session_of(2);
+  for (const shape &sh : shapes) {
+    results want = reference(sh, 2);
+    rec.reset();
+    rec.allowed = threads_of(cpuexec_session_executor(s));
+    rec.caller = gettid_now(); // a session runs on its calling thread
+    results got;
+    int caller = 0;
+    run_in(s, [&] {
+      caller = gettid_now();
+      recording_pool pool;
+      assert_int_equal(pool.NumThreads(), 2);
+      Eigen::ThreadPoolDevice device(&pool, pool.NumThreads());
+      got = compute(device, sh);
+    });
+    if (!identical(got, want))
+      fail_msg("%d x %d x %d: output differs from Eigen's NonBlockingThreadPool(2)", sh.m, sh.k, sh.n);
+    assert_int_equal(rec.outside.load(), 0);
+    assert_int_equal(rec.bad_id.load(), 0);
+    assert_int_equal(caller, rec.caller);
+    // Every closure Eigen scheduled ran on the session's worker, none on
+    // the calling thread (it waits in Eigen): the large shapes were split.
+    if (sh.m > 7) assert_true(rec.closures.load() > 0);
+    assert_int_equal(rec.on_caller.load(), 0);
+  }
+  cpuexec_session_destroy(s);
+}
+
+// ---- thread counts and ids ---------------------------------------------------------
+struct latch {
+  std::mutex lock;
+  std::condition_variable changed;
+  int count = 0;
+  void add() {
+    std::lock_guard<std::mutex> hold(lock);
+    count++;
+    changed.notify_all();
+  }
+  void wait_for(int n) {
+    std::unique_lock<std::mutex> hold(lock);
+    changed.wait(hold, [&] { return count >= n; });
+  }
+};
+
+void thread_counts_and_ids(void **) {
+  cpuexec_session *two = session_of(2), *one = session_of(1);
+  run_in(two, [&] {
+    cpuexec::eigen::thread_pool pool;
+    assert_int_equal(pool.NumThreads(), 2);
+    assert_int_equal(pool.CurrentThreadId(), -1); // the session's thread, outside any closure
+  });
+  run_in(one, [&] {
+    cpuexec::eigen::thread_pool pool;
+    assert_int_equal(pool.NumThreads(), 1);
+    int ran_on = 0;
+    pool.Schedule([&] { ran_on = gettid_now(); }); // serial: at once, here
+    assert_int_equal(ran_on, gettid_now());
+  });
+  // An executor given to the constructor: ids are the workers', distinct, 1 .. 2.
+  cpuexec_executor *three = test_executor(3);
+  std::vector<int> workers = threads_of(three);
+  {
+    cpuexec::eigen::thread_pool pool(three);
+    assert_int_equal(pool.NumThreads(), 3);
+    const int closures = 200;
+    std::vector<int> tid(closures), id(closures);
+    latch done;
+    for (int i = 0; i < closures; i++)
+      pool.Schedule([&, i] {
+        tid[static_cast<size_t>(i)] = gettid_now();
+        id[static_cast<size_t>(i)] = pool.CurrentThreadId();
+        done.add();
+      });
+    done.wait_for(closures);
+    for (int i = 0; i < closures; i++) {
+      int t = tid[static_cast<size_t>(i)], d = id[static_cast<size_t>(i)];
+      assert_true(t == workers[1] || t == workers[2]); // the pool's workers, never the caller
+      assert_in_range(d, 1, 2);
+      for (int j = 0; j < i; j++) // one id per thread, one thread per id
+        assert_true((tid[static_cast<size_t>(j)] == t) == (id[static_cast<size_t>(j)] == d));
+    }
+    assert_int_equal(pool.CurrentThreadId(), -1);
+  }
+  assert_int_equal(cpuexec_executor_release(three), 0);
+  cpuexec_session_destroy(one);
+  cpuexec_session_destroy(two);
+}
+
+// ---- inside a callback, inline -----------------------------------------------------
+void eigen_inside_a_callback_runs_inline(void **) {
+  cpuexec_session *s = session_of(2);
+  const shape &sh = shapes[0];
+  results want = reference(sh, 2);
+  rec.reset();
+  rec.inline_expected = true;
+  std::vector<results> got(2);
+  run_in(s, [&] {
+    recording_pool pool;
+    struct ctx {
+      recording_pool *pool;
+      const shape *sh;
+      std::vector<results> *got;
+    } c{&pool, &sh, &got};
+    // Each participant runs the operations inside its range.
+    auto body = [](void *p, int64_t begin, int64_t) -> int {
+      ctx *x = static_cast<ctx *>(p);
+      Eigen::ThreadPoolDevice device(x->pool, x->pool->NumThreads());
+      (*x->got)[static_cast<size_t>(begin)] = compute(device, *x->sh);
+      return 0;
+    };
+    assert_int_equal(cpuexec_parallel_for_flags(cpuexec_executor_current(), 2, 1, &c, body, 0,
+                                                CPUEXEC_FOR_EVERY_PARTICIPANT),
+                     0);
+  });
+  assert_true(rec.closures.load() > 0);
+  assert_int_equal(rec.not_inline.load(), 0);
+  for (const results &r : got) assert_true(identical(r, want)); // NumThreads() is 2 inline too
+  cpuexec_session_destroy(s);
+}
+
+// ---- two session threads at once --------------------------------------------------
+void two_session_threads_at_once(void **) {
+  std::vector<results> want;
+  for (const shape &sh : shapes) want.push_back(reference(sh, 2));
+  rec.reset();
+  cpuexec::eigen::thread_pool *shared = nullptr;
+  cpuexec_session *first = session_of(2);
+  run_in(first, [&] { shared = new cpuexec::eigen::thread_pool(); });
+  std::atomic<int> wrong{0};
+  auto caller = [&](bool own_pool) {
+    cpuexec_session *s = session_of(2);
+    run_in(s, [&] {
+      cpuexec::eigen::thread_pool mine;
+      cpuexec::eigen::thread_pool *pool = own_pool ? &mine : shared;
+      Eigen::ThreadPoolDevice device(pool, pool->NumThreads());
+      for (int round = 0; round < 3; round++)
+        for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+          if (!identical(compute(device, shapes[i]), want[i])) wrong++;
+    });
+    cpuexec_session_destroy(s);
+  };
+  for (bool own_pool : {true, false}) { // a pool each, then one pool for both
+    std::thread a(caller, own_pool), b(caller, own_pool);
+    a.join();
+    b.join();
+  }
+  assert_int_equal(wrong.load(), 0);
+  delete shared;
+  cpuexec_session_destroy(first);
+}
+
+// ---- Cancel -------------------------------------------------------------------------
+void cancel_drops_closures_not_started(void **) {
+  cpuexec_executor *exec = test_executor(2); // one worker
+  std::atomic<int> ran{0};
+  latch started, release;
+  bool first_finished = false;
+  {
+    cpuexec::eigen::thread_pool pool(exec);
+    pool.Schedule([&] { // holds the one worker until released
+      started.add();
+      release.wait_for(1);
+      first_finished = true;
+    });
+    started.wait_for(1);
+    for (int i = 0; i < 10; i++) pool.Schedule([&] { ran++; });
+    pool.Cancel();
+    pool.Schedule([&] { ran++; }); // after Cancel: dropped too
+    release.add();
+  } // the destructor waits for the running one
+  assert_true(first_finished);
+  assert_int_equal(ran.load(), 0);
+  assert_int_equal(cpuexec_executor_release(exec), 0);
+}
+
+// ---- the status -----------------------------------------------------------------------
+void the_status_lists_eigen(void **) {
+  cpuexec_library_status st[8];
+  size_t n = 0;
+  assert_int_equal(cpuexec_libraries_status(st, 8, &n), 0);
+  bool found = false;
+  for (size_t i = 0; i < n; i++)
+    if (std::strcmp(st[i].name, "eigen") == 0) {
+      found = true;
+      assert_true(st[i].loaded);
+      assert_true(st[i].on_libcpuexec);
+      assert_true(st[i].uses > 0); // the earlier cases made pools
+    }
+  assert_true(found);
+  assert_false(cpuexec_library_call_inline());
+}
+
+} // namespace
+
+int main() {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(the_pool_starts_no_thread),
+      cmocka_unit_test(operations_bit_identical_on_session_participants),
+      cmocka_unit_test(thread_counts_and_ids),
+      cmocka_unit_test(eigen_inside_a_callback_runs_inline),
+      cmocka_unit_test(two_session_threads_at_once),
+      cmocka_unit_test(cancel_drops_closures_not_started),
+      cmocka_unit_test(the_status_lists_eigen),
+  };
+  return cmocka_run_group_tests(tests, nullptr, nullptr);
+}
