@@ -16,7 +16,6 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <sys/syscall.h>
 
 // Eigen's and the C++ library's headers before cmocka's, whose fail() macro
 // would rename std::basic_ios::fail.
@@ -35,7 +34,7 @@ extern "C" {
 
 namespace {
 
-int gettid_now() { return static_cast<int>(syscall(SYS_gettid)); }
+int gettid_now() { return test_thread_id(); }
 
 // ---- recording what the pool ran -------------------------------------------------
 // Every closure Eigen schedules is wrapped to note its thread. Counters are

@@ -15,7 +15,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -38,7 +37,7 @@ typedef struct items {
   bool rendezvous;      /* each thread's first item waits for the other */
 } items;
 
-static int gettid_now(void) { return (int)syscall(SYS_gettid); }
+static int gettid_now(void) { return test_thread_id(); }
 
 static void item(items *it, size_t flat) {
   int tid = gettid_now(), k = tid == it->threads[0] ? 0 : tid == it->threads[1] ? 1 : -1;
