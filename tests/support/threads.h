@@ -181,7 +181,7 @@ static inline int run_in_child(int (*check)(void), unsigned seconds) {
 static inline int run_in_child(int (*check)(void), unsigned seconds) {
   (void)check;
   (void)seconds;
-  fail_msg("run_in_child: Windows has no fork()");
+  fail_msg("%s", "run_in_child: Windows has no fork()");
   return -1;
 }
 #endif
