@@ -163,8 +163,13 @@ int32_t cpuexec__os_step_off(const int32_t *avoid, uint32_t count) {
     if (avoid[k] >= 0 && avoid[k] / 64 == mine.Group) away.Mask &= ~((KAFFINITY)1 << (avoid[k] % 64));
   if (away.Mask == 0) return cpuexec__os_current_cpu(); /* the thread may only run there */
   if (!SetThreadGroupAffinity(self, &away, NULL)) return cpuexec__os_current_cpu();
+  /* Read where the move put the thread before the set is widened again:
+   * Windows leaves a running thread where it is when its set grows, but
+   * under wine the thread sleeps in the server call that widens it and may
+   * be woken anywhere in the wider set. */
+  int32_t now = cpuexec__os_current_cpu();
   SetThreadGroupAffinity(self, &mine, NULL);
-  return cpuexec__os_current_cpu();
+  return now;
 }
 
 void cpuexec__os_yield(void) { SwitchToThread(); }
