@@ -96,17 +96,6 @@ std::vector<int> threads_of(cpuexec_executor *exec) {
   return tids;
 }
 
-cpuexec_session *session_of(uint32_t threads) {
-  cpuexec_resolved *r = test_resolved(threads);
-  cpuexec_session_options o;
-  cpuexec_session_options_init(&o);
-  o.resolved = r;
-  cpuexec_session *s = nullptr;
-  assert_int_equal(cpuexec_session_create_with_options(&o, &s), 0);
-  cpuexec_resolved_destroy(r);
-  return s;
-}
-
 template <class F> void run_in(cpuexec_session *s, F &&f) {
   auto call = [](void *p) -> int {
     (*static_cast<F *>(p))();
@@ -176,7 +165,7 @@ bool identical(const results &a, const results &b) {
 
 // ---- the pool starts no thread ----------------------------------------------------
 void the_pool_starts_no_thread(void **) {
-  cpuexec_session *s = session_of(2);
+  cpuexec_session *s = test_session(2);
   (void)threads_of(cpuexec_session_executor(s)); // the session's workers have started
   int before = task_baseline();
   run_in(s, [&] {
@@ -195,7 +184,7 @@ void the_pool_starts_no_thread(void **) {
 
 // ---- bit-identical, on the session's participants ---------------------------------
 void operations_bit_identical_on_session_participants(void **) {
-  cpuexec_session *s = session_of(2);
+  cpuexec_session *s = test_session(2);
   for (const shape &sh : shapes) {
     results want = reference(sh, 2);
     rec.reset();
@@ -240,7 +229,7 @@ struct latch {
 };
 
 void thread_counts_and_ids(void **) {
-  cpuexec_session *two = session_of(2), *one = session_of(1);
+  cpuexec_session *two = test_session(2), *one = test_session(1);
   run_in(two, [&] {
     cpuexec::eigen::thread_pool pool;
     assert_int_equal(pool.NumThreads(), 2);
@@ -285,7 +274,7 @@ void thread_counts_and_ids(void **) {
 
 // ---- inside a callback, inline -----------------------------------------------------
 void eigen_inside_a_callback_runs_inline(void **) {
-  cpuexec_session *s = session_of(2);
+  cpuexec_session *s = test_session(2);
   const shape &sh = shapes[0];
   results want = reference(sh, 2);
   rec.reset();
@@ -321,11 +310,11 @@ void two_session_threads_at_once(void **) {
   for (const shape &sh : shapes) want.push_back(reference(sh, 2));
   rec.reset();
   cpuexec::eigen::thread_pool *shared = nullptr;
-  cpuexec_session *first = session_of(2);
+  cpuexec_session *first = test_session(2);
   run_in(first, [&] { shared = new cpuexec::eigen::thread_pool(); });
   std::atomic<int> wrong{0};
   auto caller = [&](bool own_pool) {
-    cpuexec_session *s = session_of(2);
+    cpuexec_session *s = test_session(2);
     run_in(s, [&] {
       cpuexec::eigen::thread_pool mine;
       cpuexec::eigen::thread_pool *pool = own_pool ? &mine : shared;

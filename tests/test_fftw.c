@@ -214,17 +214,6 @@ static void compute_reference(planned *p) {
   fftw_threads_set_callback(record_loop, NULL);
 }
 
-static cpuexec_session *two_thread_session(void) {
-  cpuexec_resolved *r = test_resolved(2);
-  cpuexec_session_options o;
-  cpuexec_session_options_init(&o);
-  o.resolved = r;
-  cpuexec_session *s = NULL;
-  assert_int_equal(cpuexec_session_create_with_options(&o, &s), 0);
-  cpuexec_resolved_destroy(r);
-  return s;
-}
-
 /* ---- FFTW starts no thread ----------------------------------------------- */
 typedef struct run_ctx {
   planned *plans;
@@ -240,7 +229,7 @@ static int execute_all(void *ctx) {
 static void fftw_starts_no_thread_of_its_own(void **state) {
   (void)state;
   assert_false(fftw_threads_seen); /* see the top of this file */
-  cpuexec_session *s = two_thread_session();
+  cpuexec_session *s = test_session(2);
   fftw_threads_set_callback(record_loop, NULL);
   record_reset();
   planned plans[TRANSFORMS];
@@ -273,7 +262,7 @@ static int execute_one(void *ctx) {
 
 static void transforms_bit_identical_on_session_participants(void **state) {
   (void)state;
-  cpuexec_session *s = two_thread_session();
+  cpuexec_session *s = test_session(2);
   for (size_t i = 0; i < TRANSFORMS; i++) {
     planned p = plan_transform(&transforms[i]);
     compute_reference(&p);
@@ -348,7 +337,7 @@ static int execute_in_callback(void *ctx, int64_t begin, int64_t end) {
 
 static void plans_inside_a_callback_run_inline(void **state) {
   (void)state;
-  cpuexec_session *s = two_thread_session();
+  cpuexec_session *s = test_session(2);
   planned p = plan_transform(&transforms[5]);
   compute_reference(&p);
   inline_ctx c = {&p, {0}, {0}};
@@ -416,7 +405,7 @@ static void two_session_threads_at_once(void **state) {
   session_thread threads[2];
   void *arrays[2][2][PLANS];
   for (int k = 0; k < 2; k++) {
-    threads[k] = (session_thread){two_thread_session(), plans, PLANS, arrays[k][0], arrays[k][1], &start, 0};
+    threads[k] = (session_thread){test_session(2), plans, PLANS, arrays[k][0], arrays[k][1], &start, 0};
     for (int i = 0; i < PLANS; i++) {
       arrays[k][0][i] = fftw_malloc(plans[i].in_bytes);
       arrays[k][1][i] = fftw_malloc(plans[i].out_bytes);
@@ -459,7 +448,7 @@ static void single_precision_uses_the_same_callback(void **state) {
   fftwf_execute(plan);
   memcpy(ref, out, sizeof *out * N);
   memset(out, 0, sizeof *out * N);
-  cpuexec_session *s = two_thread_session();
+  cpuexec_session *s = test_session(2);
   fftwf_threads_set_callback(record_loop, NULL);
   record_reset();
   allow_threads_of(cpuexec_session_executor(s));

@@ -146,17 +146,6 @@ void allow_threads_of(cpuexec_executor *exec) {
   rec.allowed = tids;
 }
 
-cpuexec_session *session_of(uint32_t threads) {
-  cpuexec_resolved *r = test_resolved(threads);
-  cpuexec_session_options o;
-  cpuexec_session_options_init(&o);
-  o.resolved = r;
-  cpuexec_session *s = nullptr;
-  assert_int_equal(cpuexec_session_create_with_options(&o, &s), 0);
-  cpuexec_resolved_destroy(r);
-  return s;
-}
-
 template <class F> void run_in(cpuexec_session *s, F &&f) {
   auto call = [](void *p) -> int {
     (*static_cast<F *>(p))();
@@ -207,7 +196,7 @@ bool identical(const cv::Mat &a, const cv::Mat &b) {
 // ---- OpenCV starts no thread ----------------------------------------------------
 void opencv_starts_no_thread_of_its_own(void **) {
   assert_false(default_backend_seen); // see the top of this file
-  cpuexec_session *s = session_of(2);
+  cpuexec_session *s = test_session(2);
   use_cpuexec();
   rec.reset();
   std::vector<cv::Mat> inputs;
@@ -232,7 +221,7 @@ void opencv_starts_no_thread_of_its_own(void **) {
 
 // ---- bit-identical, on the session's participants ---------------------------------
 void operations_bit_identical_on_session_participants(void **) {
-  cpuexec_session *s = session_of(2);
+  cpuexec_session *s = test_session(2);
   for (cv::Size size : sizes) {
     cv::Mat in = input_of(size);
     for (int o = 0; o < OPS; o++) {
@@ -262,7 +251,7 @@ void operations_bit_identical_on_session_participants(void **) {
 // ---- thread counts -----------------------------------------------------------------
 void thread_counts_follow_the_executor(void **) {
   use_cpuexec();
-  cpuexec_session *two = session_of(2), *one = session_of(1);
+  cpuexec_session *two = test_session(2), *one = test_session(1);
   int prev = backend->setNumThreads(0);
   (void)prev;
   run_in(two, [&] {
@@ -333,7 +322,7 @@ int blur_in_callback(void *p, int64_t begin, int64_t end) {
 }
 
 void calls_inside_a_callback_run_inline(void **) {
-  cpuexec_session *s = session_of(2);
+  cpuexec_session *s = test_session(2);
   nested_ctx c;
   c.in = input_of(sizes[2]);
   use_default();
@@ -388,7 +377,7 @@ void two_session_threads_at_once(void **) {
   pthread_barrier_init(&start, nullptr, 2);
   std::atomic<int> wrong{0};
   std::vector<std::thread> threads;
-  cpuexec_session *sessions[2] = {session_of(2), session_of(2)};
+  cpuexec_session *sessions[2] = {test_session(2), test_session(2)};
   for (int k = 0; k < 2; k++)
     threads.emplace_back([&, k] {
       pthread_barrier_wait(&start);

@@ -98,17 +98,6 @@ static int note_tid(void *ctx, int64_t begin, int64_t end) {
   return 0;
 }
 
-static cpuexec_session *session_of(uint32_t threads) {
-  cpuexec_resolved *r = test_resolved(threads);
-  cpuexec_session_options o;
-  cpuexec_session_options_init(&o);
-  o.resolved = r;
-  cpuexec_session *s = NULL;
-  assert_int_equal(cpuexec_session_create_with_options(&o, &s), 0);
-  cpuexec_resolved_destroy(r);
-  return s;
-}
-
 /* ---- every family on the session's threads ----------------------------------- */
 static int families_on_the_executor(void *arg) {
   cpuexec_executor *exec = arg;
@@ -151,7 +140,7 @@ static int families_on_the_executor(void *arg) {
 
 static void every_family_runs_on_the_sessions_threads(void **state) {
   (void)state;
-  cpuexec_session *s = session_of(2);
+  cpuexec_session *s = test_session(2);
   assert_int_equal(cpuexec_session_run(s, cpuexec_session_executor(s), families_on_the_executor), 0);
   cpuexec_session_destroy(s);
 }

@@ -312,20 +312,9 @@ static int matrix_in_session(void *ctx) {
   return 0;
 }
 
-static cpuexec_session *session_of(uint32_t threads) {
-  cpuexec_resolved *r = test_resolved(threads);
-  cpuexec_session_options o;
-  cpuexec_session_options_init(&o);
-  o.resolved = r;
-  cpuexec_session *s = NULL;
-  assert_int_equal(cpuexec_session_create_with_options(&o, &s), 0);
-  cpuexec_resolved_destroy(r);
-  return s;
-}
-
 static void every_function_covers_each_item_once_on_two_threads(void **state) {
   (void)state;
-  cpuexec_session *s = session_of(2);
+  cpuexec_session *s = test_session(2);
   assert_int_equal(cpuexec_session_run(s, "a two-thread session pool", matrix_in_session), 0);
   cpuexec_session_destroy(s);
 }
@@ -389,7 +378,7 @@ static int dynamic_on_both(void *ctx) {
 
 static void a_parallel_call_runs_on_every_participant_in_few_calls(void **state) {
   (void)state;
-  cpuexec_session *s = session_of(2);
+  cpuexec_session *s = test_session(2);
   assert_int_equal(cpuexec_session_run(s, NULL, dynamic_on_both), 0);
   cpuexec_session_destroy(s);
 }
@@ -424,7 +413,7 @@ static int nested_in_session(void *ctx) {
 
 static void a_dynamic_call_from_inside_a_task_runs_inline(void **state) {
   (void)state;
-  cpuexec_session *s = session_of(2);
+  cpuexec_session *s = test_session(2);
   assert_int_equal(cpuexec_session_run(s, NULL, nested_in_session), 0);
   cpuexec_session_destroy(s);
 }
@@ -470,7 +459,7 @@ static void set_threads_count_limits_later_calls_within_the_created_count(void *
   assert_int_equal(pthreadpool_set_threads_count(one, 4), 1);
   assert_int_equal(pthreadpool_set_threads_count(one, 0), 1);
   pthreadpool_destroy(one);
-  cpuexec_session *s = session_of(2);
+  cpuexec_session *s = test_session(2);
   assert_int_equal(cpuexec_session_run(s, NULL, set_threads_in_session), 0);
   cpuexec_session_destroy(s);
 }
@@ -651,7 +640,7 @@ static void create_v2_borrows_the_applications_threads_even_in_a_session(void **
   pool = pthreadpool_create_v2(&ops, a, 0);
   assert_int_equal(pthreadpool_get_threads_count(pool), cpus < 4 ? cpus : 4);
   pthreadpool_destroy(pool);
-  cpuexec_session *s = session_of(2);
+  cpuexec_session *s = test_session(2);
   assert_int_equal(cpuexec_session_run(s, a, v2_in_session), 0);
   cpuexec_session_destroy(s);
   app_stop(a);
@@ -730,7 +719,7 @@ static void update_executor_swaps_only_a_different_executor(void **state) {
   assert_int_equal(atomic_load(&w.elsewhere), 0);
   pthreadpool_destroy(pool);
   /* A pool of pthreadpool_create() takes an executor too. */
-  cpuexec_session *s = session_of(2);
+  cpuexec_session *s = test_session(2);
   cpuexec_scope scope;
   assert_int_equal(cpuexec_scope_enter(cpuexec_session_executor(s), &scope), 0);
   pool = pthreadpool_create(2);

@@ -1,6 +1,6 @@
 /* Tests' support: executors from stored topologies: resolutions made by
  * cpuexec_policy_resolve() on tests/data/topologies/2cores.xml, so tests
- * never restate the resolution's rules. C only; TOP_SRCDIR comes from
+ * never restate the resolution's rules. C and C++; TOP_SRCDIR comes from
  * test_cppflags. */
 #ifndef CPUEXEC_TESTS_SUPPORT_EXECUTORS_H
 #define CPUEXEC_TESTS_SUPPORT_EXECUTORS_H
@@ -58,6 +58,23 @@ static inline cpuexec_executor *test_executor_spin(uint32_t threads, cpuexec_spi
 
 static inline cpuexec_executor *test_executor(uint32_t threads) {
   return test_executor_spin(threads, CPUEXEC_SPIN_ADAPTIVE, 0);
+}
+
+/* A session of its own pool on the standard resolution (test_resolved):
+ * the adapters' tests run the libraries inside it. Aborts when it fails. */
+static inline cpuexec_session *test_session(uint32_t threads) {
+  cpuexec_resolved *r = test_resolved(threads);
+  cpuexec_session_options o;
+  cpuexec_session_options_init(&o);
+  o.resolved = r;
+  cpuexec_session *s = NULL;
+  int rc = cpuexec_session_create_with_options(&o, &s);
+  cpuexec_resolved_destroy(r);
+  if (rc != 0) {
+    fprintf(stderr, "test_session: %s\n", cpuexec_error_message());
+    abort();
+  }
+  return s;
 }
 
 #endif
