@@ -5,6 +5,12 @@
 // CurrentThreadId names the workers; Eigen inside a callback runs inline;
 // two session threads at once get the right output; Cancel drops what has
 // not started.
+// Eigen's NonBlockingThreadPool (the reference below) uses
+// std::atomic_thread_fence, which GCC warns about under ThreadSanitizer
+// (-Wtsan); its reports are suppressed instead (tests/support/eigen_tsan.c).
+#if defined(__SANITIZE_THREAD__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
+#pragma GCC diagnostic ignored "-Wtsan"
+#endif
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
