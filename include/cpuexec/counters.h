@@ -35,7 +35,10 @@ typedef struct cpuexec_counters {
                                     checked in), summed over regions; dispatches x admitted is the most it can be */
   uint64_t caller_wait_ns;     /**< time callers waited, after their share, for workers to finish */
   uint64_t bound_inline;       /**< calls run inline on the caller because the executor ran its most regions already */
-  uint64_t reserved_[4];
+  uint64_t occupied_inline;    /**< calls run on the caller alone because the callers running regions on the executor
+                                    already occupied every one of its threads (cpuexec/executor.h) */
+  uint64_t stood_aside;        /**< times a worker left a region to its caller for the same reason */
+  uint64_t reserved_[2];
 } cpuexec_counters;
 /* A foreign executor (<cpuexec/foreign.h>) counts dispatches (calls
  * handed to its pool), nested_inline and limited_inline; its pool does the

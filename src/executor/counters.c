@@ -47,6 +47,8 @@ CPUEXEC_EXPORT int cpuexec_executor_counters_get(const cpuexec_executor *exec, c
   CPUEXEC__READ(participants_run);
   CPUEXEC__READ(caller_wait_ns);
   CPUEXEC__READ(bound_inline);
+  CPUEXEC__READ(occupied_inline);
+  CPUEXEC__READ(stood_aside);
 #undef CPUEXEC__READ
   return 0;
 }

@@ -28,6 +28,8 @@ typedef struct cpuexec__counter_set {
   _Atomic uint64_t participants_run;
   _Atomic uint64_t caller_wait_ns;
   _Atomic uint64_t bound_inline;
+  _Atomic uint64_t occupied_inline;
+  _Atomic uint64_t stood_aside;
 } cpuexec__counter_set;
 
 /* Dispatching threads count in `callers`, workers in `workers`: two lines,

@@ -206,6 +206,11 @@ typedef struct cpuexec__worker {
   alignas(CPUEXEC__LINE) struct cpuexec_executor *exec;
   uint32_t index; /* participant index, 1-based */
   uint32_t lane_next; /* the lane this worker looks at first next time (region_lanes.c) */
+  /* The occupancy rule (region_lanes.h): the arrivals of callers beside
+   * another last seen, and the regions to go without a new one before
+   * this worker spins again. */
+  uint32_t side_arrivals_seen;
+  uint32_t unsettled_regions;
   pthread_t thread;
   cpuexec__cadence cadence;
 } cpuexec__worker;
@@ -250,6 +255,14 @@ struct cpuexec_executor {
    * second caller comes, so on the one-caller path the line stays shared. */
   struct cpuexec__lane *lanes;
   alignas(CPUEXEC__LINE) _Atomic uint32_t lanes_busy;
+  /* The occupancy rule (region_lanes.h), on the same line: `side` counts
+   * the callers running take-over regions beside lane 0's (in lanes or
+   * past the bound; bits 0-15) and how many ever came (bits 16-31,
+   * wrapping); `strict_running` is set while a CPUEXEC_FOR_EVERY_PARTICIPANT
+   * region of a take-over executor runs (its team must not stand aside).
+   * Both are written only by callers beside another. */
+  _Atomic uint32_t side;
+  _Atomic uint32_t strict_running;
 
   alignas(CPUEXEC__LINE) _Atomic int error;
   /* Adaptive policy (see cpuexec__spin): the processor the last dispatch

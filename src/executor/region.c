@@ -156,32 +156,74 @@ static int run_foreign(struct cpuexec_executor *exec, int64_t total, int64_t gra
   return cpuexec__foreign_run(exec, total, grain, &call, fp_range, participants);
 }
 
+/* A region the occupancy rule (region_lanes.h) leaves to its caller alone. */
+static int run_alone(struct cpuexec_executor *exec, int64_t total, void *ctx, cpuexec_range_fn fn, uint32_t *ran) {
+  cpuexec__counters_block *counters = cpuexec__counters_of(exec);
+  CPUEXEC__COUNT(counters, occupied_inline, 1);
+  CPUEXEC__COUNT(counters, participants_run, 1);
+  *ran = 1;
+  return run_inline(exec, total, ctx, fn);
+}
+
+/* A caller beside lane 0's: in a free lane, alone when the callers running
+ * already occupy the executor's threads, or past the bound the serial loop
+ * (a strict region waits for lane 0 instead). Take-over callers count in
+ * exec->side meanwhile, whichever way they run. */
+static int run_beside(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn,
+                      uint32_t participants, bool every, const cpuexec__fpenv *env, uint32_t *ran) {
+  int rc;
+  if (every) {
+    if (!cpuexec__lane_run(exec, total, grain, ctx, fn, participants, true, env, &rc, ran)) {
+      pthread_mutex_lock(&exec->dispatch_lock);
+      rc = run_lane0(exec, total, grain, ctx, fn, participants, true, env, ran);
+    }
+    return rc;
+  }
+  atomic_fetch_add_explicit(&exec->side, CPUEXEC__SIDE_ARRIVAL + 1, memory_order_relaxed);
+  uint32_t n = cpuexec__occupancy_cap(exec, participants);
+  if (n == 1) {
+    rc = run_alone(exec, total, ctx, fn, ran);
+  } else if (!cpuexec__lane_run(exec, total, grain, ctx, fn, n, false, env, &rc, ran)) {
+    cpuexec__counters_block *counters = cpuexec__counters_of(exec);
+    CPUEXEC__COUNT(counters, bound_inline, 1);
+    CPUEXEC__COUNT(counters, participants_run, 1);
+    rc = run_inline(exec, total, ctx, fn);
+    *ran = 1;
+  }
+  atomic_fetch_sub_explicit(&exec->side, 1, memory_order_relaxed);
+  return rc;
+}
+
 /* A region of our pool: lane 0 when its lock is free, the path of a lone
- * caller; another lane beside it when not (region_lanes.h); past the bound,
- * the serial loop on this thread (a strict region waits for lane 0). The
- * policy's participation rule makes every region strict. *ran: the
+ * caller; beside it when not. The policy's participation rule makes every
+ * region strict; a strict region marks strict_running for its whole call
+ * (unless the policy makes every region strict: region_lanes.h reads the
+ * policy then), so no worker stands aside from its team. *ran: the
  * participants that ran. */
 static int run_native(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn,
                       uint32_t participants, uint32_t flags, uint32_t *ran) {
-  bool every = (flags & CPUEXEC_FOR_EVERY_PARTICIPANT) || exec->resolved->every_participant;
+  bool every_call = (flags & CPUEXEC_FOR_EVERY_PARTICIPANT) && !exec->resolved->every_participant;
+  bool every = every_call || exec->resolved->every_participant;
   cpuexec__fpenv env;
   bool fpenv = (flags & CPUEXEC_FOR_INHERIT_FP_ENV) || exec->resolved->inherit_fpenv;
   if (fpenv) cpuexec__fpenv_capture(&env);
   if (every) pthread_mutex_lock(&exec->strict_lock);
+  /* Before any epoch or admit word opens (release): a worker that acquires one sees the mark. */
+  if (every_call) atomic_store_explicit(&exec->strict_running, 1, memory_order_relaxed);
   const cpuexec__fpenv *carried = fpenv ? &env : NULL;
   int rc;
   if (pthread_mutex_trylock(&exec->dispatch_lock) == 0) {
-    rc = run_lane0(exec, total, grain, ctx, fn, participants, every, carried, ran);
-  } else if (!cpuexec__lane_run(exec, total, grain, ctx, fn, participants, every, carried, &rc, ran)) {
-    if (every) {
-      pthread_mutex_lock(&exec->dispatch_lock);
-      rc = run_lane0(exec, total, grain, ctx, fn, participants, every, carried, ran);
+    uint32_t n = every ? participants : cpuexec__occupancy_cap(exec, participants);
+    if (n > 1) {
+      rc = run_lane0(exec, total, grain, ctx, fn, n, every, carried, ran);
     } else {
-      CPUEXEC__COUNT(cpuexec__counters_of(exec), bound_inline, 1);
-      rc = run_inline(exec, total, ctx, fn);
-      *ran = 1;
+      rc = run_alone(exec, total, ctx, fn, ran);
+      pthread_mutex_unlock(&exec->dispatch_lock);
     }
+  } else {
+    rc = run_beside(exec, total, grain, ctx, fn, participants, every, carried, ran);
   }
+  if (every_call) atomic_store_explicit(&exec->strict_running, 0, memory_order_relaxed);
   if (every) pthread_mutex_unlock(&exec->strict_lock);
   return rc;
 }

@@ -112,13 +112,15 @@ static uint32_t lane_acquire(struct cpuexec_executor *exec) {
 
 /* Nudges every worker not admitted to lane 0 (region_lanes.h) and wakes up
  * to `helpers` of them that sleep; returns the wake calls made. */
-static uint64_t nudge_workers(struct cpuexec_executor *exec, uint32_t helpers) {
+static uint64_t nudge_workers(struct cpuexec_executor *exec, uint32_t helpers, bool region) {
   uint64_t wakes = 0;
   for (uint32_t k = 1; k <= exec->worker_count; k++) {
     cpuexec__slot *s = &exec->slots[k];
     if (!cpuexec__epoch_nudge(&s->epoch)) continue; /* admitted to lane 0: it comes here after that share */
-    /* Nudged now or before: a worker asleep with a nudge set has not looked yet. */
-    if (wakes < helpers && atomic_load_explicit(&s->parked, memory_order_seq_cst)) {
+    /* Nudged now or before: a worker asleep with a nudge set has not looked
+     * yet. One that stands aside from regions would go back to sleep. */
+    if (wakes < helpers && atomic_load_explicit(&s->parked, memory_order_seq_cst) &&
+        !(region && cpuexec__occupancy_stand_aside(exec, k))) {
       cpuexec__os_wake_all(&s->epoch);
       wakes++;
     }
@@ -147,7 +149,7 @@ bool cpuexec__lane_run(struct cpuexec_executor *exec, int64_t total, int64_t gra
   l->generation++;
   /* release: the region above is written before any worker can join. */
   atomic_store_explicit(&l->admit, admit_open(l->generation, participants), memory_order_release);
-  uint64_t wakes = nudge_workers(exec, participants - 1);
+  uint64_t wakes = nudge_workers(exec, participants - 1, true);
 
   cpuexec__participant p;
   cpuexec__participant_enter(&p, exec, 0, participants);
@@ -216,7 +218,7 @@ uint64_t cpuexec__lane_nudge(struct cpuexec_executor *exec, uint32_t index, uint
   uint64_t a = atomic_load_explicit(&exec->lanes[index - 1].admit, memory_order_relaxed);
   uint32_t room = admit_limit(a) > admit_joined(a) ? admit_limit(a) - admit_joined(a) : 0;
   if (room == 0 || queued == 0) return 0;
-  return nudge_workers(exec, queued < room ? queued : room);
+  return nudge_workers(exec, queued < room ? queued : room, false);
 }
 
 void cpuexec__lane_drain(struct cpuexec_executor *exec, uint32_t index) {
@@ -269,16 +271,19 @@ static void serve_tasks(struct cpuexec_executor *exec, cpuexec__lane *l) {
 /* ---- the worker's half -------------------------------------------------- */
 
 /* The open lane with the most indices left to hand out, looking first at
- * the one after the lane this worker served last; 0 when none. */
+ * the one after the lane this worker served last, task lanes only when
+ * the worker stands aside (region_lanes.h); 0 when none. */
 static uint32_t lane_choose(struct cpuexec_executor *exec, const cpuexec__worker *w, uint64_t *admit) {
   uint32_t busy = atomic_load_explicit(&exec->lanes_busy, memory_order_relaxed);
   uint32_t best = 0, best_left = 0;
   for (uint32_t i = 0; busy && i + 1 < CPUEXEC__LANES; i++) {
     uint32_t index = 1 + (w->lane_next + i) % (CPUEXEC__LANES - 1);
     if (!(busy & (1u << index))) continue;
-    uint64_t a = atomic_load_explicit(&exec->lanes[index - 1].admit, memory_order_relaxed);
+    /* acquire: a strict region's mark is seen before its lane is (region.c). */
+    uint64_t a = atomic_load_explicit(&exec->lanes[index - 1].admit, memory_order_acquire);
     if (admit_closed(a) || admit_joined(a) >= admit_limit(a)) continue;
     if (admit_tasks(a) && atomic_load_explicit(&exec->lanes[index - 1].next, memory_order_relaxed) == 0) continue;
+    if (!admit_tasks(a) && cpuexec__occupancy_stand_aside(exec, w->index)) continue;
     if (admit_limit(a) - admit_joined(a) > best_left) {
       best = index;
       best_left = admit_limit(a) - admit_joined(a);
@@ -308,6 +313,9 @@ bool cpuexec__lanes_serve(struct cpuexec_executor *exec, uint32_t worker_index) 
     w->lane_next = index; /* next time, start after this lane */
     if (admit_tasks(a)) {
       serve_tasks(exec, l);
+      /* Tasks come from a thread that waits for them: spinning for the
+       * next ones takes no processor from a caller (region_lanes.h). */
+      w->unsettled_regions = 0;
       return true;
     }
     uint32_t p = admit_joined(a), participants = l->participants;

@@ -279,6 +279,8 @@ int cpuexec__lane0_run(struct cpuexec_executor *exec, int64_t total, int64_t gra
 
 /* ---- the worker's half ------------------------------------------------ */
 
+static const cpuexec__spin_plan park_at_once = {CPUEXEC__SPIN_NONE, 0, 0, false};
+
 /* Worker k's loop: wait for an open region, check in, run, leave. A worker
  * that finds its region taken (see executor_internal.h) has read only its
  * epoch and goes straight back to waiting. */
@@ -299,14 +301,20 @@ void *cpuexec__worker_main(void *arg) {
         cpuexec__epoch_clear_nudge(&slot->epoch, atomic_load_explicit(&slot->epoch, memory_order_relaxed)) == e &&
         cpuexec__lanes_serve(exec, w->index))
       continue;
-    bool joined = false;
+    bool joined = false, aside = cpuexec__occupancy_stand_aside(exec, w->index);
     cpuexec__wait_report seen;
-    uint32_t now = cpuexec__wait_while_equal(&slot->epoch, e, &slot->parked, &exec->spin, &exec->caller_cpu, &hint, &seen);
+    /* Standing aside, or soon after callers ran beside each other
+     * (region_lanes.h), a worker parks at once: its spin could take a
+     * processor from a caller. */
+    bool spin = cpuexec__occupancy_lets_spin(exec, w, aside);
+    uint32_t now = cpuexec__wait_while_equal(&slot->epoch, e, &slot->parked, spin ? &exec->spin : &park_at_once,
+                                             &exec->caller_cpu, spin ? &hint : NULL, &seen);
     if (now & CPUEXEC__EPOCH_NUDGE) {
       now = cpuexec__epoch_clear_nudge(&slot->epoch, now);
       if (now == e) continue; /* a nudge only: the lanes, at the top */
     }
     e = now;
+    aside = false;
     while (cpuexec__epoch_open(e)) {
       cpuexec__worker_gate_fn gate = CPUEXEC__TEST_HOOK(cpuexec__test_worker_gate, NULL);
       if (gate) {
@@ -314,10 +322,16 @@ void *cpuexec__worker_main(void *arg) {
         e = atomic_load_explicit(&slot->epoch, memory_order_relaxed);
         if (!cpuexec__epoch_open(e)) break;
       }
+      /* The region is left to its caller, who takes the share over. */
+      if ((aside = cpuexec__occupancy_stand_aside(exec, w->index))) break;
       if (cpuexec__epoch_try_join(&slot->epoch, &e)) {
         joined = true;
         break;
       }
+    }
+    if (aside) {
+      CPUEXEC__COUNT_AS(cpuexec__counters_of(exec), w->index, stood_aside, 1);
+      continue;
     }
     /* Taken, and nudged since: the nudge is looked at, at the top. */
     if (e & CPUEXEC__EPOCH_NUDGE) e = cpuexec__epoch_clear_nudge(&slot->epoch, e);

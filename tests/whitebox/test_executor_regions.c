@@ -78,8 +78,11 @@ static void pair_on(uint32_t threads, int rounds) {
   assert_int_equal(atomic_load(&b.bad), 0);
   cpuexec_counters c;
   assert_int_equal(cpuexec_executor_counters_get(exec, &c), 0);
-  /* Every round one of the two ran beside the other's lane-0 region. */
-  assert_true(c.concurrent_regions >= (uint64_t)rounds);
+  /* Every round one of the two ran beside the other's lane-0 region: in a
+   * lane, or alone when the two callers occupy every thread (pool of 2). */
+  assert_true(c.concurrent_regions + c.occupied_inline >= (uint64_t)rounds);
+  if (threads == 2) assert_int_equal(c.concurrent_regions, 0);
+  if (threads > 2) assert_int_equal(c.occupied_inline, 0);
   assert_true(c.participants_run >= 2 * (uint64_t)rounds && c.participants_run <= 2 * (uint64_t)rounds * threads);
   assert_int_equal(c.bound_inline, 0);
   cpuexec_executor_release(exec);
@@ -130,7 +133,8 @@ typedef struct stress_region {
   _Atomic uint32_t hits[STRESS_MAX_TOTAL];
   _Atomic uintptr_t thread_of[64];  /* participant index -> the thread that ran as it */
   _Atomic int open;                 /* 1 from before the call until it returned */
-  int32_t expect_count;
+  _Atomic int32_t seen_count;       /* the participant count its first callback saw (0: none yet) */
+  int32_t expect_count;             /* the most it may be: admitted, before the occupancy rule */
   int64_t fail_at;                  /* -1: none */
   int fail_value;
   _Atomic uint32_t bad_count, bad_index, after_return;
@@ -149,7 +153,13 @@ typedef struct stress_caller {
 static int stress_body(void *ctx, int64_t begin, int64_t end) {
   stress_region *r = ctx;
   int32_t count = cpuexec_participant_count(), index = cpuexec_participant_index();
-  if (count != r->expect_count) atomic_fetch_add(&r->bad_count, 1);
+  /* The occupancy rule (src/executor/region_lanes.h) may admit fewer
+   * participants than asked for while other callers run, but every
+   * callback of one region sees one count. */
+  int32_t first = 0;
+  if (count < 1 || count > r->expect_count ||
+      (!atomic_compare_exchange_strong(&r->seen_count, &first, count) && first != count))
+    atomic_fetch_add(&r->bad_count, 1);
   if (index < 0 || index >= count || index >= 64) {
     atomic_fetch_add(&r->bad_index, 1);
   } else {
@@ -182,6 +192,7 @@ static void *stress_loop(void *arg) {
     r->fail_value = 1000 + 100 * c->id + n % 100;
     for (int i = 0; i < STRESS_MAX_TOTAL; i++) atomic_store(&r->hits[i], 0);
     for (int i = 0; i < 64; i++) atomic_store(&r->thread_of[i], 0);
+    atomic_store(&r->seen_count, 0);
     atomic_store(&r->open, 1);
     int rc = cpuexec_parallel_for(c->exec, total, grain, r, stress_body, max);
     int value = rc == CPUEXEC_ECALLBACK ? cpuexec_error_callback_value() : 0;
@@ -297,13 +308,17 @@ static int strict_body(void *ctx, int64_t begin, int64_t end) {
 
 static uint64_t popcount_of(_Atomic uint64_t *bits) { return (uint64_t)__builtin_popcountll(atomic_load(bits)); }
 
-/* Pool of 3: callers hold both workers in their regions (one in lane 0,
- * one in lane 0 and a lane) until the strict region's participant 0 lets
- * them go; the strict region then gets all three participants. */
+/* Callers hold workers in their regions until the strict region's
+ * participant 0 lets them go; the strict region then gets every
+ * participant. Layout 0, pool of 3: one caller holds both workers in lane
+ * 0. Layout 1, pool of 4: one holds worker 1 in lane 0, another worker 2
+ * in a lane, and worker 3 stands aside by the occupancy rule (two callers
+ * and two workers occupy the four threads) until the strict region comes. */
 static void strict_region_gets_a_full_team_while_workers_are_busy_elsewhere(void **state) {
   (void)state;
   for (int layout = 0; layout < 2; layout++) {
-    cpuexec_executor *exec = test_executor(3);
+    uint32_t threads = layout == 0 ? 3 : 4;
+    cpuexec_executor *exec = test_executor(threads);
     _Atomic int64_t release = 0;
     busy_caller busy[2] = {{exec, {0, &release}, layout == 0 ? 3 : 2, -1}, {exec, {0, &release}, 2, -1}};
     int callers = layout == 0 ? 1 : 2;
@@ -315,14 +330,180 @@ static void strict_region_gets_a_full_team_while_workers_are_busy_elsewhere(void
       while (popcount_of(&busy[i].region.arrived) < (uint64_t)busy[i].participants) sched_yield();
     }
     strict_region s = {0, 0, &release};
-    assert_int_equal(cpuexec_parallel_for_flags(exec, 3, 1, &s, strict_body, 0, CPUEXEC_FOR_EVERY_PARTICIPANT), 0);
-    assert_int_equal(atomic_load(&s.ran), 0x7u);
+    assert_int_equal(
+        cpuexec_parallel_for_flags(exec, threads, 1, &s, strict_body, 0, CPUEXEC_FOR_EVERY_PARTICIPANT), 0);
+    assert_int_equal(atomic_load(&s.ran), (1u << threads) - 1u);
     for (int i = 0; i < callers; i++) {
       pthread_join(t[i], NULL);
       assert_int_equal(busy[i].rc, 0);
     }
     cpuexec_executor_release(exec);
   }
+}
+
+/* ---- the occupancy rule ------------------------------------------------ */
+
+/* A region whose participant 0 says it started, then every callback waits
+ * for `release`: a caller holding lane 0 and the workers that joined it. */
+typedef struct held_region {
+  cpuexec_executor *exec;
+  int32_t participants;
+  _Atomic int64_t entered;
+  _Atomic int64_t release;
+  int rc;
+} held_region;
+
+static int held_body(void *ctx, int64_t begin, int64_t end) {
+  held_region *h = ctx;
+  (void)begin, (void)end;
+  if (cpuexec_participant_index() == 0) atomic_store(&h->entered, 1);
+  wait_until_at_least(&h->release, 1);
+  return 0;
+}
+
+static void *held_loop(void *arg) {
+  held_region *h = arg;
+  h->rc = cpuexec_parallel_for(h->exec, h->participants, 1, h, held_body, h->participants);
+  return NULL;
+}
+
+/* What the callbacks of a region beside the held one saw. */
+typedef struct beside_region {
+  _Atomic int32_t count_min, count_max;
+  _Atomic uint32_t other_threads; /* callbacks not on the calling thread */
+  pthread_t caller;
+} beside_region;
+
+static int beside_body(void *ctx, int64_t begin, int64_t end) {
+  beside_region *b = ctx;
+  (void)begin, (void)end;
+  int32_t count = cpuexec_participant_count();
+  if (count < atomic_load(&b->count_min)) atomic_store(&b->count_min, count);
+  if (count > atomic_load(&b->count_max)) atomic_store(&b->count_max, count);
+  if (!pthread_equal(pthread_self(), b->caller)) atomic_fetch_add(&b->other_threads, 1);
+  return 0;
+}
+
+/* While `held` holds lane 0, the calling thread runs a region of 64 chunks
+ * beside it; returns what its callbacks saw. */
+static beside_region run_beside_held(cpuexec_executor *exec, held_region *held, pthread_t *holder) {
+  held->exec = exec;
+  assert_int_equal(pthread_create(holder, NULL, held_loop, held), 0);
+  wait_until_at_least(&held->entered, 1);
+  beside_region b = {INT32_MAX, 0, 0, pthread_self()};
+  assert_int_equal(cpuexec_parallel_for(exec, 64, 1, &b, beside_body, 0), 0);
+  atomic_store(&held->release, 1);
+  pthread_join(*holder, NULL);
+  assert_int_equal(held->rc, 0);
+  return b;
+}
+
+/* Pool of 2, one caller in lane 0: a second caller would make three
+ * runnable threads with the worker, so its region runs alone on it. */
+static void a_caller_beside_another_in_a_pool_of_two_runs_alone(void **state) {
+  (void)state;
+  cpuexec_executor *exec = test_executor(2);
+  assert_int_equal(cpuexec_executor_counters_enable(exec), 0);
+  held_region held = {.participants = 2};
+  pthread_t holder;
+  beside_region b = run_beside_held(exec, &held, &holder);
+  assert_int_equal(atomic_load(&b.count_min), 1);
+  assert_int_equal(atomic_load(&b.count_max), 1);
+  assert_int_equal(atomic_load(&b.other_threads), 0);
+  cpuexec_counters c;
+  assert_int_equal(cpuexec_executor_counters_get(exec, &c), 0);
+  assert_int_equal(c.occupied_inline, 1);
+  assert_int_equal(c.concurrent_regions, 0);
+  cpuexec_executor_release(exec);
+}
+
+/* Pool of 4, one caller in lane 0: the region beside it admits what the
+ * other caller leaves, 4 - 1 = 3 participants. */
+static void a_caller_beside_another_admits_the_threads_left(void **state) {
+  (void)state;
+  cpuexec_executor *exec = test_executor(4);
+  held_region held = {.participants = 2};
+  pthread_t holder;
+  beside_region b = run_beside_held(exec, &held, &holder);
+  assert_int_equal(atomic_load(&b.count_min), 3);
+  assert_int_equal(atomic_load(&b.count_max), 3);
+  cpuexec_executor_release(exec);
+}
+
+/* Pool of 2. Worker 1 is held at the gate as it is about to join caller
+ * A's lane-0 region; caller B then runs a region beside it (alone), and
+ * from inside that region lets the worker go: with two callers running,
+ * the worker would be a third running thread on two, so it must stand
+ * aside (counted), and A runs the worker's share itself. */
+static _Atomic int aside_gate_reached, aside_gate_open;
+
+static void aside_gate(struct cpuexec_executor *exec, uint32_t index) {
+  (void)exec, (void)index;
+  atomic_store(&aside_gate_reached, 1);
+  while (!atomic_load(&aside_gate_open)) sched_yield();
+}
+
+typedef struct aside_state {
+  cpuexec_executor *exec;
+  _Atomic int64_t entered, release;
+  _Atomic int worker_joined;
+  int rc;
+} aside_state;
+
+static int aside_held_body(void *ctx, int64_t begin, int64_t end) {
+  aside_state *a = ctx;
+  (void)begin, (void)end;
+  if (cpuexec_participant_index() == 0)
+    atomic_store(&a->entered, 1);
+  else
+    atomic_store(&a->worker_joined, 1);
+  wait_until_at_least(&a->release, 1);
+  return 0;
+}
+
+static void *aside_holder(void *arg) {
+  aside_state *a = arg;
+  a->rc = cpuexec_parallel_for(a->exec, 2, 1, a, aside_held_body, 2);
+  return NULL;
+}
+
+static uint64_t stood_aside_of(cpuexec_executor *exec) {
+  cpuexec_counters c;
+  assert_int_equal(cpuexec_executor_counters_get(exec, &c), 0);
+  return c.stood_aside;
+}
+
+static int aside_beside_body(void *ctx, int64_t begin, int64_t end) {
+  aside_state *a = ctx;
+  (void)begin, (void)end;
+  atomic_store(&aside_gate_open, 1);
+  /* Either way the worker decides: it stands aside, or it joins A. */
+  while (stood_aside_of(a->exec) == 0 && !atomic_load(&a->worker_joined)) sched_yield();
+  return 0;
+}
+
+static void a_worker_past_the_threads_stands_aside(void **state) {
+  (void)state;
+  cpuexec_executor *exec = test_executor(2);
+  assert_int_equal(cpuexec_executor_counters_enable(exec), 0);
+  aside_state a = {.exec = exec};
+  atomic_store(&aside_gate_reached, 0);
+  atomic_store(&aside_gate_open, 0);
+  atomic_store(&cpuexec__test_worker_gate, aside_gate);
+  pthread_t holder;
+  assert_int_equal(pthread_create(&holder, NULL, aside_holder, &a), 0);
+  while (!atomic_load(&aside_gate_reached) || !atomic_load(&a.entered)) sched_yield();
+  assert_int_equal(cpuexec_parallel_for(exec, 4, 1, &a, aside_beside_body, 0), 0);
+  atomic_store(&a.release, 1);
+  pthread_join(holder, NULL);
+  atomic_store(&cpuexec__test_worker_gate, NULL);
+  assert_int_equal(a.rc, 0);
+  assert_int_equal(atomic_load(&a.worker_joined), 0);
+  assert_int_equal(stood_aside_of(exec), 1);
+  cpuexec_counters c;
+  assert_int_equal(cpuexec_executor_counters_get(exec, &c), 0);
+  assert_int_equal(c.takeovers, 1);
+  cpuexec_executor_release(exec);
 }
 
 /* ---- the bound ---------------------------------------------------------- */
@@ -356,10 +537,12 @@ static void *bound_caller(void *arg) {
 
 /* CPUEXEC__LANES callers hold every lane until one more caller reaches its
  * callback: that one runs its region inline on its own thread, so all of
- * them finish, and nobody waited for anybody's region to start. */
+ * them finish, and nobody waited for anybody's region to start. A pool of
+ * CPUEXEC__LANES + 2 threads: the occupancy rule still leaves every caller
+ * room for a worker, so each takes a lane rather than running alone. */
 static void a_caller_past_the_bound_runs_its_region_inline(void **state) {
   (void)state;
-  cpuexec_executor *exec = test_executor(2);
+  cpuexec_executor *exec = test_executor(CPUEXEC__LANES + 2);
   assert_int_equal(cpuexec_executor_counters_enable(exec), 0);
   bound_state b = {exec, 0, CPUEXEC__LANES + 1, 0};
   pthread_t t[CPUEXEC__LANES + 1];
@@ -370,6 +553,7 @@ static void a_caller_past_the_bound_runs_its_region_inline(void **state) {
   assert_int_equal(cpuexec_executor_counters_get(exec, &c), 0);
   assert_int_equal(c.bound_inline, 1);
   assert_int_equal(c.concurrent_regions, CPUEXEC__LANES - 1);
+  assert_int_equal(c.occupied_inline, 0);
   cpuexec_executor_release(exec);
 }
 
@@ -378,6 +562,9 @@ int main(void) {
       cmocka_unit_test(two_callers_whose_regions_need_each_other_run_at_once),
       cmocka_unit_test(four_callers_thousands_of_regions_with_random_holds_each_index_once),
       cmocka_unit_test(strict_region_gets_a_full_team_while_workers_are_busy_elsewhere),
+      cmocka_unit_test(a_caller_beside_another_in_a_pool_of_two_runs_alone),
+      cmocka_unit_test(a_caller_beside_another_admits_the_threads_left),
+      cmocka_unit_test(a_worker_past_the_threads_stands_aside),
       cmocka_unit_test(a_caller_past_the_bound_runs_its_region_inline),
   };
   return cmocka_run_group_tests_name("executor regions at once", tests, NULL, NULL);
