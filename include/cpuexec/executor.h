@@ -67,8 +67,14 @@
  * n = cpuexec_participant_count() the admitted count (never above
  * max_participants and the effective threads), its own error, no callback
  * after its call returns, nested calls inline, hooks on every participant.
- * The threads running callbacks are the workers plus the calling threads
- * themselves. A caller that finds 8 regions running already runs its loop
+ * The threads running callbacks never outnumber the executor's effective
+ * threads, the callers in regions included: a region opened while c other
+ * callers run regions on the executor admits at most threads - c
+ * participants (n = 1, the loop on the caller alone, when none are left;
+ * cpuexec_counters.occupied_inline), and a worker that would be one thread
+ * too many leaves its share to the region's caller and parks
+ * (cpuexec_counters.stood_aside; doc/performance.md, section 6). A caller
+ * that finds 8 regions running already runs its loop
  * inline on its own thread, serially, as participant 0 of 1 (counted in
  * cpuexec_counters.bound_inline). CPUEXEC_FOR_EVERY_PARTICIPANT regions (every
  * region of an executor made with participation=every_participant) run

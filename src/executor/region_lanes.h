@@ -14,8 +14,9 @@
  *   - a caller that finds every lane taken (CPUEXEC__LANES callers in the
  *     executor already) runs its region inline on its own thread, as
  *     participant 0 of 1, the serial loop (counted in `bound_inline`). So
- *     no caller ever waits for another caller's region, and the threads
- *     running callbacks are the workers plus the callers themselves.
+ *     no caller ever waits for another caller's region; and by the
+ *     occupancy rule (below) the callers and the workers running callbacks
+ *     never outnumber the executor's threads.
  *
  * A lane's region. participants = min(max_participants, effective threads,
  * chunks), as in lane 0. Chunk p (p < participants) is reserved for
