@@ -100,6 +100,12 @@ typedef struct cpuexec__slot {
   _Atomic int32_t cpu;   /* worker k's processor when it last joined (-1: unknown) */
   bool fpenv;             /* apply `env` (the caller's FP control state) for the region */
   cpuexec__fpenv env;
+  /* A woken worker that does not run (region_protocol.c, admit_workers):
+   * worker k counts its returns from parking; the caller notes the count
+   * at each wake it makes. */
+  _Atomic uint32_t resumed;
+  uint32_t resumed_at_wake;
+  bool woken; /* the caller's previous admission of k made a wake call */
 } cpuexec__slot;
 
 _Static_assert(sizeof(cpuexec__slot) == CPUEXEC__LINE, "a slot is one line pair");
@@ -189,6 +195,21 @@ static inline bool cpuexec__epoch_admit_and_wake(cpuexec__slot *s) {
   return false;
 }
 
+/* The caller, admitting worker k (`woke`: the admission made a wake call):
+ * whether k was woken by the previous admission too and has not returned
+ * from parking since, so it is runnable but does not run. Seen on the VM
+ * after an idle spell: the kernel queues the woken worker on the waker's
+ * processor, behind the caller, while the other processor idles, and the
+ * caller, never blocking, takes over every share until the next tick
+ * (axpy_64k: 358 of 361 regions; doc/performance.md, section 7). */
+static inline bool cpuexec__slot_woken_but_not_running(cpuexec__slot *s, bool woke) {
+  uint32_t resumed = atomic_load_explicit(&s->resumed, memory_order_relaxed);
+  bool stuck = woke && s->woken && resumed == s->resumed_at_wake;
+  s->woken = woke;
+  s->resumed_at_wake = resumed;
+  return stuck;
+}
+
 /* The worker clears a nudge from its epoch (acquire: what the lane's opener
  * published before nudging is visible from here on) and returns the value
  * without it. */
@@ -211,6 +232,7 @@ typedef struct cpuexec__worker {
    * this worker spins again. */
   uint32_t side_arrivals_seen;
   uint32_t unsettled_regions;
+  bool missed; /* the latest region it saw ran without it (region_protocol.c) */
   pthread_t thread;
   cpuexec__cadence cadence;
 } cpuexec__worker;
@@ -247,6 +269,9 @@ struct cpuexec_executor {
   /* What the dispatcher writes on every region lives apart from what
    * workers read, or each region would move one more line to each worker. */
   alignas(CPUEXEC__LINE) pthread_mutex_t dispatch_lock; /* held by the caller of lane 0's region (trylock) */
+  /* 1 while lane 0's caller runs a region, on the line its lock already
+   * dirties; read only by a worker that missed a region (region_protocol.c). */
+  _Atomic uint32_t lane0_running;
   pthread_mutex_t strict_lock; /* one CPUEXEC_FOR_EVERY_PARTICIPANT region at a time (region_lanes.h) */
 
   /* Lanes 1 .. CPUEXEC__LANES - 1 (region_lanes.h): NULL for executors

@@ -219,7 +219,9 @@ static void publish_slots(struct cpuexec_executor *exec, int64_t total, int64_t 
 
 /* Opens lane 0's region to workers 1 .. participants - 1: the slots, then
  * the epochs (children first in wide regions: a parent that joins early
- * must find its children's epochs already open, wake_tree.h). Returns the
+ * must find its children's epochs already open, wake_tree.h). A caller
+ * that finds a worker woken but not running moves off its processor
+ * (unless the policy places it), so the worker can run there. Returns the
  * wake calls made. */
 static uint64_t admit_workers(struct cpuexec_executor *exec, uint32_t participants) {
   if (participants >= exec->wake_tree_min) { /* wide regions: wake_tree.h */
@@ -227,7 +229,16 @@ static uint64_t admit_workers(struct cpuexec_executor *exec, uint32_t participan
     return cpuexec__wake_tree_children(exec, 0, participants);
   }
   uint64_t wakes = 0;
-  for (uint32_t k = 1; k < participants; k++) wakes += cpuexec__epoch_admit_and_wake(&exec->slots[k]);
+  bool stuck = false;
+  for (uint32_t k = 1; k < participants; k++) {
+    bool woke = cpuexec__epoch_admit_and_wake(&exec->slots[k]);
+    wakes += woke;
+    stuck |= cpuexec__slot_woken_but_not_running(&exec->slots[k], woke);
+  }
+  if (stuck && !exec->pin_caller) {
+    int32_t here = cpuexec__os_current_cpu();
+    if (here >= 0) cpuexec__os_step_off(&here, 1);
+  }
   return wakes;
 }
 
@@ -266,6 +277,7 @@ static uint32_t finish_region(struct cpuexec_executor *exec, uint32_t participan
 
 int cpuexec__lane0_run(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn,
                        uint32_t participants, bool every, const cpuexec__fpenv *env, uint32_t *ran) {
+  atomic_store_explicit(&exec->lane0_running, 1, memory_order_relaxed);
   publish_slots(exec, total, grain, ctx, fn, participants, !every, env);
   uint64_t wakes = admit_workers(exec, participants);
   cpuexec__region_participate(exec, 0);
@@ -273,6 +285,7 @@ int cpuexec__lane0_run(struct cpuexec_executor *exec, int64_t total, int64_t gra
   if (wakes) CPUEXEC__COUNT(cpuexec__counters_of(exec), wakeups, wakes);
   int rc = atomic_load_explicit(&exec->error, memory_order_relaxed);
   if (rc != 0) atomic_store_explicit(&exec->error, 0, memory_order_relaxed);
+  atomic_store_explicit(&exec->lane0_running, 0, memory_order_relaxed);
   pthread_mutex_unlock(&exec->dispatch_lock);
   return rc;
 }
@@ -280,6 +293,38 @@ int cpuexec__lane0_run(struct cpuexec_executor *exec, int64_t total, int64_t gra
 /* ---- the worker's half ------------------------------------------------ */
 
 static const cpuexec__spin_plan park_at_once = {CPUEXEC__SPIN_NONE, 0, 0, false};
+
+/* The most a worker that missed a region spins on for the one running
+ * (below), beyond its plan's spin. */
+#define LATE_SPIN_NS 1000000u
+
+/* A worker that missed a region (its share was taken over: it woke too
+ * late) spins while lane 0's caller still runs that region, then waits as
+ * usual. The next region comes when this one ends, and a worker parked
+ * meanwhile would miss it too: a parked worker takes 0.1-0.5 ms to run
+ * again on the VM, more than a share of a streaming loop, so back-to-back
+ * regions of a few hundred microseconds each ran on the caller alone, one
+ * after the other (axpy_1m: 27 of 29 regions taken over; doc/performance.md,
+ * section 7). Adaptive plans only, and at most LATE_SPIN_NS: the caller is
+ * busy meanwhile, so the spin takes no idle processor's time away. */
+static void follow_running_region(struct cpuexec_executor *exec, cpuexec__slot *slot, uint32_t e) {
+  uint64_t deadline = 0;
+  for (uint32_t i = 1; atomic_load_explicit(&slot->epoch, memory_order_relaxed) == e &&
+                       atomic_load_explicit(&exec->lane0_running, memory_order_relaxed) != 0;
+       i++) {
+    if (i % CPUEXEC__SPIN_CLOCK_EVERY == 0) {
+      uint64_t now = cpuexec__os_now_ns();
+      if (deadline == 0)
+        deadline = now + LATE_SPIN_NS;
+      else if (now >= deadline)
+        return;
+      /* Sharing the caller's processor: let it run (wait.h). */
+      if (atomic_load_explicit(&exec->caller_cpu, memory_order_relaxed) == cpuexec__os_current_cpu())
+        cpuexec__os_yield();
+    }
+    cpuexec__cpu_relax();
+  }
+}
 
 /* Worker k's loop: wait for an open region, check in, run, leave. A worker
  * that finds its region taken (see executor_internal.h) has read only its
@@ -307,8 +352,12 @@ void *cpuexec__worker_main(void *arg) {
      * (region_lanes.h), a worker parks at once: its spin could take a
      * processor from a caller. */
     bool spin = cpuexec__occupancy_lets_spin(exec, w, aside);
+    if (spin && w->missed && exec->spin.adaptive) follow_running_region(exec, slot, e);
     uint32_t now = cpuexec__wait_while_equal(&slot->epoch, e, &slot->parked, spin ? &exec->spin : &park_at_once,
                                              &exec->caller_cpu, spin ? &hint : NULL, &seen);
+    if (seen.slept) /* read by admit_workers */
+      atomic_store_explicit(&slot->resumed, atomic_load_explicit(&slot->resumed, memory_order_relaxed) + 1,
+                            memory_order_relaxed);
     if (now & CPUEXEC__EPOCH_NUDGE) {
       now = cpuexec__epoch_clear_nudge(&slot->epoch, now);
       if (now == e) continue; /* a nudge only: the lanes, at the top */
@@ -329,6 +378,7 @@ void *cpuexec__worker_main(void *arg) {
         break;
       }
     }
+    w->missed = !joined && !aside;
     if (aside) {
       CPUEXEC__COUNT_AS(cpuexec__counters_of(exec), w->index, stood_aside, 1);
       continue;
