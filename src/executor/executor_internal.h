@@ -272,6 +272,9 @@ struct cpuexec_executor {
   /* 1 while lane 0's caller runs a region, on the line its lock already
    * dirties; read only by a worker that missed a region (region_protocol.c). */
   _Atomic uint32_t lane0_running;
+  /* The arrivals of callers beside another (`side`, region_lanes.h) as
+   * lane 0's caller last looked, when it found a worker stuck. */
+  uint32_t lane0_side_arrivals_seen;
   pthread_mutex_t strict_lock; /* one CPUEXEC_FOR_EVERY_PARTICIPANT region at a time (region_lanes.h) */
 
   /* Lanes 1 .. CPUEXEC__LANES - 1 (region_lanes.h): NULL for executors

@@ -217,12 +217,25 @@ static void publish_slots(struct cpuexec_executor *exec, int64_t total, int64_t 
   }
 }
 
+/* Whether lane 0's caller, having found a worker woken but not running,
+ * moves off its processor so the worker can run there: not when the
+ * policy places the caller, nor when the workers are pinned (a caller on
+ * a pinned worker's processor steps off it in region.c; moving elsewhere
+ * could put it there), nor when other callers ran beside it since it last
+ * looked (with the processors busy with callers, a worker that cannot run
+ * is the occupancy rule's business, region_lanes.h). */
+static bool step_off_for_stuck_worker(struct cpuexec_executor *exec) {
+  uint32_t arrivals = atomic_load_explicit(&exec->side, memory_order_relaxed) / CPUEXEC__SIDE_ARRIVAL;
+  bool calm = arrivals == exec->lane0_side_arrivals_seen;
+  exec->lane0_side_arrivals_seen = arrivals;
+  return calm && !exec->pin_caller && atomic_load_explicit(&exec->first_worker_cpu, memory_order_relaxed) < 0;
+}
+
 /* Opens lane 0's region to workers 1 .. participants - 1: the slots, then
  * the epochs (children first in wide regions: a parent that joins early
  * must find its children's epochs already open, wake_tree.h). A caller
- * that finds a worker woken but not running moves off its processor
- * (unless the policy places it), so the worker can run there. Returns the
- * wake calls made. */
+ * that finds a worker woken but not running may move off its processor
+ * (above). Returns the wake calls made. */
 static uint64_t admit_workers(struct cpuexec_executor *exec, uint32_t participants) {
   if (participants >= exec->wake_tree_min) { /* wide regions: wake_tree.h */
     for (uint32_t k = participants - 1; k >= 1; k--) cpuexec__epoch_admit(&exec->slots[k].epoch);
@@ -235,7 +248,7 @@ static uint64_t admit_workers(struct cpuexec_executor *exec, uint32_t participan
     wakes += woke;
     stuck |= cpuexec__slot_woken_but_not_running(&exec->slots[k], woke);
   }
-  if (stuck && !exec->pin_caller) {
+  if (stuck && step_off_for_stuck_worker(exec)) {
     int32_t here = cpuexec__os_current_cpu();
     if (here >= 0) cpuexec__os_step_off(&here, 1);
   }
