@@ -100,12 +100,9 @@ typedef struct cpuexec__slot {
   _Atomic int32_t cpu;   /* worker k's processor when it last joined (-1: unknown) */
   bool fpenv;             /* apply `env` (the caller's FP control state) for the region */
   cpuexec__fpenv env;
-  /* A woken worker that does not run (region_protocol.c, admit_workers):
-   * worker k counts its returns from parking; the caller notes the count
-   * at each wake it makes. */
-  _Atomic uint32_t resumed;
-  uint32_t resumed_at_wake;
-  bool woken; /* the caller's previous admission of k made a wake call */
+  /* The caller's: worker k's regions_seen when k last missed a region
+   * (region_protocol.c, settle_workers). */
+  uint32_t seen_at_miss;
 } cpuexec__slot;
 
 _Static_assert(sizeof(cpuexec__slot) == CPUEXEC__LINE, "a slot is one line pair");
@@ -195,18 +192,18 @@ static inline bool cpuexec__epoch_admit_and_wake(cpuexec__slot *s) {
   return false;
 }
 
-/* The caller, admitting worker k (`woke`: the admission made a wake call):
- * whether k was woken by the previous admission too and has not returned
- * from parking since, so it is runnable but does not run. Seen on the VM
- * after an idle spell: the kernel queues the woken worker on the waker's
- * processor, behind the caller, while the other processor idles, and the
- * caller, never blocking, takes over every share until the next tick
- * (axpy_64k: 358 of 361 regions; doc/performance.md, section 7). */
-static inline bool cpuexec__slot_woken_but_not_running(cpuexec__slot *s, bool woke) {
-  uint32_t resumed = atomic_load_explicit(&s->resumed, memory_order_relaxed);
-  bool stuck = woke && s->woken && resumed == s->resumed_at_wake;
-  s->woken = woke;
-  s->resumed_at_wake = resumed;
+/* The caller, finding that worker k missed a region (seen: k's
+ * regions_seen now): whether k also missed the previous one it missed
+ * without seeing a single region in between, so it is runnable but does
+ * not run. Seen on the VM after an idle spell: the kernel queues the woken
+ * worker on the caller's processor, behind the caller, while the other
+ * processor idles, and the caller, never blocking, takes over every share
+ * until the next tick (axpy_64k: 358 of 361 regions; doc/performance.md,
+ * section 7). A worker that is merely slower than tiny regions sees each
+ * one it misses. */
+static inline bool cpuexec__slot_missed_unseen(cpuexec__slot *s, uint32_t seen) {
+  bool stuck = seen == s->seen_at_miss;
+  s->seen_at_miss = seen;
   return stuck;
 }
 
@@ -233,6 +230,9 @@ typedef struct cpuexec__worker {
   uint32_t side_arrivals_seen;
   uint32_t unsettled_regions;
   bool missed; /* the latest region it saw ran without it (region_protocol.c) */
+  /* Epoch changes this worker has seen (wrapping), read by the caller only
+   * when the worker missed a region (cpuexec__slot_missed_unseen). */
+  _Atomic uint32_t regions_seen;
   pthread_t thread;
   cpuexec__cadence cadence;
 } cpuexec__worker;

@@ -154,22 +154,45 @@ void cpuexec__region_leave(struct cpuexec_executor *exec, uint32_t index) {
   cpuexec__finish_count_leave(exec->finish, index);
 }
 
+/* Whether lane 0's caller, having found a worker runnable but not running,
+ * moves off its processor so the worker can run there: not when the
+ * policy places the caller, nor when the workers are pinned (a caller on
+ * a pinned worker's processor steps off it in region.c; moving elsewhere
+ * could put it there), nor when other callers ran beside it since it last
+ * looked (with the processors busy with callers, a worker that cannot run
+ * is the occupancy rule's business, region_lanes.h). */
+static bool step_off_for_stuck_worker(struct cpuexec_executor *exec) {
+  uint32_t arrivals = atomic_load_explicit(&exec->side, memory_order_relaxed) / CPUEXEC__SIDE_ARRIVAL;
+  bool calm = arrivals == exec->lane0_side_arrivals_seen;
+  exec->lane0_side_arrivals_seen = arrivals;
+  return calm && !exec->pin_caller && atomic_load_explicit(&exec->first_worker_cpu, memory_order_relaxed) < 0;
+}
+
 /* After the caller's share: closes every worker region still open (a
  * failed region may have stopped before the ring reached it), counts in
  * each group's tally the workers that joined, and sets *waited_cpu to where
- * one of them runs. */
+ * one of them runs. A worker that missed this region and the one it missed
+ * before without seeing any in between may make the caller move off its
+ * processor (step_off_for_stuck_worker). */
 static void settle_workers(struct cpuexec_executor *exec, uint32_t participants,
                            const _Atomic int32_t **waited_cpu) {
   cpuexec__finish_tally *tally = exec->finish_tally;
   for (uint32_t g = 0; g <= cpuexec__finish_group_of(participants - 1); g++) tally[g].expect = tally[g].target;
-  bool first = true;
+  bool first = true, stuck = false;
   for (uint32_t k = 1; k < participants; k++) {
     cpuexec__slot *s = &exec->slots[k];
     if (cpuexec__epoch_settle(&s->epoch) == CPUEXEC__EPOCH_JOINED) {
       tally[cpuexec__finish_group_of(k)].expect++;
       if (first) *waited_cpu = &s->cpu;
       first = false;
+    } else {
+      uint32_t seen = atomic_load_explicit(&exec->workers[k - 1].regions_seen, memory_order_relaxed);
+      stuck |= cpuexec__slot_missed_unseen(s, seen);
     }
+  }
+  if (stuck && step_off_for_stuck_worker(exec)) {
+    int32_t here = cpuexec__os_current_cpu();
+    if (here >= 0) cpuexec__os_step_off(&here, 1);
   }
 }
 
@@ -217,41 +240,17 @@ static void publish_slots(struct cpuexec_executor *exec, int64_t total, int64_t 
   }
 }
 
-/* Whether lane 0's caller, having found a worker woken but not running,
- * moves off its processor so the worker can run there: not when the
- * policy places the caller, nor when the workers are pinned (a caller on
- * a pinned worker's processor steps off it in region.c; moving elsewhere
- * could put it there), nor when other callers ran beside it since it last
- * looked (with the processors busy with callers, a worker that cannot run
- * is the occupancy rule's business, region_lanes.h). */
-static bool step_off_for_stuck_worker(struct cpuexec_executor *exec) {
-  uint32_t arrivals = atomic_load_explicit(&exec->side, memory_order_relaxed) / CPUEXEC__SIDE_ARRIVAL;
-  bool calm = arrivals == exec->lane0_side_arrivals_seen;
-  exec->lane0_side_arrivals_seen = arrivals;
-  return calm && !exec->pin_caller && atomic_load_explicit(&exec->first_worker_cpu, memory_order_relaxed) < 0;
-}
-
 /* Opens lane 0's region to workers 1 .. participants - 1: the slots, then
  * the epochs (children first in wide regions: a parent that joins early
- * must find its children's epochs already open, wake_tree.h). A caller
- * that finds a worker woken but not running may move off its processor
- * (above). Returns the wake calls made. */
+ * must find its children's epochs already open, wake_tree.h). Returns the
+ * wake calls made. */
 static uint64_t admit_workers(struct cpuexec_executor *exec, uint32_t participants) {
   if (participants >= exec->wake_tree_min) { /* wide regions: wake_tree.h */
     for (uint32_t k = participants - 1; k >= 1; k--) cpuexec__epoch_admit(&exec->slots[k].epoch);
     return cpuexec__wake_tree_children(exec, 0, participants);
   }
   uint64_t wakes = 0;
-  bool stuck = false;
-  for (uint32_t k = 1; k < participants; k++) {
-    bool woke = cpuexec__epoch_admit_and_wake(&exec->slots[k]);
-    wakes += woke;
-    stuck |= cpuexec__slot_woken_but_not_running(&exec->slots[k], woke);
-  }
-  if (stuck && step_off_for_stuck_worker(exec)) {
-    int32_t here = cpuexec__os_current_cpu();
-    if (here >= 0) cpuexec__os_step_off(&here, 1);
-  }
+  for (uint32_t k = 1; k < participants; k++) wakes += cpuexec__epoch_admit_and_wake(&exec->slots[k]);
   return wakes;
 }
 
@@ -312,25 +311,26 @@ static const cpuexec__spin_plan park_at_once = {CPUEXEC__SPIN_NONE, 0, 0, false}
 #define LATE_SPIN_NS 1000000u
 
 /* A worker that missed a region (its share was taken over: it woke too
- * late) spins while lane 0's caller still runs that region, then waits as
- * usual. The next region comes when this one ends, and a worker parked
- * meanwhile would miss it too: a parked worker takes 0.1-0.5 ms to run
- * again on the VM, more than a share of a streaming loop, so back-to-back
- * regions of a few hundred microseconds each ran on the caller alone, one
- * after the other (axpy_1m: 27 of 29 regions taken over; doc/performance.md,
- * section 7). Adaptive plans only, and at most LATE_SPIN_NS: the caller is
- * busy meanwhile, so the spin takes no idle processor's time away. */
+ * late) and then spun its plan's budget without a new one spins on while
+ * lane 0's caller still runs that region, then waits as usual. The next
+ * region comes when this one ends, and a worker parked meanwhile would
+ * miss it too: a parked worker takes 0.1-0.5 ms to run again on the VM,
+ * more than a share of a streaming loop, so back-to-back regions of a few
+ * hundred microseconds each ran on the caller alone, one after the other
+ * (axpy_1m: 27 of 29 regions taken over; doc/performance.md, section 7).
+ * Adaptive plans only, and at most LATE_SPIN_NS more: the caller is busy
+ * meanwhile, so the spin takes no idle processor's time away. The plain
+ * spin comes first so that back-to-back tiny regions, which it catches,
+ * never read the caller's line. */
 static void follow_running_region(struct cpuexec_executor *exec, cpuexec__slot *slot, uint32_t e) {
-  uint64_t deadline = 0;
+  uint64_t clock = cpuexec__os_now_ns();
+  uint64_t plain_end = clock + exec->spin.ns, deadline = plain_end + LATE_SPIN_NS;
+  if (cpuexec__spin_until(&slot->epoch, e, plain_end, &exec->caller_cpu, &clock)) return;
   for (uint32_t i = 1; atomic_load_explicit(&slot->epoch, memory_order_relaxed) == e &&
                        atomic_load_explicit(&exec->lane0_running, memory_order_relaxed) != 0;
        i++) {
     if (i % CPUEXEC__SPIN_CLOCK_EVERY == 0) {
-      uint64_t now = cpuexec__os_now_ns();
-      if (deadline == 0)
-        deadline = now + LATE_SPIN_NS;
-      else if (now >= deadline)
-        return;
+      if (cpuexec__os_now_ns() >= deadline) return;
       /* Sharing the caller's processor: let it run (wait.h). */
       if (atomic_load_explicit(&exec->caller_cpu, memory_order_relaxed) == cpuexec__os_current_cpu())
         cpuexec__os_yield();
@@ -365,12 +365,12 @@ void *cpuexec__worker_main(void *arg) {
      * (region_lanes.h), a worker parks at once: its spin could take a
      * processor from a caller. */
     bool spin = cpuexec__occupancy_lets_spin(exec, w, aside);
-    if (spin && w->missed && exec->spin.adaptive) follow_running_region(exec, slot, e);
+    if (spin && w->missed && exec->spin.adaptive && exec->spin.mode == CPUEXEC__SPIN_DURATION)
+      follow_running_region(exec, slot, e);
     uint32_t now = cpuexec__wait_while_equal(&slot->epoch, e, &slot->parked, spin ? &exec->spin : &park_at_once,
                                              &exec->caller_cpu, spin ? &hint : NULL, &seen);
-    if (seen.slept) /* read by admit_workers */
-      atomic_store_explicit(&slot->resumed, atomic_load_explicit(&slot->resumed, memory_order_relaxed) + 1,
-                            memory_order_relaxed);
+    atomic_store_explicit(&w->regions_seen, atomic_load_explicit(&w->regions_seen, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
     if (now & CPUEXEC__EPOCH_NUDGE) {
       now = cpuexec__epoch_clear_nudge(&slot->epoch, now);
       if (now == e) continue; /* a nudge only: the lanes, at the top */

@@ -373,20 +373,18 @@ static void the_spin_state_shows_the_policy(void **state) {
   assert_non_null(strstr(cpuexec_error_message(), "exec"));
 }
 
-/* The caller's test for a worker it woke that does not run (the kernel
- * queued it behind the caller): woken by two admissions in a row without
- * returning from its park in between. */
-static void a_worker_woken_twice_without_running_is_seen_stuck(void **state) {
+/* The caller's test for a worker that is runnable but does not run (the
+ * kernel queued it behind the caller): it missed two regions without
+ * seeing a single region in between. */
+static void a_worker_missing_regions_it_never_saw_is_seen_stuck(void **state) {
   (void)state;
   cpuexec__slot s;
   memset(&s, 0, sizeof s);
-  assert_false(cpuexec__slot_woken_but_not_running(&s, true));  /* the first wake */
-  assert_true(cpuexec__slot_woken_but_not_running(&s, true));   /* again, and it never ran */
-  atomic_store(&s.resumed, 1);                                  /* it ran and parked again */
-  assert_false(cpuexec__slot_woken_but_not_running(&s, true));
-  assert_false(cpuexec__slot_woken_but_not_running(&s, false)); /* found spinning: no wake */
-  assert_false(cpuexec__slot_woken_but_not_running(&s, true));  /* a wake after one without */
-  assert_true(cpuexec__slot_woken_but_not_running(&s, true));
+  assert_false(cpuexec__slot_missed_unseen(&s, 5)); /* a miss after it saw regions */
+  assert_true(cpuexec__slot_missed_unseen(&s, 5));  /* another, and it saw none since */
+  assert_false(cpuexec__slot_missed_unseen(&s, 6)); /* it saw one (the region it missed, late) */
+  assert_false(cpuexec__slot_missed_unseen(&s, 9)); /* a slow worker sees every region it misses */
+  assert_true(cpuexec__slot_missed_unseen(&s, 9));
 }
 
 int main(void) {
@@ -399,7 +397,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(the_strict_flag_makes_every_admitted_participant_run_a_range, gate_setup,
                                       gate_teardown),
       cmocka_unit_test(unknown_flags_are_rejected_naming_them),
-      cmocka_unit_test(a_worker_woken_twice_without_running_is_seen_stuck),
+      cmocka_unit_test(a_worker_missing_regions_it_never_saw_is_seen_stuck),
       cmocka_unit_test(the_cadence_is_followed_once_steady_and_dropped_when_the_stream_stops),
       cmocka_unit_test(a_cadence_too_fast_for_the_budget_or_without_a_budget_is_not_followed),
       cmocka_unit_test(the_spin_state_shows_the_policy),
