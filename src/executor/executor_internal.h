@@ -100,9 +100,12 @@ typedef struct cpuexec__slot {
   _Atomic int32_t cpu;   /* worker k's processor when it last joined (-1: unknown) */
   bool fpenv;             /* apply `env` (the caller's FP control state) for the region */
   cpuexec__fpenv env;
-  /* The caller's: worker k's regions_seen when k last missed a region
-   * (region_protocol.c, settle_workers). */
+  /* The caller's: worker k's regions_seen when the caller last woke it and
+   * when k last missed a region, and the misses in a row since k saw one
+   * (cpuexec__slot_missed_unseen). */
+  uint32_t seen_at_wake;
   uint32_t seen_at_miss;
+  uint32_t unseen_misses;
 } cpuexec__slot;
 
 _Static_assert(sizeof(cpuexec__slot) == CPUEXEC__LINE, "a slot is one line pair");
@@ -192,19 +195,28 @@ static inline bool cpuexec__epoch_admit_and_wake(cpuexec__slot *s) {
   return false;
 }
 
+/* Misses in a row, without seeing a region, that make a woken worker
+ * stuck: a worker that runs sees the regions it misses (their epochs move
+ * under it); a queued one misses every region. */
+#define CPUEXEC__STUCK_MISSES 2u
+
 /* The caller, finding that worker k missed a region (seen: k's
- * regions_seen now): whether k also missed the previous one it missed
- * without seeing a single region in between, so it is runnable but does
- * not run. Seen on the VM after an idle spell: the kernel queues the woken
- * worker on the caller's processor, behind the caller, while the other
- * processor idles, and the caller, never blocking, takes over every share
- * until the next tick (axpy_64k: 358 of 361 regions; doc/performance.md,
- * section 7). A worker that is merely slower than tiny regions sees each
- * one it misses. */
+ * regions_seen now): whether k, woken by the caller and having seen at
+ * most one region since, has now missed CPUEXEC__STUCK_MISSES regions in a
+ * row without seeing a single one, so it is runnable but does not run.
+ * Seen on the VM after an idle spell: the kernel queues the woken worker
+ * on the caller's processor, behind the caller, while the other processor
+ * idles (the worker runs a moment first, preempting the caller), and the
+ * caller, never blocking, takes over every share until the next tick
+ * (axpy_64k: 358 of 361 regions; doc/performance.md, section 7). A worker
+ * that spins is never woken: descheduled a while (a busy machine, a
+ * tracer), it is not this case. */
 static inline bool cpuexec__slot_missed_unseen(cpuexec__slot *s, uint32_t seen) {
-  bool stuck = seen == s->seen_at_miss;
+  s->unseen_misses = seen == s->seen_at_miss ? s->unseen_misses + 1 : 0;
   s->seen_at_miss = seen;
-  return stuck;
+  if (s->unseen_misses < CPUEXEC__STUCK_MISSES || seen - s->seen_at_wake > 1u) return false;
+  s->unseen_misses = 0;
+  return true;
 }
 
 /* The worker clears a nudge from its epoch (acquire: what the lane's opener
@@ -230,8 +242,9 @@ typedef struct cpuexec__worker {
   uint32_t side_arrivals_seen;
   uint32_t unsettled_regions;
   bool missed; /* the latest region it saw ran without it (region_protocol.c) */
-  /* Epoch changes this worker has seen (wrapping), read by the caller only
-   * when the worker missed a region (cpuexec__slot_missed_unseen). */
+  /* Epoch changes this worker has seen (wrapping), read by the caller when
+   * it wakes the worker and when the worker missed a region
+   * (cpuexec__slot_missed_unseen). */
   _Atomic uint32_t regions_seen;
   pthread_t thread;
   cpuexec__cadence cadence;

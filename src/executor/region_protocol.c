@@ -171,8 +171,8 @@ static bool step_off_for_stuck_worker(struct cpuexec_executor *exec) {
 /* After the caller's share: closes every worker region still open (a
  * failed region may have stopped before the ring reached it), counts in
  * each group's tally the workers that joined, and sets *waited_cpu to where
- * one of them runs. A worker that missed this region and the one it missed
- * before without seeing any in between may make the caller move off its
+ * one of them runs. A woken worker that missed CPUEXEC__STUCK_MISSES
+ * regions in a row without seeing one may make the caller move off its
  * processor (step_off_for_stuck_worker). */
 static void settle_workers(struct cpuexec_executor *exec, uint32_t participants,
                            const _Atomic int32_t **waited_cpu) {
@@ -186,8 +186,8 @@ static void settle_workers(struct cpuexec_executor *exec, uint32_t participants,
       if (first) *waited_cpu = &s->cpu;
       first = false;
     } else {
-      uint32_t seen = atomic_load_explicit(&exec->workers[k - 1].regions_seen, memory_order_relaxed);
-      stuck |= cpuexec__slot_missed_unseen(s, seen);
+      stuck |= cpuexec__slot_missed_unseen(
+          s, atomic_load_explicit(&exec->workers[k - 1].regions_seen, memory_order_relaxed));
     }
   }
   if (stuck && step_off_for_stuck_worker(exec)) {
@@ -250,7 +250,12 @@ static uint64_t admit_workers(struct cpuexec_executor *exec, uint32_t participan
     return cpuexec__wake_tree_children(exec, 0, participants);
   }
   uint64_t wakes = 0;
-  for (uint32_t k = 1; k < participants; k++) wakes += cpuexec__epoch_admit_and_wake(&exec->slots[k]);
+  for (uint32_t k = 1; k < participants; k++) {
+    cpuexec__slot *s = &exec->slots[k];
+    if (!cpuexec__epoch_admit_and_wake(s)) continue;
+    wakes++;
+    s->seen_at_wake = atomic_load_explicit(&exec->workers[k - 1].regions_seen, memory_order_relaxed);
+  }
   return wakes;
 }
 
@@ -306,39 +311,6 @@ int cpuexec__lane0_run(struct cpuexec_executor *exec, int64_t total, int64_t gra
 
 static const cpuexec__spin_plan park_at_once = {CPUEXEC__SPIN_NONE, 0, 0, false};
 
-/* The most a worker that missed a region spins on for the one running
- * (below), beyond its plan's spin. */
-#define LATE_SPIN_NS 1000000u
-
-/* A worker that missed a region (its share was taken over: it woke too
- * late) and then spun its plan's budget without a new one spins on while
- * lane 0's caller still runs that region, then waits as usual. The next
- * region comes when this one ends, and a worker parked meanwhile would
- * miss it too: a parked worker takes 0.1-0.5 ms to run again on the VM,
- * more than a share of a streaming loop, so back-to-back regions of a few
- * hundred microseconds each ran on the caller alone, one after the other
- * (axpy_1m: 27 of 29 regions taken over; doc/performance.md, section 7).
- * Adaptive plans only, and at most LATE_SPIN_NS more: the caller is busy
- * meanwhile, so the spin takes no idle processor's time away. The plain
- * spin comes first so that back-to-back tiny regions, which it catches,
- * never read the caller's line. */
-static void follow_running_region(struct cpuexec_executor *exec, cpuexec__slot *slot, uint32_t e) {
-  uint64_t clock = cpuexec__os_now_ns();
-  uint64_t plain_end = clock + exec->spin.ns, deadline = plain_end + LATE_SPIN_NS;
-  if (cpuexec__spin_until(&slot->epoch, e, plain_end, &exec->caller_cpu, &clock)) return;
-  for (uint32_t i = 1; atomic_load_explicit(&slot->epoch, memory_order_relaxed) == e &&
-                       atomic_load_explicit(&exec->lane0_running, memory_order_relaxed) != 0;
-       i++) {
-    if (i % CPUEXEC__SPIN_CLOCK_EVERY == 0) {
-      if (cpuexec__os_now_ns() >= deadline) return;
-      /* Sharing the caller's processor: let it run (wait.h). */
-      if (atomic_load_explicit(&exec->caller_cpu, memory_order_relaxed) == cpuexec__os_current_cpu())
-        cpuexec__os_yield();
-    }
-    cpuexec__cpu_relax();
-  }
-}
-
 /* Worker k's loop: wait for an open region, check in, run, leave. A worker
  * that finds its region taken (see executor_internal.h) has read only its
  * epoch and goes straight back to waiting. */
@@ -365,10 +337,17 @@ void *cpuexec__worker_main(void *arg) {
      * (region_lanes.h), a worker parks at once: its spin could take a
      * processor from a caller. */
     bool spin = cpuexec__occupancy_lets_spin(exec, w, aside);
-    if (spin && w->missed && exec->spin.adaptive && exec->spin.mode == CPUEXEC__SPIN_DURATION)
-      follow_running_region(exec, slot, e);
+    /* A worker that missed a region (its share was taken over: it woke too
+     * late) spins on after its plan's spin while lane 0's caller still runs
+     * that region (wait.h, `busy`): the next region comes when this one
+     * ends, and a worker parked meanwhile would miss it too. A parked
+     * worker takes 0.1-0.5 ms to run again on the VM, more than a share of
+     * a streaming loop: back-to-back regions of a few hundred microseconds
+     * each ran on the caller alone, one after the other (axpy_1m: 27 of 29
+     * regions taken over; doc/performance.md, section 7). */
+    const _Atomic uint32_t *busy = spin && w->missed ? &exec->lane0_running : NULL;
     uint32_t now = cpuexec__wait_while_equal(&slot->epoch, e, &slot->parked, spin ? &exec->spin : &park_at_once,
-                                             &exec->caller_cpu, spin ? &hint : NULL, &seen);
+                                             &exec->caller_cpu, spin ? &hint : NULL, busy, &seen);
     atomic_store_explicit(&w->regions_seen, atomic_load_explicit(&w->regions_seen, memory_order_relaxed) + 1,
                           memory_order_relaxed);
     if (now & CPUEXEC__EPOCH_NUDGE) {

@@ -31,9 +31,25 @@ static bool follow_cadence(_Atomic uint32_t *word, uint32_t seen, _Atomic uint32
   return false;
 }
 
+/* Spins while *word == seen and *busy != 0, until deadline_ns; true when
+ * the word moved. */
+static bool spin_while_busy(_Atomic uint32_t *word, uint32_t seen, const _Atomic uint32_t *busy, uint64_t deadline_ns,
+                            const _Atomic int32_t *share_cpu, uint64_t *clock) {
+  for (uint32_t i = 1; atomic_load_explicit(busy, memory_order_relaxed) != 0; i++) {
+    if (atomic_load_explicit(word, memory_order_acquire) != seen) return true;
+    if (i % CPUEXEC__SPIN_CLOCK_EVERY == 0) {
+      if ((*clock = cpuexec__os_now_ns()) >= deadline_ns) return false;
+      if (share_cpu && atomic_load_explicit(share_cpu, memory_order_relaxed) == cpuexec__os_current_cpu()) cpuexec__os_yield();
+    }
+    cpuexec__cpu_relax();
+  }
+  return atomic_load_explicit(word, memory_order_acquire) != seen;
+}
+
 uint32_t cpuexec__wait_while_equal(_Atomic uint32_t *word, uint32_t seen, _Atomic uint32_t *parked,
                                    const cpuexec__spin_plan *plan, const _Atomic int32_t *share_cpu,
-                                   const cpuexec__cadence_hint *hint, cpuexec__wait_report *report) {
+                                   const cpuexec__cadence_hint *hint, const _Atomic uint32_t *busy,
+                                   cpuexec__wait_report *report) {
   report->slept = false;
   report->outcome = CPUEXEC__CADENCE_NONE;
   report->seen_ns = 0;
@@ -41,6 +57,7 @@ uint32_t cpuexec__wait_while_equal(_Atomic uint32_t *word, uint32_t seen, _Atomi
     uint64_t clock = cpuexec__os_now_ns(), plain_end = clock + plan->ns;
     bool follow = hint && hint->expect_ns != 0 && plan->adaptive && hint->expect_ns + hint->window_ns > plain_end;
     if (cpuexec__spin_until(word, seen, plain_end, share_cpu, &clock) ||
+        (busy && plan->adaptive && spin_while_busy(word, seen, busy, clock + CPUEXEC__BUSY_SPIN_NS, share_cpu, &clock)) ||
         (follow && follow_cadence(word, seen, parked, share_cpu, hint, report, &clock))) {
       report->seen_ns = clock;
       return atomic_load_explicit(word, memory_order_acquire);

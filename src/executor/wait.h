@@ -144,8 +144,16 @@ typedef struct cpuexec__wait_report {
   uint64_t seen_ns;                  /* about when the word moved (0: not timed) */
 } cpuexec__wait_report;
 
+/* The most a waiter spins on, after its plan's spin, while *busy says the
+ * work that will move its word is running (cpuexec__wait_while_equal). */
+#define CPUEXEC__BUSY_SPIN_NS 1000000u
+
 /* Waits until *word != seen (workers waiting for their epoch): spins per
- * plan, then parks announcing it in *parked. With a hint whose window ends
+ * plan, then parks announcing it in *parked. With busy (adaptive plans
+ * only), a spin that ran out while *busy != 0 goes on while it stays so,
+ * for up to CPUEXEC__BUSY_SPIN_NS: whoever runs meanwhile will move the
+ * word when done, and parking now would make the waiter late for it. The
+ * spin comes first, so a word that moves within it never reads *busy. With a hint whose window ends
  * after the plan's spin (adaptive plans only), the wait follows it: spin,
  * a timed park until CPUEXEC__CADENCE_WAKE_LEAD_NS before the window, a
  * spin across the window, then the park. Returns the new value (acquire)
@@ -155,7 +163,8 @@ typedef struct cpuexec__wait_report {
  * the spin does, so the time seen costs nothing more. */
 uint32_t cpuexec__wait_while_equal(_Atomic uint32_t *word, uint32_t seen, _Atomic uint32_t *parked,
                                    const cpuexec__spin_plan *plan, const _Atomic int32_t *share_cpu,
-                                   const cpuexec__cadence_hint *hint, cpuexec__wait_report *report);
+                                   const cpuexec__cadence_hint *hint, const _Atomic uint32_t *busy,
+                                   cpuexec__wait_report *report);
 
 /* Waits until *word == target (the caller waiting for the count of
  * finished workers), the same way. */
