@@ -77,10 +77,29 @@ uint32_t cpuexec__wait_while_equal(_Atomic uint32_t *word, uint32_t seen, _Atomi
   return now;
 }
 
+/* Spins while *word != target for up to ns; true when it got there. */
+static bool spin_until_equal_for(_Atomic uint32_t *word, uint32_t target, uint64_t ns,
+                                 const _Atomic int32_t *share_cpu) {
+  uint64_t deadline = 0;
+  for (uint32_t i = 1; atomic_load_explicit(word, memory_order_acquire) != target; i++) {
+    if (i % CPUEXEC__SPIN_CLOCK_EVERY == 0) {
+      uint64_t now = cpuexec__os_now_ns();
+      if (deadline == 0)
+        deadline = now + ns;
+      else if (now >= deadline)
+        return false;
+      if (share_cpu && atomic_load_explicit(share_cpu, memory_order_relaxed) == cpuexec__os_current_cpu()) cpuexec__os_yield();
+    }
+    cpuexec__cpu_relax();
+  }
+  return true;
+}
+
 void cpuexec__wait_until_equal(_Atomic uint32_t *word, uint32_t target, _Atomic uint32_t *parked,
                                const cpuexec__spin_plan *plan, const _Atomic int32_t *share_cpu, bool *slept) {
   *slept = false;
   if (cpuexec__spin(word, target, false, plan, share_cpu)) return;
+  if (plan->adaptive && spin_until_equal_for(word, target, CPUEXEC__BUSY_SPIN_NS, share_cpu)) return;
   uint32_t now;
   atomic_store_explicit(parked, 1, memory_order_seq_cst);
   /* The word moves once per finishing worker; only the last one wakes us,

@@ -144,8 +144,8 @@ typedef struct cpuexec__wait_report {
   uint64_t seen_ns;                  /* about when the word moved (0: not timed) */
 } cpuexec__wait_report;
 
-/* The most a waiter spins on, after its plan's spin, while *busy says the
- * work that will move its word is running (cpuexec__wait_while_equal). */
+/* The most a waiter spins on, after its plan's spin, while what will move
+ * its word runs (cpuexec__wait_while_equal's busy, cpuexec__wait_until_equal). */
 #define CPUEXEC__BUSY_SPIN_NS 1000000u
 
 /* Waits until *word != seen (workers waiting for their epoch): spins per
@@ -167,7 +167,12 @@ uint32_t cpuexec__wait_while_equal(_Atomic uint32_t *word, uint32_t seen, _Atomi
                                    cpuexec__wait_report *report);
 
 /* Waits until *word == target (the caller waiting for the count of
- * finished workers), the same way. */
+ * finished workers), the same way; with adaptive plans the spin goes on
+ * for up to CPUEXEC__BUSY_SPIN_NS more before the park, as what it waits
+ * for is running (workers that checked in): a caller parked at the end of
+ * a long region is woken by the last worker's add and takes 0.1-0.5 ms to
+ * run again on the VM (axpy_16m: a caller park in 9 of 10 regions of
+ * 6 ms, 5 % of the region; doc/performance.md, section 7). */
 void cpuexec__wait_until_equal(_Atomic uint32_t *word, uint32_t target, _Atomic uint32_t *parked,
                                const cpuexec__spin_plan *plan, const _Atomic int32_t *share_cpu, bool *slept);
 
