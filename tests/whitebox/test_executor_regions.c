@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 #include <pthread.h>
 #include <cmocka.h>
 
@@ -430,6 +431,53 @@ static void a_caller_beside_another_admits_the_threads_left(void **state) {
   cpuexec_executor_release(exec);
 }
 
+/* What a region run by a third caller on a pool of 2 saw. */
+typedef struct crowd_region {
+  _Atomic uint32_t hits[64];
+  _Atomic uint32_t callbacks;
+  _Atomic int32_t count_max;
+} crowd_region;
+
+static int crowd_body(void *ctx, int64_t begin, int64_t end) {
+  crowd_region *c = ctx;
+  atomic_fetch_add(&c->callbacks, 1);
+  if (cpuexec_participant_count() > atomic_load(&c->count_max)) atomic_store(&c->count_max, cpuexec_participant_count());
+  for (int64_t i = begin; i < end; i++) atomic_fetch_add(&c->hits[i], 1);
+  return 0;
+}
+
+/* Pool of 2: caller A holds lane 0, caller B runs alone beside it (held in
+ * its callback), and caller C comes as a third: more callers than threads,
+ * so C runs alone in pieces it can yield between (region.c, run_crowded):
+ * 64 indices of grain 2 in 16 ranges, each index once. */
+static void a_third_caller_on_a_pool_of_two_runs_alone_in_pieces(void **state) {
+  (void)state;
+  cpuexec_executor *exec = test_executor(2);
+  assert_int_equal(cpuexec_executor_counters_enable(exec), 0);
+  held_region a = {.exec = exec, .participants = 2}, b = {.exec = exec, .participants = 2};
+  pthread_t ta, tb;
+  assert_int_equal(pthread_create(&ta, NULL, held_loop, &a), 0);
+  wait_until_at_least(&a.entered, 1);
+  assert_int_equal(pthread_create(&tb, NULL, held_loop, &b), 0);
+  wait_until_at_least(&b.entered, 1);
+  crowd_region c;
+  memset(&c, 0, sizeof c);
+  assert_int_equal(cpuexec_parallel_for(exec, 64, 2, &c, crowd_body, 0), 0);
+  atomic_store(&a.release, 1);
+  atomic_store(&b.release, 1);
+  pthread_join(ta, NULL);
+  pthread_join(tb, NULL);
+  assert_int_equal(a.rc, 0);
+  assert_int_equal(b.rc, 0);
+  for (int i = 0; i < 64; i++) assert_int_equal(atomic_load(&c.hits[i]), 1);
+  assert_int_equal(atomic_load(&c.callbacks), 16);
+  assert_int_equal(atomic_load(&c.count_max), 1);
+  cpuexec_counters k;
+  assert_int_equal(cpuexec_executor_counters_get(exec, &k), 0);
+  assert_int_equal(k.occupied_inline, 2); /* B and C */
+  cpuexec_executor_release(exec);
+}
+
 /* Pool of 2. Worker 1 is held at the gate as it is about to join caller
  * A's lane-0 region; caller B then runs a region beside it (alone), and
  * from inside that region lets the worker go: with two callers running,
@@ -565,6 +613,7 @@ int main(void) {
       cmocka_unit_test(a_caller_beside_another_in_a_pool_of_two_runs_alone),
       cmocka_unit_test(a_caller_beside_another_admits_the_threads_left),
       cmocka_unit_test(a_worker_past_the_threads_stands_aside),
+      cmocka_unit_test(a_third_caller_on_a_pool_of_two_runs_alone_in_pieces),
       cmocka_unit_test(a_caller_past_the_bound_runs_its_region_inline),
   };
   return cmocka_run_group_tests_name("executor regions at once", tests, NULL, NULL);
