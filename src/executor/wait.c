@@ -31,6 +31,21 @@ static bool follow_cadence(_Atomic uint32_t *word, uint32_t seen, _Atomic uint32
   return false;
 }
 
+/* The longer spins of this file (CPUEXEC__BUSY_SPIN_NS) pay off on a
+ * machine with a processor to spare, and cost one where threads queue for
+ * processors: two pools of two threads on the 2-CPU VM lost 10-25 % of
+ * their regions to them (make bench, libcpuexec-pools rows). So a thread
+ * that the scheduler preempted since its last look skips them. One system
+ * call per look, made only when a plan's spin ran out. */
+static __thread uint64_t preemptions_seen;
+
+static bool crowded_lately(void) {
+  uint64_t now = cpuexec__os_thread_preemptions();
+  bool crowded = preemptions_seen != 0 && now != preemptions_seen;
+  preemptions_seen = now;
+  return crowded;
+}
+
 /* Spins while *word == seen and *busy != 0, until deadline_ns; true when
  * the word moved. */
 static bool spin_while_busy(_Atomic uint32_t *word, uint32_t seen, const _Atomic uint32_t *busy, uint64_t deadline_ns,
@@ -57,7 +72,8 @@ uint32_t cpuexec__wait_while_equal(_Atomic uint32_t *word, uint32_t seen, _Atomi
     uint64_t clock = cpuexec__os_now_ns(), plain_end = clock + plan->ns;
     bool follow = hint && hint->expect_ns != 0 && plan->adaptive && hint->expect_ns + hint->window_ns > plain_end;
     if (cpuexec__spin_until(word, seen, plain_end, share_cpu, &clock) ||
-        (busy && plan->adaptive && spin_while_busy(word, seen, busy, clock + CPUEXEC__BUSY_SPIN_NS, share_cpu, &clock)) ||
+        (busy && plan->adaptive && !crowded_lately() &&
+         spin_while_busy(word, seen, busy, clock + CPUEXEC__BUSY_SPIN_NS, share_cpu, &clock)) ||
         (follow && follow_cadence(word, seen, parked, share_cpu, hint, report, &clock))) {
       report->seen_ns = clock;
       return atomic_load_explicit(word, memory_order_acquire);
@@ -99,7 +115,8 @@ void cpuexec__wait_until_equal(_Atomic uint32_t *word, uint32_t target, _Atomic 
                                const cpuexec__spin_plan *plan, const _Atomic int32_t *share_cpu, bool *slept) {
   *slept = false;
   if (cpuexec__spin(word, target, false, plan, share_cpu)) return;
-  if (plan->adaptive && spin_until_equal_for(word, target, CPUEXEC__BUSY_SPIN_NS, share_cpu)) return;
+  if (plan->adaptive && !crowded_lately() && spin_until_equal_for(word, target, CPUEXEC__BUSY_SPIN_NS, share_cpu))
+    return;
   uint32_t now;
   atomic_store_explicit(parked, 1, memory_order_seq_cst);
   /* The word moves once per finishing worker; only the last one wakes us,

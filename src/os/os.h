@@ -109,6 +109,12 @@ int32_t cpuexec__os_current_cpu(void);
 /* Gives the processor to another runnable thread. */
 void cpuexec__os_yield(void);
 
+/* How many times the scheduler has preempted the calling thread (taken its
+ * processor while it could still run: Linux's involuntary context switches),
+ * a system call; 0 where the OS does not say. A waiter that finds the count
+ * moved since its last look is on a crowded machine (wait.c). */
+uint64_t cpuexec__os_thread_preemptions(void);
+
 /* ---- wait and wake -------------------------------------------------------- */
 
 /* Sleeps while *word == expected; returns on a wake, when *word differs, or

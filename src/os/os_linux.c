@@ -10,6 +10,7 @@
 #include <linux/futex.h>
 #include <stddef.h>
 #include <sched.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -91,6 +92,12 @@ int32_t cpuexec__os_step_off(const int32_t *avoid, uint32_t count) {
 int32_t cpuexec__os_current_cpu(void) { return sched_getcpu(); }
 
 void cpuexec__os_yield(void) { sched_yield(); }
+
+uint64_t cpuexec__os_thread_preemptions(void) {
+  struct rusage usage;
+  if (getrusage(RUSAGE_THREAD, &usage) != 0) return 0;
+  return (uint64_t)usage.ru_nivcsw;
+}
 
 void cpuexec__os_wait(_Atomic uint32_t *word, uint32_t expected) {
   /* EINTR and EAGAIN both mean "look again", which every caller does. */

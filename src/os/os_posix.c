@@ -58,6 +58,9 @@ int32_t cpuexec__os_current_cpu(void) { return -1; }
 
 void cpuexec__os_yield(void) { sched_yield(); }
 
+/* POSIX has no per-thread count of preemptions. */
+uint64_t cpuexec__os_thread_preemptions(void) { return 0; }
+
 /* Waits: a fixed table of (mutex, condition) buckets, chosen by the word's
  * address. A waiter checks the word under its bucket's lock and sleeps on
  * the condition (releasing the lock atomically); a waker, having stored the

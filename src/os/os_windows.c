@@ -174,6 +174,9 @@ int32_t cpuexec__os_step_off(const int32_t *avoid, uint32_t count) {
 
 void cpuexec__os_yield(void) { SwitchToThread(); }
 
+/* Windows keeps no per-thread count of preemptions it would hand out cheaply. */
+uint64_t cpuexec__os_thread_preemptions(void) { return 0; }
+
 /* ---- wait and wake -------------------------------------------------------- */
 
 void cpuexec__os_wait(_Atomic uint32_t *word, uint32_t expected) {
