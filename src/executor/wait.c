@@ -37,12 +37,17 @@ static bool follow_cadence(_Atomic uint32_t *word, uint32_t seen, _Atomic uint32
  * their regions to them (make bench, libcpuexec-pools rows). So a thread
  * that the scheduler preempted since its last look skips them. One system
  * call per look, made only when a plan's spin ran out. */
-static __thread uint64_t preemptions_seen;
+static __thread uint64_t preemptions_seen, preemptions_seen_ns;
 
-static bool crowded_lately(void) {
+/* Preempted since a look less than CROWDED_WINDOW_NS ago: a preemption
+ * long ago (a kernel thread, once) says nothing about the machine now. */
+#define CROWDED_WINDOW_NS 10000000u
+
+static bool crowded_lately(uint64_t now_ns) {
   uint64_t now = cpuexec__os_thread_preemptions();
-  bool crowded = preemptions_seen != 0 && now != preemptions_seen;
+  bool crowded = now != preemptions_seen && now_ns - preemptions_seen_ns < CROWDED_WINDOW_NS;
   preemptions_seen = now;
+  preemptions_seen_ns = now_ns;
   return crowded;
 }
 
@@ -72,7 +77,7 @@ uint32_t cpuexec__wait_while_equal(_Atomic uint32_t *word, uint32_t seen, _Atomi
     uint64_t clock = cpuexec__os_now_ns(), plain_end = clock + plan->ns;
     bool follow = hint && hint->expect_ns != 0 && plan->adaptive && hint->expect_ns + hint->window_ns > plain_end;
     if (cpuexec__spin_until(word, seen, plain_end, share_cpu, &clock) ||
-        (busy && plan->adaptive && !crowded_lately() &&
+        (busy && plan->adaptive && !crowded_lately(clock) &&
          spin_while_busy(word, seen, busy, clock + CPUEXEC__BUSY_SPIN_NS, share_cpu, &clock)) ||
         (follow && follow_cadence(word, seen, parked, share_cpu, hint, report, &clock))) {
       report->seen_ns = clock;
@@ -115,7 +120,8 @@ void cpuexec__wait_until_equal(_Atomic uint32_t *word, uint32_t target, _Atomic 
                                const cpuexec__spin_plan *plan, const _Atomic int32_t *share_cpu, bool *slept) {
   *slept = false;
   if (cpuexec__spin(word, target, false, plan, share_cpu)) return;
-  if (plan->adaptive && !crowded_lately() && spin_until_equal_for(word, target, CPUEXEC__BUSY_SPIN_NS, share_cpu))
+  if (plan->adaptive && !crowded_lately(cpuexec__os_now_ns()) &&
+      spin_until_equal_for(word, target, CPUEXEC__BUSY_SPIN_NS, share_cpu))
     return;
   uint32_t now;
   atomic_store_explicit(parked, 1, memory_order_seq_cst);
