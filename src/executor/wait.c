@@ -57,11 +57,7 @@ static bool spin_while_busy(_Atomic uint32_t *word, uint32_t seen, const _Atomic
                             const _Atomic int32_t *share_cpu, uint64_t *clock) {
   for (uint32_t i = 1; atomic_load_explicit(busy, memory_order_relaxed) != 0; i++) {
     if (atomic_load_explicit(word, memory_order_acquire) != seen) return true;
-    if (i % CPUEXEC__SPIN_CLOCK_EVERY == 0) {
-      if ((*clock = cpuexec__os_now_ns()) >= deadline_ns) return false;
-      if (share_cpu && atomic_load_explicit(share_cpu, memory_order_relaxed) == cpuexec__os_current_cpu()) cpuexec__os_yield();
-    }
-    cpuexec__cpu_relax();
+    if (!cpuexec__spin_pause(i, deadline_ns, share_cpu, clock)) return false;
   }
   return atomic_load_explicit(word, memory_order_acquire) != seen;
 }
@@ -98,21 +94,12 @@ uint32_t cpuexec__wait_while_equal(_Atomic uint32_t *word, uint32_t seen, _Atomi
   return now;
 }
 
-/* Spins while *word != target for up to ns; true when it got there. */
-static bool spin_until_equal_for(_Atomic uint32_t *word, uint32_t target, uint64_t ns,
-                                 const _Atomic int32_t *share_cpu) {
-  uint64_t deadline = 0;
-  for (uint32_t i = 1; atomic_load_explicit(word, memory_order_acquire) != target; i++) {
-    if (i % CPUEXEC__SPIN_CLOCK_EVERY == 0) {
-      uint64_t now = cpuexec__os_now_ns();
-      if (deadline == 0)
-        deadline = now + ns;
-      else if (now >= deadline)
-        return false;
-      if (share_cpu && atomic_load_explicit(share_cpu, memory_order_relaxed) == cpuexec__os_current_cpu()) cpuexec__os_yield();
-    }
-    cpuexec__cpu_relax();
-  }
+/* Spins while *word != target until deadline_ns; true when it got there. */
+static bool spin_until_equal(_Atomic uint32_t *word, uint32_t target, uint64_t deadline_ns,
+                             const _Atomic int32_t *share_cpu) {
+  uint64_t clock;
+  for (uint32_t i = 1; atomic_load_explicit(word, memory_order_acquire) != target; i++)
+    if (!cpuexec__spin_pause(i, deadline_ns, share_cpu, &clock)) return false;
   return true;
 }
 
@@ -120,9 +107,10 @@ void cpuexec__wait_until_equal(_Atomic uint32_t *word, uint32_t target, _Atomic 
                                const cpuexec__spin_plan *plan, const _Atomic int32_t *share_cpu, bool *slept) {
   *slept = false;
   if (cpuexec__spin(word, target, false, plan, share_cpu)) return;
-  if (plan->adaptive && !crowded_lately(cpuexec__os_now_ns()) &&
-      spin_until_equal_for(word, target, CPUEXEC__BUSY_SPIN_NS, share_cpu))
-    return;
+  if (plan->adaptive) {
+    uint64_t now = cpuexec__os_now_ns();
+    if (!crowded_lately(now) && spin_until_equal(word, target, now + CPUEXEC__BUSY_SPIN_NS, share_cpu)) return;
+  }
   uint32_t now;
   atomic_store_explicit(parked, 1, memory_order_seq_cst);
   /* The word moves once per finishing worker; only the last one wakes us,

@@ -114,6 +114,20 @@ static inline bool cpuexec__spin(_Atomic uint32_t *word, uint32_t value, bool wh
 #undef CPUEXEC__WAITING
 }
 
+/* Pause i of a spin that lasts until deadline_ns: every
+ * CPUEXEC__SPIN_CLOCK_EVERY pauses it reads the clock into *clock and, when
+ * the thread waited for runs on this processor (share_cpu), yields to it
+ * (cpuexec__spin). False once the deadline passed. */
+static inline bool cpuexec__spin_pause(uint32_t i, uint64_t deadline_ns, const _Atomic int32_t *share_cpu,
+                                       uint64_t *clock) {
+  if (i % CPUEXEC__SPIN_CLOCK_EVERY == 0) {
+    if ((*clock = cpuexec__os_now_ns()) >= deadline_ns) return false;
+    if (share_cpu && atomic_load_explicit(share_cpu, memory_order_relaxed) == cpuexec__os_current_cpu()) cpuexec__os_yield();
+  }
+  cpuexec__cpu_relax();
+  return true;
+}
+
 /* Spins while *word == value until deadline_ns; true when it changed.
  * *clock is kept at the latest clock read (a few microseconds stale at
  * most), so the caller knows about when the word moved without one more
@@ -122,11 +136,7 @@ static inline bool cpuexec__spin_until(_Atomic uint32_t *word, uint32_t value, u
                                        const _Atomic int32_t *share_cpu, uint64_t *clock) {
   for (uint32_t i = 1;; i++) {
     if (atomic_load_explicit(word, memory_order_acquire) != value) return true;
-    if (i % CPUEXEC__SPIN_CLOCK_EVERY == 0) {
-      if ((*clock = cpuexec__os_now_ns()) >= deadline_ns) return false;
-      if (share_cpu && atomic_load_explicit(share_cpu, memory_order_relaxed) == cpuexec__os_current_cpu()) cpuexec__os_yield();
-    }
-    cpuexec__cpu_relax();
+    if (!cpuexec__spin_pause(i, deadline_ns, share_cpu, clock)) return false;
   }
 }
 
