@@ -74,7 +74,10 @@
  * cpuexec_counters.occupied_inline), and a worker that would be one thread
  * too many leaves its share to the region's caller and parks
  * (cpuexec_counters.stood_aside; doc/performance.md, section 6). A caller
- * that finds 8 regions running already runs its loop
+ * that runs alone while more callers than threads run regions splits its
+ * loop into up to 16 ranges and yields its processor between them every
+ * 100 us, so the callers take turns instead of one waiting a scheduler
+ * tick. A caller that finds 8 regions running already runs its loop
  * inline on its own thread, serially, as participant 0 of 1 (counted in
  * cpuexec_counters.bound_inline). CPUEXEC_FOR_EVERY_PARTICIPANT regions (every
  * region of an executor made with participation=every_participant) run
