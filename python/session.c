@@ -134,7 +134,7 @@ static PyObject *session_counters(PyObject *obj, PyObject *unused) {
   /* The first 8 are the tuple; the rest are named only (counters_desc). */
   const uint64_t values[] = {c.dispatches, c.nested_inline, c.limited_inline, c.spins_found_work,
                              c.parks,      c.wakeups,       c.caller_waits,   c.worker_active_ns,
-                             c.takeovers,  c.participants_run};
+                             c.takeovers,  c.participants_run, c.occupied_inline, c.stood_aside};
   PyObject *s = PyStructSequence_New(st->counters_type);
   if (s == NULL)
     return NULL;
@@ -231,6 +231,9 @@ static PyStructSequence_Field counters_fields[] = {
     {"takeovers", "reserved ranges run by another participant: their worker had not checked in"},
     {"participants_run", "participants that ran in dispatched regions (the caller and the workers that checked "
                          "in), summed over regions: the executed participants, not the admitted ones"},
+    {"occupied_inline", "calls run on the caller alone because the callers running regions on the executor "
+                        "already occupied every one of its threads"},
+    {"stood_aside", "times a worker left a region to its caller for the same reason"},
     {NULL, NULL},
 };
 

@@ -128,7 +128,7 @@ def test_counters_off_by_default_then_exact():
     assert c.nested_inline == 1
     assert c.caller_waits <= c.dispatches
     assert twin.counters() == c
-    assert cpuexec.Counters.n_fields == 10
+    assert cpuexec.Counters.n_fields == 12
     assert cpuexec.Counters.n_sequence_fields == 8
     # Executed participants: at least the caller per dispatched region, at most all admitted.
     assert c.dispatches <= c.participants_run <= 2 * c.dispatches
@@ -156,6 +156,8 @@ def test_every_participant_runs_on_every_admitted_thread():
     assert c.dispatches == 200
     assert c.participants_run == 400
     assert c.takeovers == 0
+    # One caller: the occupancy rule never leaves a region to it alone.
+    assert c.occupied_inline == 0 and c.stood_aside == 0
 
 
 def test_parallel_for_is_the_serial_loop():

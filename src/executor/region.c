@@ -169,15 +169,17 @@ static int run_foreign(struct cpuexec_executor *exec, int64_t total, int64_t gra
 #define CROWD_SLICE_NS 100000u
 
 static int run_crowded(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn) {
+  /* A piece is ceil(chunks / CROWD_PIECES) chunks: grain itself up to 16
+   * chunks, else under total / 8, so no sum below overflows. */
   int64_t chunks = total / grain + (total % grain != 0);
-  int64_t per = (chunks + CROWD_PIECES - 1) / CROWD_PIECES;
+  int64_t step = (chunks / CROWD_PIECES + (chunks % CROWD_PIECES != 0)) * grain;
   cpuexec__participant p;
   cpuexec__participant_enter(&p, exec, 0, 1);
   int rc = 0;
   uint64_t slice_end = cpuexec__os_now_ns() + CROWD_SLICE_NS;
-  for (int64_t c = 0; c < chunks && rc == 0; c += per) {
-    int64_t end = (c + per) * grain < total ? (c + per) * grain : total;
-    rc = cpuexec__participant_invoke(fn, ctx, c * grain, end);
+  for (int64_t begin = 0, end; begin < total && rc == 0; begin = end) {
+    end = total - begin > step ? begin + step : total;
+    rc = cpuexec__participant_invoke(fn, ctx, begin, end);
     if (cpuexec__os_now_ns() >= slice_end) {
       cpuexec__os_yield();
       slice_end = cpuexec__os_now_ns() + CROWD_SLICE_NS;
