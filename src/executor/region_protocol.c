@@ -348,6 +348,7 @@ void *cpuexec__worker_main(void *arg) {
     const _Atomic uint32_t *busy = spin && w->missed ? &exec->lane0_running : NULL;
     uint32_t now = cpuexec__wait_while_equal(&slot->epoch, e, &slot->parked, spin ? &exec->spin : &park_at_once,
                                              &exec->caller_cpu, spin ? &hint : NULL, busy, &seen);
+    /* Running: the caller tells a queued worker by this (settle_workers). */
     atomic_store_explicit(&w->regions_seen, atomic_load_explicit(&w->regions_seen, memory_order_relaxed) + 1,
                           memory_order_relaxed);
     if (now & CPUEXEC__EPOCH_NUDGE) {

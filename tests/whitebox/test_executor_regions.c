@@ -351,13 +351,17 @@ typedef struct held_region {
   int32_t participants;
   _Atomic int64_t entered;
   _Atomic int64_t release;
+  _Atomic int worker_joined; /* a participant other than 0 ran a callback */
   int rc;
 } held_region;
 
 static int held_body(void *ctx, int64_t begin, int64_t end) {
   held_region *h = ctx;
   (void)begin, (void)end;
-  if (cpuexec_participant_index() == 0) atomic_store(&h->entered, 1);
+  if (cpuexec_participant_index() == 0)
+    atomic_store(&h->entered, 1);
+  else
+    atomic_store(&h->worker_joined, 1);
   wait_until_at_least(&h->release, 1);
   return 0;
 }
@@ -491,30 +495,6 @@ static void aside_gate(struct cpuexec_executor *exec, uint32_t index) {
   while (!atomic_load(&aside_gate_open)) sched_yield();
 }
 
-typedef struct aside_state {
-  cpuexec_executor *exec;
-  _Atomic int64_t entered, release;
-  _Atomic int worker_joined;
-  int rc;
-} aside_state;
-
-static int aside_held_body(void *ctx, int64_t begin, int64_t end) {
-  aside_state *a = ctx;
-  (void)begin, (void)end;
-  if (cpuexec_participant_index() == 0)
-    atomic_store(&a->entered, 1);
-  else
-    atomic_store(&a->worker_joined, 1);
-  wait_until_at_least(&a->release, 1);
-  return 0;
-}
-
-static void *aside_holder(void *arg) {
-  aside_state *a = arg;
-  a->rc = cpuexec_parallel_for(a->exec, 2, 1, a, aside_held_body, 2);
-  return NULL;
-}
-
 static uint64_t stood_aside_of(cpuexec_executor *exec) {
   cpuexec_counters c;
   assert_int_equal(cpuexec_executor_counters_get(exec, &c), 0);
@@ -522,7 +502,7 @@ static uint64_t stood_aside_of(cpuexec_executor *exec) {
 }
 
 static int aside_beside_body(void *ctx, int64_t begin, int64_t end) {
-  aside_state *a = ctx;
+  held_region *a = ctx;
   (void)begin, (void)end;
   atomic_store(&aside_gate_open, 1);
   /* Either way the worker decides: it stands aside, or it joins A. */
@@ -534,12 +514,12 @@ static void a_worker_past_the_threads_stands_aside(void **state) {
   (void)state;
   cpuexec_executor *exec = test_executor(2);
   assert_int_equal(cpuexec_executor_counters_enable(exec), 0);
-  aside_state a = {.exec = exec};
+  held_region a = {.exec = exec, .participants = 2};
   atomic_store(&aside_gate_reached, 0);
   atomic_store(&aside_gate_open, 0);
   atomic_store(&cpuexec__test_worker_gate, aside_gate);
   pthread_t holder;
-  assert_int_equal(pthread_create(&holder, NULL, aside_holder, &a), 0);
+  assert_int_equal(pthread_create(&holder, NULL, held_loop, &a), 0);
   while (!atomic_load(&aside_gate_reached) || !atomic_load(&a.entered)) sched_yield();
   assert_int_equal(cpuexec_parallel_for(exec, 4, 1, &a, aside_beside_body, 0), 0);
   atomic_store(&a.release, 1);
