@@ -39,6 +39,7 @@
 
 #include "support/test_util.h"
 #include "support/guard_cpu.h"
+#include "support/stage_latch.h"
 
 /* CBLAS, as every CBLAS declares it (no header needed: the builds ship
  * theirs in different places). */
@@ -246,54 +247,37 @@ static void the_same_calls_at_top_level_use_the_library_threads(void **state) {
 
 /* ---- a top-level call on another thread while a region runs -------------- */
 
-typedef struct latch {
-  pthread_mutex_t lock;
-  pthread_cond_t cond;
-  int stage; /* 1: the callback is inside; 2: the other thread looked; 3: the region returned */
-  int seen_inside, seen_after, main_tid;
+/* 1: the callback is inside; 2: the other thread looked; 3: the region returned */
+static stage_latch gate = STAGE_LATCH_INITIALIZER;
+static struct {
+  int threads_inside, threads_after, main_tid;
   guard_cpu_report after_report;
-} latch;
-
-static latch gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0, {0, 0, 0, 0, 0, 0}};
-
-static void latch_wait(int stage) {
-  pthread_mutex_lock(&gate.lock);
-  while (gate.stage < stage)
-    pthread_cond_wait(&gate.cond, &gate.lock);
-  pthread_mutex_unlock(&gate.lock);
-}
-
-static void latch_set(int stage) {
-  pthread_mutex_lock(&gate.lock);
-  gate.stage = stage;
-  pthread_cond_broadcast(&gate.cond);
-  pthread_mutex_unlock(&gate.lock);
-}
+} observed;
 
 static int hold_inside(void *ctx, int64_t begin, int64_t end) {
   (void)ctx, (void)begin, (void)end;
-  latch_set(1);
-  latch_wait(2);
+  stage_latch_set(&gate, 1);
+  stage_latch_wait(&gate, 2);
   return 0;
 }
 
 static void *top_level_caller(void *arg) {
   (void)arg;
-  latch_wait(1);
-  gate.seen_inside = library_threads();
+  stage_latch_wait(&gate, 1);
+  observed.threads_inside = library_threads();
 #if defined(GUARD_OPENBLAS_PTHREAD)
   openblas_set_num_threads(3); /* set while held: the value kept when the region ends */
 #endif
-  latch_set(2);
-  latch_wait(3); /* the region returned */
-  gate.seen_after = library_threads();
+  stage_latch_set(&gate, 2);
+  stage_latch_wait(&gate, 3); /* the region returned */
+  observed.threads_after = library_threads();
   guard_cpu_snapshot before, after;
   guard_cpu_before(&before);
   for (int r = 0; r < RANGES; r++)
     gemm(r);
   guard_cpu_after(&after);
   /* Not the library's: this thread, the main thread, the pool's workers. */
-  int allowed[16] = {guard_cpu_gettid(), gate.main_tid};
+  int allowed[16] = {guard_cpu_gettid(), observed.main_tid};
   int n = 2;
   for (int i = 0; i < after.count && n < 16; i++) {
     char name[32];
@@ -301,38 +285,38 @@ static void *top_level_caller(void *arg) {
     if (strncmp(name, "cpuexec-w", 9) == 0)
       allowed[n++] = after.tid[i];
   }
-  gate.after_report = guard_cpu_compare(&before, &after, allowed, n);
+  observed.after_report = guard_cpu_compare(&before, &after, allowed, n);
   return NULL;
 }
 
 static void another_thread_is_serialized_only_while_a_region_runs(void **state) {
   (void)state;
   cpuexec_session *session = two_thread_session();
-  gate.main_tid = guard_cpu_gettid();
+  observed.main_tid = guard_cpu_gettid();
   pthread_t t;
   assert_int_equal(pthread_create(&t, NULL, top_level_caller, NULL), 0);
   assert_int_equal(cpuexec_parallel_for(cpuexec_session_executor(session), 1, 1, NULL, hold_inside, 1), 0);
   int now = library_threads();
-  latch_set(3);
+  stage_latch_set(&gate, 3);
   pthread_join(t, NULL);
-  guard_cpu_print(BUILD_NAME " " BUILD_THREADING ", another thread's dgemm after the region", &gate.after_report);
+  guard_cpu_print(BUILD_NAME " " BUILD_THREADING ", another thread's dgemm after the region", &observed.after_report);
 #if BUILD_PROCESS_WIDE
-  assert_int_equal(gate.seen_inside, 1); /* the price of a process-wide setting, while the region runs */
+  assert_int_equal(observed.threads_inside, 1); /* the price of a process-wide setting, while the region runs */
 #if defined(GUARD_OPENBLAS_PTHREAD)
   assert_int_equal(now, 3); /* the count set meanwhile is kept */
-  assert_int_equal(gate.seen_after, 3);
+  assert_int_equal(observed.threads_after, 3);
   openblas_set_num_threads(2);
 #else
   assert_int_equal(now, 2);
-  assert_int_equal(gate.seen_after, 2);
+  assert_int_equal(observed.threads_after, 2);
 #endif
 #else
-  assert_int_equal(gate.seen_inside, 2); /* through OpenMP: never serialized */
+  assert_int_equal(observed.threads_inside, 2); /* through OpenMP: never serialized */
   assert_int_equal(now, 2);
-  assert_int_equal(gate.seen_after, 2);
+  assert_int_equal(observed.threads_after, 2);
 #endif
   assert_true(results_exact());
-  assert_true(gate.after_report.others_ns > TOLERANCE_NS); /* on the library's threads again */
+  assert_true(observed.after_report.others_ns > TOLERANCE_NS); /* on the library's threads again */
   cpuexec_session_destroy(session);
 }
 

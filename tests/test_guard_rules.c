@@ -32,6 +32,7 @@ int main(void) {
 
 #include <cpuexec.h>
 
+#include "support/stage_latch.h"
 #include "support/test_util.h"
 
 #define STANDIN(name) TOP_BUILDDIR "/tests/programs/.libs/guard_standin_" name ".so"
@@ -118,31 +119,12 @@ static void a_late_process_wide_library_is_held_at_one_thread_then_restored(void
 }
 
 /* Another thread looks while a callback holds; then forks. */
-typedef struct latch {
-  pthread_mutex_t lock;
-  pthread_cond_t cond;
-  int stage;
-} latch;
-static latch gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
-
-static void latch_wait(int stage) {
-  pthread_mutex_lock(&gate.lock);
-  while (gate.stage < stage)
-    pthread_cond_wait(&gate.cond, &gate.lock);
-  pthread_mutex_unlock(&gate.lock);
-}
-
-static void latch_set(int stage) {
-  pthread_mutex_lock(&gate.lock);
-  gate.stage = stage;
-  pthread_cond_broadcast(&gate.cond);
-  pthread_mutex_unlock(&gate.lock);
-}
+static stage_latch gate = STAGE_LATCH_INITIALIZER;
 
 static int held_range(void *ctx, int64_t begin, int64_t end) {
   (void)ctx, (void)begin, (void)end;
-  latch_set(1);
-  latch_wait(2);
+  stage_latch_set(&gate, 1);
+  stage_latch_wait(&gate, 2);
   return 0;
 }
 
@@ -162,10 +144,10 @@ static _Atomic int seen_from_outside, child_status;
 
 static void *outside(void *arg) {
   (void)arg;
-  latch_wait(1);
+  stage_latch_wait(&gate, 1);
   atomic_store(&seen_from_outside, ob_get());
   atomic_store(&child_status, run_in_child(child_sees_the_count_back, 60));
-  latch_set(2);
+  stage_latch_set(&gate, 2);
   return NULL;
 }
 
@@ -198,17 +180,17 @@ static int blis_range(void *ctx, int64_t begin, int64_t end) {
 
 static void *blis_outside(void *arg) {
   (void)arg;
-  latch_wait(1);
+  stage_latch_wait(&gate, 1);
   atomic_store(&blis_outside_while_held, blis_threads());
-  latch_set(2);
+  stage_latch_set(&gate, 2);
   return NULL;
 }
 
 static int blis_held(void *ctx, int64_t begin, int64_t end) {
   (void)ctx, (void)begin, (void)end;
   atomic_store(&blis_inside[0], blis_threads());
-  latch_set(1);
-  latch_wait(2);
+  stage_latch_set(&gate, 1);
+  stage_latch_wait(&gate, 2);
   return 0;
 }
 

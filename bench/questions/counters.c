@@ -15,8 +15,7 @@
  * executor's counter block, NULL while off), so there is no build without
  * counters to hold the off row against; off against on is the comparison.
  *
- * Speaks bench/run.sh's table protocol: --mode=round|smoke, --quick,
- * --delay-len (ignored), --participants=N. */
+ * Speaks bench/run.sh's table protocol (table_args.h). */
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -25,6 +24,7 @@
 
 #include <cpuexec.h>
 #include "../clock.h"
+#include "table_args.h"
 
 static _Atomic uint64_t hits;
 static int body(void *ctx, int64_t begin, int64_t end) {
@@ -67,26 +67,10 @@ static double block(cpuexec_executor *e, unsigned participants, int calls) {
 }
 
 int main(int argc, char **argv) {
-  const char *mode = "round";
-  bool quick = false;
-  unsigned participants = 2;
-  const char *env = getenv("BENCH_PARTICIPANTS");
-  if (env && *env) participants = (unsigned)strtoul(env, NULL, 10);
-  for (int i = 1; i < argc; i++) {
-    if (strncmp(argv[i], "--mode=", 7) == 0)
-      mode = argv[i] + 7;
-    else if (strcmp(argv[i], "--quick") == 0)
-      quick = true;
-    else if (strncmp(argv[i], "--participants=", 15) == 0)
-      participants = (unsigned)strtoul(argv[i] + 15, NULL, 10);
-    else if (strncmp(argv[i], "--delay-len=", 12) != 0) {
-      fprintf(stderr, "usage: %s [--mode=round|smoke] [--quick] [--participants=N]\n", argv[0]);
-      return 2;
-    }
-  }
-  if (participants < 2 || participants > 64) participants = 2;
-  bool smoke = strcmp(mode, "smoke") == 0;
-  if (!smoke && strcmp(mode, "round") != 0) return 0; /* calibrate, hot: nothing to add */
+  table_args args = table_args_parse(argc, argv);
+  if (!args.measure) return 0;
+  unsigned participants = args.participants;
+  bool smoke = args.smoke, quick = args.quick;
   int blocks = smoke ? 2 : quick ? 10 : 30, calls = smoke ? 10 : 2000;
 
   cpuexec_executor *off = make(participants), *on = make(participants), *observed = make(participants);

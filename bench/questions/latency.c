@@ -13,8 +13,8 @@
  * "libcpuexec-every" prints the gap rows under participation=every_participant
  * (doc/deviations.md quotes them against libcpuexec-none).
  *
- * Speaks bench/run.sh's table protocol: --mode=round|smoke, --quick,
- * --delay-len (ignored: the body has no delay), --participants=N. */
+ * Speaks bench/run.sh's table protocol (table_args.h; the body has no
+ * delay). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
 #endif
@@ -29,6 +29,7 @@
 #include <cpuexec.h>
 #include "../clock.h"
 #include "../stats.h"
+#include "table_args.h"
 
 static unsigned participants = 2;
 static _Atomic unsigned hits[64];
@@ -135,26 +136,11 @@ static double run_config(const config *c, const int samples[4], double serial_us
 }
 
 int main(int argc, char **argv) {
-  const char *mode = "round";
-  bool quick = false;
-  const char *env = getenv("BENCH_PARTICIPANTS");
-  if (env && *env) participants = (unsigned)strtoul(env, NULL, 10);
-  for (int i = 1; i < argc; i++) {
-    if (strncmp(argv[i], "--mode=", 7) == 0)
-      mode = argv[i] + 7;
-    else if (strcmp(argv[i], "--quick") == 0)
-      quick = true;
-    else if (strncmp(argv[i], "--participants=", 15) == 0)
-      participants = (unsigned)strtoul(argv[i] + 15, NULL, 10);
-    else if (strncmp(argv[i], "--delay-len=", 12) != 0) {
-      fprintf(stderr, "usage: %s [--mode=round|smoke] [--quick] [--participants=N]\n", argv[0]);
-      return 2;
-    }
-  }
-  if (participants < 2 || participants > 64) participants = 2;
+  table_args args = table_args_parse(argc, argv);
+  if (!args.measure) return 0;
+  participants = args.participants;
   static const int full[4] = {400, 100, 60, 15}, fast[4] = {200, 50, 30, 8}, smoke[4] = {5, 2, 2, 1};
-  bool is_smoke = strcmp(mode, "smoke") == 0;
-  if (!is_smoke && strcmp(mode, "round") != 0) return 0; /* calibrate, hot: nothing to add */
+  bool is_smoke = args.smoke, quick = args.quick;
   const int *samples = is_smoke ? smoke : quick ? fast : full;
   double serial_us = body_us(), all = 0;
   for (size_t c = 0; c < sizeof configs / sizeof configs[0]; c++) {

@@ -9,6 +9,7 @@
 #define CPUEXEC_SRC_COUNTERS_INTERNAL_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct cpuexec__counter_set {
@@ -53,6 +54,17 @@ typedef struct cpuexec__counters_block {
       atomic_fetch_add_explicit((index) == 0 ? &(block)->callers.field : &(block)->workers.field, \
                                 (n), memory_order_relaxed);                                      \
   } while (0)
+
+/* A caller's wait for its region's workers: whether it parked, and how long
+ * it waited (0 when counters were off as the wait began). */
+static inline void cpuexec__count_caller_wait(cpuexec__counters_block *block, bool slept, uint64_t waited_ns) {
+  CPUEXEC__COUNT(block, caller_waits, 1);
+  if (slept)
+    CPUEXEC__COUNT(block, parks, 1);
+  else
+    CPUEXEC__COUNT(block, spins_found_work, 1);
+  if (waited_ns) CPUEXEC__COUNT(block, caller_wait_ns, waited_ns);
+}
 
 struct cpuexec_resolved;
 struct cpuexec_descriptor;

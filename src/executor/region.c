@@ -189,16 +189,20 @@ static int run_crowded(struct cpuexec_executor *exec, int64_t total, int64_t gra
   return rc;
 }
 
+/* A dispatched region that runs on its caller alone: one participant ran. */
+static int run_caller_only(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
+                           cpuexec_range_fn fn, bool crowded, uint32_t *ran) {
+  CPUEXEC__COUNT(cpuexec__counters_of(exec), participants_run, 1);
+  *ran = 1;
+  return crowded ? run_crowded(exec, total, grain, ctx, fn) : run_inline(exec, total, ctx, fn);
+}
+
 /* A region the occupancy rule (region_lanes.h) leaves to its caller alone;
  * `callers` are those running regions on exec now, this one included. */
 static int run_alone(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn,
                      uint32_t callers, uint32_t *ran) {
-  cpuexec__counters_block *counters = cpuexec__counters_of(exec);
-  CPUEXEC__COUNT(counters, occupied_inline, 1);
-  CPUEXEC__COUNT(counters, participants_run, 1);
-  *ran = 1;
-  if (callers > exec->threads) return run_crowded(exec, total, grain, ctx, fn);
-  return run_inline(exec, total, ctx, fn);
+  CPUEXEC__COUNT(cpuexec__counters_of(exec), occupied_inline, 1);
+  return run_caller_only(exec, total, grain, ctx, fn, callers > exec->threads, ran);
 }
 
 /* The callers running regions on exec, lane 0's included. */
@@ -225,11 +229,8 @@ static int run_beside(struct cpuexec_executor *exec, int64_t total, int64_t grai
   if (n == 1) {
     rc = run_alone(exec, total, grain, ctx, fn, callers_now(exec), ran);
   } else if (!cpuexec__lane_run(exec, total, grain, ctx, fn, n, false, env, &rc, ran)) {
-    cpuexec__counters_block *counters = cpuexec__counters_of(exec);
-    CPUEXEC__COUNT(counters, bound_inline, 1);
-    CPUEXEC__COUNT(counters, participants_run, 1);
-    rc = run_inline(exec, total, ctx, fn);
-    *ran = 1;
+    CPUEXEC__COUNT(cpuexec__counters_of(exec), bound_inline, 1);
+    rc = run_caller_only(exec, total, grain, ctx, fn, false, ran);
   }
   atomic_fetch_sub_explicit(&exec->side, 1, memory_order_relaxed);
   return rc;

@@ -172,12 +172,7 @@ bool cpuexec__lane_run(struct cpuexec_executor *exec, int64_t total, int64_t gra
     atomic_store_explicit(&l->done.goal, target, memory_order_relaxed);
     cpuexec__wait_until_equal(&l->done.finished, target, &l->done.caller_parked, &exec->spin, NULL, &slept);
     counters = cpuexec__counters_of(exec);
-    CPUEXEC__COUNT(counters, caller_waits, 1);
-    if (slept)
-      CPUEXEC__COUNT(counters, parks, 1);
-    else
-      CPUEXEC__COUNT(counters, spins_found_work, 1);
-    if (counters && start) CPUEXEC__COUNT(counters, caller_wait_ns, cpuexec__os_now_ns() - start);
+    cpuexec__count_caller_wait(counters, slept, start ? cpuexec__os_now_ns() - start : 0);
   }
   l->done_target = target;
   if (strict) atomic_fetch_or_explicit(&l->admit, ADMIT_CLOSED, memory_order_relaxed);

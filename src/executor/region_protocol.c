@@ -275,12 +275,7 @@ static uint32_t finish_region(struct cpuexec_executor *exec, uint32_t participan
     uint64_t start = counters ? cpuexec__os_now_ns() : 0;
     if (wait_for_workers(exec, participants, waited_cpu, &slept)) {
       counters = cpuexec__counters_of(exec);
-      CPUEXEC__COUNT(counters, caller_waits, 1);
-      if (slept)
-        CPUEXEC__COUNT(counters, parks, 1);
-      else
-        CPUEXEC__COUNT(counters, spins_found_work, 1);
-      if (start) CPUEXEC__COUNT(counters, caller_wait_ns, cpuexec__os_now_ns() - start);
+      cpuexec__count_caller_wait(counters, slept, start ? cpuexec__os_now_ns() - start : 0);
     }
     ran = 1;
     for (uint32_t g = 0; g <= cpuexec__finish_group_of(participants - 1); g++)

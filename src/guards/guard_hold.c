@@ -60,11 +60,17 @@ static hold holds[CPUEXEC__HOLDS];
 #define SLOTS_FOR_EACH(mask, i) \
   for (uint32_t m_ = (mask), i; m_ != 0 && (i = (uint32_t)__builtin_ctz(m_), 1); m_ &= m_ - 1)
 
-static void backoff(unsigned *spins) {
-  if (++*spins < 64)
-    cpuexec__cpu_relax();
-  else
-    sched_yield();
+/* The hold's word once no transition holds it BUSY: spins, then yields. */
+static uint32_t load_settled(hold *h) {
+  unsigned spins = 0;
+  uint32_t v;
+  while ((v = atomic_load_explicit(&h->word, memory_order_acquire)) & BUSY) {
+    if (++spins < 64)
+      cpuexec__cpu_relax();
+    else
+      sched_yield();
+  }
+  return v;
 }
 
 /* ---- each library ------------------------------------------------------------ */
@@ -158,13 +164,8 @@ static void restore_one(cpuexec__guard_lib *lib) {
 
 void cpuexec__hold_enter(int which, uint32_t mask) {
   hold *h = &holds[which];
-  unsigned spins = 0;
   for (;;) {
-    uint32_t v = atomic_load_explicit(&h->word, memory_order_acquire);
-    if (v & BUSY) {
-      backoff(&spins);
-      continue;
-    }
+    uint32_t v = load_settled(h);
     if (v > 0 && (atomic_load_explicit(&h->applied, memory_order_relaxed) & mask) == mask) {
       /* Up, with every library of mask set: one more inside. */
       if (atomic_compare_exchange_weak_explicit(&h->word, &v, v + 1, memory_order_acquire, memory_order_relaxed))
@@ -184,13 +185,8 @@ void cpuexec__hold_enter(int which, uint32_t mask) {
 
 void cpuexec__hold_leave(int which) {
   hold *h = &holds[which];
-  unsigned spins = 0;
   for (;;) {
-    uint32_t v = atomic_load_explicit(&h->word, memory_order_acquire);
-    if (v & BUSY) {
-      backoff(&spins);
-      continue;
-    }
+    uint32_t v = load_settled(h);
     if (v > 1) {
       if (atomic_compare_exchange_weak_explicit(&h->word, &v, v - 1, memory_order_release, memory_order_relaxed))
         return;
@@ -209,15 +205,10 @@ void cpuexec__hold_leave(int which) {
 
 /* Takes BUSY on a hold that is up (v > 0); false when it is down. */
 static bool take_busy_if_up(hold *h, uint32_t *v) {
-  unsigned spins = 0;
   for (;;) {
-    *v = atomic_load_explicit(&h->word, memory_order_acquire);
+    *v = load_settled(h);
     if (*v == 0)
       return false;
-    if (*v & BUSY) {
-      backoff(&spins);
-      continue;
-    }
     if (atomic_compare_exchange_weak_explicit(&h->word, v, *v | BUSY, memory_order_acquire, memory_order_relaxed))
       return true;
   }
@@ -265,13 +256,8 @@ static uint32_t held_at_fork[CPUEXEC__HOLDS];
 static void fork_prepare(void) {
   for (int i = 0; i < CPUEXEC__HOLDS; i++) {
     hold *h = &holds[i];
-    unsigned spins = 0;
     for (;;) {
-      uint32_t v = atomic_load_explicit(&h->word, memory_order_acquire);
-      if (v & BUSY) {
-        backoff(&spins);
-        continue;
-      }
+      uint32_t v = load_settled(h);
       if (atomic_compare_exchange_weak_explicit(&h->word, &v, v | BUSY, memory_order_acquire, memory_order_relaxed)) {
         held_at_fork[i] = v;
         break;
