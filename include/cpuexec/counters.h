@@ -40,6 +40,9 @@ typedef struct cpuexec_counters {
   uint64_t stood_aside;        /**< times a worker left a region to its caller for the same reason */
   uint64_t reserved_[2];
 } cpuexec_counters;
+/* On an executor of our pool, every call with total > 0 is one of
+ * dispatches, nested_inline, limited_inline, bound_inline and
+ * occupied_inline. */
 /* A foreign executor (<cpuexec/foreign.h>) counts dispatches (calls
  * handed to its pool), nested_inline and limited_inline; its pool does the
  * waiting, so the others stay 0. */
@@ -68,10 +71,15 @@ typedef struct cpuexec_dispatch_event {
   uint64_t executor_id;           /**< cpuexec_executor_id() of the executor */
   int32_t effective_threads;      /**< its effective threads */
   int32_t requested_participants; /**< max_participants as passed (0: the executor's limit) */
-  int32_t admitted_participants;  /**< participants the call ran with */
+  /** Participants the call admits by the executor's threads,
+   * max_participants and the work (one per grain), as announced. While
+   * other callers run regions on the executor, the occupancy rule
+   * (cpuexec/executor.h) can run it with fewer, down to its caller alone;
+   * executed_participants says what ran. */
+  int32_t admitted_participants;
   int64_t total;                  /**< total as passed */
   int64_t grain;                  /**< grain as passed (or planned) */
-  bool ran_inline;                /**< nested or limited: ran on the caller only */
+  bool ran_inline;                /**< nested or limited (nested_inline, limited_inline): ran on the caller only */
   /** false: the call is announced, before its region runs (every observer
    * gets this). true: the region returned, and executed_participants is
    * known (only observers added with CPUEXEC_OBSERVE_COMPLETION). */

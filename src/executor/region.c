@@ -189,10 +189,10 @@ static int run_crowded(struct cpuexec_executor *exec, int64_t total, int64_t gra
   return rc;
 }
 
-/* A dispatched region that runs on its caller alone: one participant ran. */
+/* A region that runs on its caller alone after all, woken nobody: not a
+ * dispatch (counters.h); one participant ran. */
 static int run_caller_only(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
                            cpuexec_range_fn fn, bool crowded, uint32_t *ran) {
-  CPUEXEC__COUNT(cpuexec__counters_of(exec), participants_run, 1);
   *ran = 1;
   return crowded ? run_crowded(exec, total, grain, ctx, fn) : run_inline(exec, total, ctx, fn);
 }
@@ -303,9 +303,13 @@ static int dispatch(struct cpuexec_executor *exec, int64_t total, int64_t grain,
     return cpuexec__callback_rc(run_inline(exec, total, ctx, fn));
   }
   announce(live, ev, participants, false);
-  CPUEXEC__COUNT(counters, dispatches, 1);
   note_executed(ev, participants);
-  if (exec->foreign) return run_foreign(exec, total, grain, ctx, fn, participants, flags);
+  if (exec->foreign) {
+    CPUEXEC__COUNT(counters, dispatches, 1);
+    return run_foreign(exec, total, grain, ctx, fn, participants, flags);
+  }
+  /* Our pool counts a dispatch where the region opens to its workers
+   * (cpuexec__lane0_run, cpuexec__lane_run). */
   uint32_t ran = participants;
   int rc = run_native(exec, total, grain, ctx, fn, participants, flags, &ran);
   note_executed(ev, ran);

@@ -135,6 +135,7 @@ bool cpuexec__lane_run(struct cpuexec_executor *exec, int64_t total, int64_t gra
   if (index == 0) return false;
   cpuexec__lane *l = &exec->lanes[index - 1];
   cpuexec__counters_block *counters = cpuexec__counters_of(exec);
+  CPUEXEC__COUNT(counters, dispatches, 1);
   l->fn = fn;
   l->ctx = ctx;
   l->total = total;

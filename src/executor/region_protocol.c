@@ -289,6 +289,7 @@ static uint32_t finish_region(struct cpuexec_executor *exec, uint32_t participan
 
 int cpuexec__lane0_run(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn,
                        uint32_t participants, bool every, const cpuexec__fpenv *env, uint32_t *ran) {
+  CPUEXEC__COUNT(cpuexec__counters_of(exec), dispatches, 1);
   atomic_store_explicit(&exec->lane0_running, 1, memory_order_relaxed);
   publish_slots(exec, total, grain, ctx, fn, participants, !every, env);
   uint64_t wakes = admit_workers(exec, participants);

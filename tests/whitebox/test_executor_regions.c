@@ -84,8 +84,12 @@ static void pair_on(uint32_t threads, int rounds) {
   assert_true(c.concurrent_regions + c.occupied_inline >= (uint64_t)rounds);
   if (threads == 2) assert_int_equal(c.concurrent_regions, 0);
   if (threads > 2) assert_int_equal(c.occupied_inline, 0);
-  assert_true(c.participants_run >= 2 * (uint64_t)rounds && c.participants_run <= 2 * (uint64_t)rounds * threads);
   assert_int_equal(c.bound_inline, 0);
+  /* Each top-level call is a dispatch or ran alone; the nested ones (one
+   * per callback range, at least one a region) are nested_inline. */
+  assert_int_equal(c.dispatches + c.occupied_inline, 2 * (uint64_t)rounds);
+  assert_true(c.nested_inline >= 2 * (uint64_t)rounds);
+  assert_true(c.participants_run >= c.dispatches && c.participants_run <= c.dispatches * threads);
   cpuexec_executor_release(exec);
 }
 
@@ -418,6 +422,7 @@ static void a_caller_beside_another_in_a_pool_of_two_runs_alone(void **state) {
   cpuexec_counters c;
   assert_int_equal(cpuexec_executor_counters_get(exec, &c), 0);
   assert_int_equal(c.occupied_inline, 1);
+  assert_int_equal(c.dispatches, 1); /* the held region only: the one beside it woke nobody */
   assert_int_equal(c.concurrent_regions, 0);
   cpuexec_executor_release(exec);
 }
@@ -479,6 +484,7 @@ static void a_third_caller_on_a_pool_of_two_runs_alone_in_pieces(void **state) {
   cpuexec_counters k;
   assert_int_equal(cpuexec_executor_counters_get(exec, &k), 0);
   assert_int_equal(k.occupied_inline, 2); /* B and C */
+  assert_int_equal(k.dispatches, 1);       /* A */
   cpuexec_executor_release(exec);
 }
 
@@ -582,6 +588,7 @@ static void a_caller_past_the_bound_runs_its_region_inline(void **state) {
   assert_int_equal(c.bound_inline, 1);
   assert_int_equal(c.concurrent_regions, CPUEXEC__LANES - 1);
   assert_int_equal(c.occupied_inline, 0);
+  assert_int_equal(c.dispatches, CPUEXEC__LANES); /* lane 0 and the others; not the one past the bound */
   cpuexec_executor_release(exec);
 }
 
