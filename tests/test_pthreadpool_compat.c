@@ -479,6 +479,41 @@ static void thread_counts_are_the_participants_a_call_uses(void **state) {
   pthreadpool_destroy(pool);
 }
 
+/* The participation rule reaches pthreadpool through the policy it leases
+ * (CPUEXEC_POLICY here; a session's inside one): with every_participant,
+ * every region of 8 trivial items runs on both threads, as the dispatch
+ * observer's completions say, without a rendezvous. Items still move
+ * between the threads as pthreadpool lets them (engine_private.h). */
+typedef struct strict_seen {
+  _Atomic int regions, short_regions;
+} strict_seen;
+
+static void count_executed(void *ctx, const cpuexec_dispatch_event *ev) {
+  strict_seen *s = ctx;
+  if (!ev->completed) return;
+  atomic_fetch_add(&s->regions, 1);
+  if (ev->executed_participants != 2) atomic_fetch_add(&s->short_regions, 1);
+}
+
+static void a_strict_policy_runs_every_region_on_every_thread(void **state) {
+  (void)state;
+  assert_int_equal(setenv("CPUEXEC_POLICY", "affinity_policy=none,participation=every_participant", 1), 0);
+  pthreadpool_t pool = pthreadpool_create(2);
+  assert_int_equal(unsetenv("CPUEXEC_POLICY"), 0);
+  assert_non_null(pool);
+  strict_seen s = {0, 0};
+  assert_int_equal(cpuexec_dispatch_observer_add(&s, count_executed, CPUEXEC_OBSERVE_COMPLETION), 0);
+  grid g;
+  grid_init(&g, 1, Z(8), NULL, 2);
+  for (int r = 0; r < 500; r++) pthreadpool_parallelize_1d(pool, cb_1d, &g, 8, 0);
+  assert_int_equal(cpuexec_dispatch_observer_remove(&s, count_executed), 0);
+  for (size_t i = 0; i < 8; i++) assert_int_equal(g.hits[i], 500);
+  grid_free(&g);
+  pthreadpool_destroy(pool);
+  assert_int_equal(atomic_load(&s.regions), 500);
+  assert_int_equal(atomic_load(&s.short_regions), 0);
+}
+
 static void contention_many_concurrent_increments_all_count(void **state) {
   (void)state;
   pthreadpool_t pool = pthreadpool_create(2);
@@ -783,6 +818,7 @@ int main(void) {
       cmocka_unit_test(create_and_destroy_many_pools),
       cmocka_unit_test(pools_start_threads_only_for_workers_and_share_them),
       cmocka_unit_test(thread_counts_are_the_participants_a_call_uses),
+      cmocka_unit_test(a_strict_policy_runs_every_region_on_every_thread),
       cmocka_unit_test(contention_many_concurrent_increments_all_count),
       cmocka_unit_test(calls_from_several_threads_on_one_pool_all_complete),
   };

@@ -130,6 +130,21 @@ static void abs_over_1024_floats_stays_on_the_caller(void **state) {
   cpuexec_executor_release(exec);
 }
 
+/* make bench-plan's tiny case: Exp over 256 floats (4 B read, 4 B written,
+ * 20 cycles each, about 0.9 us serially on the 2-core VM) took 1.24-1.35x
+ * the serial time when planned on 2 participants. It stays serial on a
+ * 2-thread executor (src/executor/plan.c, DISPATCH_NS). */
+static void exp_over_256_floats_stays_on_the_caller_of_two_threads(void **state) {
+  (void)state;
+  cpuexec_executor *exec = test_executor(2);
+  cpuexec_cost exp_cost = {.bytes_read = 4, .bytes_written = 4, .compute_cycles = 20};
+  cpuexec_plan p;
+  assert_int_equal(cpuexec_parallel_for_plan(exec, 256, &exp_cost, NULL, &p), 0);
+  assert_int_equal(p.participants, 1);
+  assert_int_equal(p.grain, 256);
+  cpuexec_executor_release(exec);
+}
+
 static void costlier_log_gets_more_participants_than_abs(void **state) {
   (void)state;
   cpuexec_executor *exec = test_executor(8);
@@ -228,6 +243,7 @@ int main(void) {
       cmocka_unit_test(more_work_or_compute_never_plans_fewer_participants),
       cmocka_unit_test(limits_and_preferences_are_respected),
       cmocka_unit_test(abs_over_1024_floats_stays_on_the_caller),
+      cmocka_unit_test(exp_over_256_floats_stays_on_the_caller_of_two_threads),
       cmocka_unit_test(costlier_log_gets_more_participants_than_abs),
       cmocka_unit_test(a_preference_never_makes_a_serial_plan_parallel),
       cmocka_unit_test(the_grain_splits_work_evenly),

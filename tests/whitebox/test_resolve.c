@@ -360,6 +360,43 @@ static void physical_cores_prefer_performance_cores(void **state) {
   cpuexec_topology_destroy(t);
 }
 
+/* SMT siblings numbered apart (processors i and i + 8 share core i): the
+ * placements read the cores from the topology, never from adjacent ids. A
+ * core taken as id / 2 would put physical_cores' workers on 2, 4, 6 and
+ * the SMT siblings past the cores on 1, 3, 5 ... Here the workers take
+ * cores 1-7, then the siblings of cores 1-4 (9-12); core 0 is the
+ * caller's, its sibling 8 left free. */
+static void siblings_numbered_apart_are_placed_by_their_cores(void **state) {
+  (void)state;
+  cpuexec_topology *t = load_machine(machine_named("8cores-smt2-siblings-apart.xml"), NULL);
+  static const struct {
+    cpuexec_affinity_policy affinity;
+    int32_t threads;
+    int32_t workers[11];
+    bool smt;
+  } cases[] = {
+      {PHYS, 4, {1, 2, 3}, false},
+      {PHYS, 8, {1, 2, 3, 4, 5, 6, 7}, false},
+      {SMT, 8, {1, 2, 3, 4, 5, 6, 7}, false},
+      {SMT, 12, {1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12}, true},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    cpuexec_policy p = request(cases[c].threads, cases[c].affinity);
+    cpuexec_resolved *r = NULL;
+    assert_int_equal(cpuexec_policy_resolve(&p, t, &r), 0);
+    int32_t n = 0;
+    const int32_t *w = cpuexec_resolved_worker_processors(r, &n);
+    assert_int_equal(n, cases[c].threads - 1);
+    for (int32_t i = 0; i < n; i++)
+      if (w[i] != cases[c].workers[i])
+        fail_msg("case %zu, %d threads: worker %d on processor %d, want %d", c, (int)cases[c].threads, (int)i + 1,
+                 (int)w[i], (int)cases[c].workers[i]);
+    assert_int_equal(cpuexec_resolved_uses_smt(r), cases[c].smt);
+    cpuexec_resolved_destroy(r);
+  }
+  cpuexec_topology_destroy(t);
+}
+
 /* The done criterion: the hybrid with performance_cores puts every worker
  * on a P-core and no two participants on one core. */
 static void hybrid_performance_cores_use_only_p_cores(void **state) {
@@ -649,6 +686,7 @@ int main(void) {
       cmocka_unit_test(every_validation_rule_on_every_machine),
       cmocka_unit_test(hybrid_performance_cores_use_only_p_cores),
       cmocka_unit_test(physical_cores_prefer_performance_cores),
+      cmocka_unit_test(siblings_numbered_apart_are_placed_by_their_cores),
       cmocka_unit_test(a_caller_pinned_by_someone_else_keeps_its_place),
       cmocka_unit_test(a_live_thread_bound_narrower_keeps_its_place),
       cmocka_unit_test(spin_resolves_to_concrete_behaviour),
