@@ -11,9 +11,11 @@
  *   counters_on        counters on, beside the same run's off samples
  *                      (backend "libcpuexec-off"), so its ratio is on / off
  *   counters_observer  counters on + observer, beside the off samples too
- * Counting has no compile switch (a region tests one pointer, the
- * executor's counter block, NULL while off), so there is no build without
- * counters to hold the off row against; off against on is the comparison.
+ * While counters are off a region tests one pointer, the executor's counter
+ * block, NULL. What that costs is the counters_off row beside backend
+ * "libcpuexec-no-counters": this program built with
+ * BENCH_COUNTERS_COMPILED_OUT on the library with counting compiled out
+ * (mk/bench.am), which runs the same blocks and prints only that row.
  *
  * Speaks bench/run.sh's table protocol (table_args.h). */
 #include <stdatomic.h>
@@ -97,6 +99,14 @@ int main(int argc, char **argv) {
     return 1;
   }
   cpuexec_counters c;
+#ifdef BENCH_COUNTERS_COMPILED_OUT
+  if (cpuexec_executor_counters_get(on, &c) != 0 || c.dispatches != 0) {
+    printf("FAIL counters: the library without counting counted %llu dispatches\n",
+           (unsigned long long)c.dispatches);
+    return 1;
+  }
+  for (int b = 0; b < blocks; b++) printf("M libcpuexec-no-counters counters_off ns %.6g\n", v[3 * b]);
+#else
   if (cpuexec_executor_counters_get(on, &c) != 0 || c.dispatches == 0) {
     printf("FAIL counters: the enabled executor counted no dispatch\n");
     return 1;
@@ -107,6 +117,7 @@ int main(int argc, char **argv) {
   for (int b = 0; b < blocks; b++)
     printf("M libcpuexec counters_observer ns %.6g\nM libcpuexec-off counters_observer ns %.6g\n", v[3 * b + 2],
            v[3 * b]);
+#endif
   if (smoke) printf("# bench_counters: smoke ok\n");
   free(v);
   cpuexec_executor_release(off);

@@ -396,11 +396,20 @@ void cpuexec__region_participate(struct cpuexec_executor *exec, uint32_t index);
 /* Worker `index`'s finishing step: the last one out wakes a parked caller. */
 void cpuexec__region_leave(struct cpuexec_executor *exec, uint32_t index);
 
+#ifdef CPUEXEC__COUNTERS_COMPILED_OUT
+/* The baseline of bench/questions/counters.c only (mk/bench.am): a library
+ * in which no counting code is left, to hold counters that are off against. */
+static inline cpuexec__counters_block *cpuexec__counters_of(const struct cpuexec_executor *exec) {
+  (void)exec;
+  return NULL;
+}
+#else
 static inline cpuexec__counters_block *cpuexec__counters_of(const struct cpuexec_executor *exec) {
   /* acquire: the block's zeroed fields are visible before we add to them.
    * On x86 and arm64 this is the same instruction as a relaxed load. */
   return atomic_load_explicit(&((struct cpuexec_executor *)exec)->counters, memory_order_acquire);
 }
+#endif
 
 
 #endif
