@@ -75,10 +75,11 @@ static PyMethodDef module_functions[] = {
      "resolve(policy_or_mapping=None, topology=None) -> Resolution\n\nResolves a cpuexec.Policy, a mapping, "
      "policy text or None (the process default, CPUEXEC_POLICY) on topology (None: this process)."},
     {"parallel_for", (PyCFunction)(void (*)(void))cpx_parallel_for, METH_VARARGS | METH_KEYWORDS,
-     "parallel_for(fn, total, grain=1, max_participants=0)\n\nThe loop `for i in range(0, total, grain): "
+     "parallel_for(fn, total, grain=1, max_participants=0) -> int\n\nThe loop `for i in range(0, total, grain): "
      "fn(i, min(i + grain, total))` run on the executor installed on this thread (serially without one); "
      "fn(begin, end) may get several grains at once. Each call takes the GIL, so this parallelises only "
-     "work that releases it. The first exception fn raises stops new ranges and is raised here."},
+     "work that releases it. The first exception fn raises stops new ranges and is raised here. Returns the "
+     "participants that ran a range (0 when total <= 0)."},
     {"current_executor_id", cpx_current_executor_id, METH_NOARGS,
      "The id of the executor installed on this thread (Session.executor_id), or None."},
     {"kernel_executor_id", (PyCFunction)(void (*)(void))cpx_kernel_executor_id, METH_VARARGS | METH_KEYWORDS,

@@ -10,6 +10,8 @@
 typedef struct {
   PyObject *fn;
   PyObject *exc_type, *exc_value, *exc_tb; /* the first exception a callback raised */
+  uint64_t *ran;                           /* a bit per participant index that ran a range */
+  int32_t executed;                        /* how many bits are set */
 } range_ctx;
 
 /* Runs on every participant with the GIL released by the caller: each range
@@ -17,6 +19,12 @@ typedef struct {
 static int run_range(void *ctx, int64_t begin, int64_t end) {
   range_ctx *c = ctx;
   PyGILState_STATE gil = PyGILState_Ensure();
+  uint32_t index = cpuexec_participant_index();
+  uint64_t bit = 1ull << (index % 64);
+  if (!(c->ran[index / 64] & bit)) {
+    c->ran[index / 64] |= bit;
+    c->executed++;
+  }
   int rc = 1;
   if (c->exc_type == NULL) {
     PyObject *r = PyObject_CallFunction(c->fn, "LL", (long long)begin, (long long)end);
@@ -46,19 +54,24 @@ PyObject *cpx_parallel_for(PyObject *module, PyObject *args, PyObject *kwargs) {
       (grain_obj != NULL && cpx_int64_arg(st, grain_obj, "grain", INT64_MIN, INT64_MAX, &grain) < 0) ||
       (max_obj != NULL && cpx_int64_arg(st, max_obj, "max_participants", 0, INT32_MAX, &max) < 0))
     return NULL;
-  range_ctx c = {.fn = fn};
-  int rc;
   cpuexec_executor *exec = cpuexec_executor_current();
+  int32_t threads = exec ? cpuexec_executor_effective_threads(exec) : 1;
+  uint64_t *ran = PyMem_Calloc((size_t)(threads + 63) / 64, sizeof *ran);
+  if (ran == NULL)
+    return PyErr_NoMemory();
+  range_ctx c = {.fn = fn, .ran = ran};
+  int rc;
   Py_BEGIN_ALLOW_THREADS
   rc = cpuexec_parallel_for(exec, total, grain, &c, run_range, (int32_t)max);
   Py_END_ALLOW_THREADS
+  PyMem_Free(ran);
   if (c.exc_type != NULL) {
     PyErr_Restore(c.exc_type, c.exc_value, c.exc_tb);
     return NULL;
   }
   if (rc != 0)
     return cpx_raise(st, rc);
-  Py_RETURN_NONE;
+  return PyLong_FromLong(c.executed);
 }
 
 PyObject *cpx_current_executor_id(PyObject *module, PyObject *unused) {

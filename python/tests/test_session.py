@@ -104,6 +104,21 @@ def test_scopes_left_out_of_order_or_never_entered():
     assert cpuexec.current_executor_id() is None
 
 
+def test_parallel_for_returns_the_participants_that_ran():
+    """The seed's check (8 trivial blocks on a 2-thread session observe 2
+    threads) per region, without a rendezvous: with the strict rule every
+    call ran on both; with take-over some may run on the caller alone."""
+    strict = cpuexec.Session(dict(private_policy(30), participation="every_participant"))
+    with strict:
+        assert [cpuexec.parallel_for(lambda b, e: None, 8, 1) for _ in range(200)] == [2] * 200
+        assert cpuexec.parallel_for(lambda b, e: None, 1, 1) == 1  # one grain: inline on the caller
+        assert cpuexec.parallel_for(lambda b, e: None, 0, 1) == 0
+    loose = cpuexec.Session(private_policy(31))
+    with loose:
+        assert set(cpuexec.parallel_for(lambda b, e: None, 8, 1) for _ in range(200)) <= {1, 2}
+    assert cpuexec.parallel_for(lambda b, e: None, 8, 1) == 1  # no session: serial
+
+
 def test_counters_off_by_default_then_exact():
     s = cpuexec.Session(private_policy(8))
     zero = cpuexec.Counters((0,) * 8)
