@@ -563,6 +563,20 @@ void errors_and_values() {
     CHECK(cpuexec::policy::parse("") == cpuexec::policy());
     CHECK(cpuexec::policy().spin_iterations(10) != cpuexec::policy());
   }
+  start_case("executor: participation_rule(every_participant): 8 trivial blocks run on both threads, every call");
+  {
+    // The seed's check without a rendezvous: what the policy asks for is what
+    // each region's callbacks observe.
+    cpuexec::executor strict(cpuexec::policy().num_threads(2).affinity_policy(cpuexec::affinity::none).spin_iterations(78)
+                                 .participation_rule(cpuexec::participation::every_participant));
+    int short_calls = 0;
+    for (int r = 0; r < 500; r++) {
+      std::atomic<bool> seen[2] = {{false}, {false}};
+      cpuexec::parallel_for(strict, 8, 1, [&](int64_t, int64_t) { seen[cpuexec_participant_index()] = true; });
+      if (!seen[0] || !seen[1]) short_calls++;
+    }
+    CHECK(short_calls == 0);
+  }
   start_case("executor: move-only lease, released exactly once");
   {
     cpuexec_registry *reg = cpuexec_registry_default();
