@@ -11,6 +11,7 @@ typedef struct {
   PyObject *fn;
   PyObject *exc_type, *exc_value, *exc_tb; /* the first exception a callback raised */
   uint64_t *ran;                           /* a bit per participant index that ran a range */
+  uint32_t threads;                        /* the bits there are: the executor's effective threads */
   int32_t executed;                        /* how many bits are set */
 } range_ctx;
 
@@ -21,7 +22,7 @@ static int run_range(void *ctx, int64_t begin, int64_t end) {
   PyGILState_STATE gil = PyGILState_Ensure();
   uint32_t index = cpuexec_participant_index();
   uint64_t bit = 1ull << (index % 64);
-  if (!(c->ran[index / 64] & bit)) {
+  if (index < c->threads && !(c->ran[index / 64] & bit)) {
     c->ran[index / 64] |= bit;
     c->executed++;
   }
@@ -59,7 +60,7 @@ PyObject *cpx_parallel_for(PyObject *module, PyObject *args, PyObject *kwargs) {
   uint64_t *ran = PyMem_Calloc((size_t)(threads + 63) / 64, sizeof *ran);
   if (ran == NULL)
     return PyErr_NoMemory();
-  range_ctx c = {.fn = fn, .ran = ran};
+  range_ctx c = {.fn = fn, .ran = ran, .threads = (uint32_t)threads};
   int rc;
   Py_BEGIN_ALLOW_THREADS
   rc = cpuexec_parallel_for(exec, total, grain, &c, run_range, (int32_t)max);

@@ -40,12 +40,11 @@ typedef struct cpuexec_counters {
   uint64_t stood_aside;        /**< times a worker left a region to its caller for the same reason */
   uint64_t reserved_[2];
 } cpuexec_counters;
-/* On an executor of our pool, every call with total > 0 is one of
- * dispatches, nested_inline, limited_inline, bound_inline and
- * occupied_inline. */
-/* A foreign executor (<cpuexec/foreign.h>) counts dispatches (calls
- * handed to its pool), nested_inline and limited_inline; its pool does the
- * waiting, so the others stay 0. */
+/* On an executor of our pool, every call with total > 0 counts once in one
+ * of dispatches, nested_inline, limited_inline, bound_inline and
+ * occupied_inline. A foreign executor (<cpuexec/foreign.h>) counts
+ * dispatches (calls handed to its pool), nested_inline and limited_inline;
+ * its pool does the waiting, so the others stay 0. */
 
 /** What an executor's waiting threads do now (cpuexec_executor_spin_state_get).
  * The adaptive policy follows the cadence of calls: once the time between

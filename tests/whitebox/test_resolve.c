@@ -334,6 +334,16 @@ static void every_validation_rule_on_every_machine(void **state) {
 /* Seed 000: the default placement prefers performance cores when the
  * topology identifies them. On a machine whose E-cores come first in
  * hwloc order, physical_cores still places the P-cores first. */
+/* Worker k of a resolution of `threads` runs on want[k - 1]. */
+static void check_workers(const cpuexec_resolved *r, int32_t threads, const int32_t *want) {
+  int32_t n = 0;
+  const int32_t *w = cpuexec_resolved_worker_processors(r, &n);
+  assert_int_equal(n, threads - 1);
+  for (int32_t i = 0; i < n; i++)
+    if (w[i] != want[i])
+      fail_msg("%d threads: worker %d on processor %d, want %d", (int)threads, (int)i + 1, (int)w[i], (int)want[i]);
+}
+
 static void physical_cores_prefer_performance_cores(void **state) {
   (void)state;
   cpuexec_topology *t = load_machine(machine_named("hybrid-4e-first-2p.xml"), NULL);
@@ -346,13 +356,7 @@ static void physical_cores_prefer_performance_cores(void **state) {
     cpuexec_policy p = request(cases[c].threads, PHYS);
     cpuexec_resolved *r = NULL;
     assert_int_equal(cpuexec_policy_resolve(&p, t, &r), 0);
-    int32_t n = 0;
-    const int32_t *w = cpuexec_resolved_worker_processors(r, &n);
-    assert_int_equal(n, cases[c].threads - 1);
-    for (int32_t i = 0; i < n; i++)
-      if (w[i] != cases[c].workers[i])
-        fail_msg("%d threads: worker %d on processor %d, want %d", (int)cases[c].threads, (int)i + 1, (int)w[i],
-                 (int)cases[c].workers[i]);
+    check_workers(r, cases[c].threads, cases[c].workers);
     assert_int_equal(cpuexec_resolved_uses_efficiency_cores(r), cases[c].efficiency);
     assert_false(has_diagnostic(r, "no ranked CPU kinds"));
     cpuexec_resolved_destroy(r);
@@ -384,13 +388,7 @@ static void siblings_numbered_apart_are_placed_by_their_cores(void **state) {
     cpuexec_policy p = request(cases[c].threads, cases[c].affinity);
     cpuexec_resolved *r = NULL;
     assert_int_equal(cpuexec_policy_resolve(&p, t, &r), 0);
-    int32_t n = 0;
-    const int32_t *w = cpuexec_resolved_worker_processors(r, &n);
-    assert_int_equal(n, cases[c].threads - 1);
-    for (int32_t i = 0; i < n; i++)
-      if (w[i] != cases[c].workers[i])
-        fail_msg("case %zu, %d threads: worker %d on processor %d, want %d", c, (int)cases[c].threads, (int)i + 1,
-                 (int)w[i], (int)cases[c].workers[i]);
+    check_workers(r, cases[c].threads, cases[c].workers);
     assert_int_equal(cpuexec_resolved_uses_smt(r), cases[c].smt);
     cpuexec_resolved_destroy(r);
   }
