@@ -220,7 +220,7 @@ static PyType_Spec session_spec = {
 };
 
 static PyStructSequence_Field counters_fields[] = {
-    {"dispatches", "parallel regions that woke workers"},
+    {"dispatches", "parallel regions opened to workers"},
     {"nested_inline", "calls made inside a callback, run inline"},
     {"limited_inline", "calls run inline because the work admitted one participant"},
     {"spins_found_work", "waits that ended while spinning"},

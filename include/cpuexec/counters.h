@@ -16,7 +16,7 @@
 
 /** A snapshot of an executor's counters (since counting was enabled). */
 typedef struct cpuexec_counters {
-  uint64_t dispatches;        /**< parallel regions that woke workers */
+  uint64_t dispatches;        /**< parallel regions opened to workers (whether or not one joined) */
   uint64_t nested_inline;     /**< calls made inside a callback, run inline */
   uint64_t limited_inline;    /**< calls run inline because the work admitted one participant */
   uint64_t spins_found_work;  /**< waits that ended while spinning */
