@@ -123,6 +123,7 @@ static const scale scale_smoke = {2, {3, 2}, 2e4, {20, 5, 2, 2}, 0.01, 2, {1, 1,
 
 static unsigned participants = 2;
 static bool grain_one;
+static bool axpy_only; /* --mode=axpy: the idle second and the axpy rows only, for many rounds of them */
 static int64_t delay_length = -1;
 static uint32_t *hits;
 
@@ -376,7 +377,7 @@ static double delay_ns_per_iteration(void) {
 
 static void usage(const char *argv0) {
   fprintf(stderr,
-          "usage: %s [--mode=round|calibrate|hot|smoke] [--delay-len=N] [--calls=N] [--quick] "
+          "usage: %s [--mode=round|calibrate|hot|smoke|axpy] [--delay-len=N] [--calls=N] [--quick] "
           "[--participants=N]\n",
           argv0);
   exit(2);
@@ -421,6 +422,8 @@ int main(int argc, char **argv) {
     s = &scale_smoke;
   else if (strcmp(mode, "hot") == 0)
     s = NULL;
+  else if (strcmp(mode, "axpy") == 0)
+    s = &scale_full, axpy_only = true;
   else
     usage(argv[0]);
   if (delay_length < 0) delay_length = (int64_t)(100.0 / delay_ns_per_iteration() + 0.5);
@@ -440,6 +443,9 @@ int main(int argc, char **argv) {
          grain_one ? "1" : "ceil(n/participants)", delay_length);
   if (s == NULL) {
     run_hot(calls);
+  } else if (axpy_only) {
+    run_idle(s);
+    run_axpy(s);
   } else {
     /* Phase times go to the output as comments: a backend that stalls shows it. */
     double t = bench_now_ns();
