@@ -7,7 +7,8 @@
 # no test depends on where it points. libgtest-dev and libfxdiv-dev serve
 # tools/pthreadpool-upstream-tests.sh (upstream's suites and its own pool).
 # --mingw adds what the Windows build made on Linux needs (the mingw-w64
-# compilers, wine to run its tests, dpkg-dev for `apt-get source` of hwloc
+# compilers, wine to run its tests (the package wine: wine64 alone puts no
+# command on PATH), dpkg-dev for `apt-get source` of hwloc
 # and CMocka; tools/cross-mingw-deps.sh, tools/cross-mingw-ci.sh). .ci/run
 # passes it.
 set -e
@@ -19,7 +20,7 @@ packages="build-essential autoconf automake libtool pkgconf libhwloc-dev hwloc l
   cmake doxygen groff-base"
 for arg in "$@"; do
   case $arg in
-    --mingw) packages="$packages gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 wine64 dpkg-dev" ;;
+    --mingw) packages="$packages gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 wine wine64 dpkg-dev" ;;
     *) echo "usage: $0 [--mingw]" >&2; exit 2 ;;
   esac
 done
