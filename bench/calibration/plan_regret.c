@@ -116,11 +116,11 @@ typedef struct kernel {
 } kernel;
 
 static const kernel kernels[] = {
-    {"abs", k_abs, 1, {4, 4, 1}},
-    {"exp", k_exp, 1, {4, 4, 20}},
-    {"axpy", k_axpy, 1, {8, 4, 1}},
-    {"softmax", k_softmax, 256, {1024, 1024, 256 * 20}},
-    {"gemm", k_gemm, 64, {256, 256, 64 * 64 * 2 / 8}},
+    {"abs", k_abs, 1, {.bytes_read = 4, .bytes_written = 4, .compute_cycles = 1}},
+    {"exp", k_exp, 1, {.bytes_read = 4, .bytes_written = 4, .compute_cycles = 20}},
+    {"axpy", k_axpy, 1, {.bytes_read = 8, .bytes_written = 4, .compute_cycles = 1}},
+    {"softmax", k_softmax, 256, {.bytes_read = 1024, .bytes_written = 1024, .compute_cycles = 256 * 20}},
+    {"gemm", k_gemm, 64, {.bytes_read = 256, .bytes_written = 256, .compute_cycles = 64 * 64 * 2 / 8}},
 };
 
 /* ---- measuring ---------------------------------------------------------- */
