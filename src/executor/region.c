@@ -285,10 +285,12 @@ static uint32_t admitted_for(const struct cpuexec_executor *exec, int64_t total,
  * none; executed_participants is set here). Returns the call's result. */
 static int dispatch(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn,
                     int32_t max_participants, uint32_t flags, uint32_t live, cpuexec_dispatch_event *ev) {
-  cpuexec__counters_block *counters = cpuexec__counters_of(exec);
+  /* The counters are read where a count is made: a region of our pool counts
+   * its dispatch where it opens (cpuexec__lane0_run, cpuexec__lane_run), so
+   * its path reads the pointer once, there. */
   note_executed(ev, 1);
   if (cpuexec__participant_nested()) {
-    CPUEXEC__COUNT(counters, nested_inline, 1);
+    CPUEXEC__COUNT(cpuexec__counters_of(exec), nested_inline, 1);
     announce(live, ev, 1, true);
     return cpuexec__callback_rc(run_inline(exec, total, ctx, fn));
   }
@@ -298,18 +300,16 @@ static int dispatch(struct cpuexec_executor *exec, int64_t total, int64_t grain,
     if (rc != 0) return rc;
   }
   if (participants == 1) {
-    CPUEXEC__COUNT(counters, limited_inline, 1);
+    CPUEXEC__COUNT(cpuexec__counters_of(exec), limited_inline, 1);
     announce(live, ev, 1, true);
     return cpuexec__callback_rc(run_inline(exec, total, ctx, fn));
   }
   announce(live, ev, participants, false);
   note_executed(ev, participants);
   if (exec->foreign) {
-    CPUEXEC__COUNT(counters, dispatches, 1);
+    CPUEXEC__COUNT(cpuexec__counters_of(exec), dispatches, 1);
     return run_foreign(exec, total, grain, ctx, fn, participants, flags);
   }
-  /* Our pool counts a dispatch where the region opens to its workers
-   * (cpuexec__lane0_run, cpuexec__lane_run). */
   uint32_t ran = participants;
   int rc = run_native(exec, total, grain, ctx, fn, participants, flags, &ran);
   note_executed(ev, ran);
