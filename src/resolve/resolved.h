@@ -9,15 +9,8 @@
 
 #include <cpuexec/resolve.h>
 
-/* Adaptive waiting: spin this long, then park. Short enough that a burst
- * of work followed by idleness burns well under 2 ms of CPU per idle second
- * per worker; long enough to cover typical gaps between kernel calls. */
-#define CPUEXEC__ADAPTIVE_SPIN_NS 100000u
-/* The most of each worker's time the adaptive policy spends spinning to
- * follow a cadence (executor/cadence.h): 200 permille, so a steady 1 ms
- * stream with 40 us of jitter is followed and costs at most 0.2 ms of spin
- * per region. */
-#define CPUEXEC__CADENCE_BURN_PERMILLE 200u
+/* The adaptive spin and the cadence's burn budget: core/tunables.h. */
+#include "core/tunables.h"
 
 struct cpuexec_resolved {
   atomic_uint refcount;

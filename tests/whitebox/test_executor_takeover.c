@@ -373,25 +373,6 @@ static void the_spin_state_shows_the_policy(void **state) {
   assert_non_null(strstr(cpuexec_error_message(), "exec"));
 }
 
-/* The caller's test for a worker that is runnable but does not run (the
- * kernel queued it behind the caller): woken by the caller, it missed
- * CPUEXEC__STUCK_MISSES regions in a row without seeing a single one. */
-static void a_woken_worker_missing_regions_it_never_saw_is_seen_stuck(void **state) {
-  (void)state;
-  cpuexec__slot s;
-  memset(&s, 0, sizeof s);
-  s.seen_at_wake = 4;                               /* woken when it had seen 4 */
-  assert_false(cpuexec__slot_missed_unseen(&s, 5)); /* it ran a moment: saw one, missed it */
-  for (uint32_t k = 1; k < CPUEXEC__STUCK_MISSES; k++)
-    assert_false(cpuexec__slot_missed_unseen(&s, 5)); /* unseen misses, not yet enough */
-  assert_true(cpuexec__slot_missed_unseen(&s, 5));    /* the threshold */
-  assert_false(cpuexec__slot_missed_unseen(&s, 5));   /* counted again from there */
-  /* A worker that saw regions since its wake, or a slow one that sees
-   * every region it misses, is not stuck. */
-  for (uint32_t k = 0; k < 4 * CPUEXEC__STUCK_MISSES; k++) assert_false(cpuexec__slot_missed_unseen(&s, 7));
-  for (uint32_t k = 0; k < 4 * CPUEXEC__STUCK_MISSES; k++) assert_false(cpuexec__slot_missed_unseen(&s, 100 + k));
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(a_held_worker_does_not_stop_the_region_and_runs_nothing_for_it, gate_setup,
@@ -402,7 +383,6 @@ int main(void) {
       cmocka_unit_test_setup_teardown(the_strict_flag_makes_every_admitted_participant_run_a_range, gate_setup,
                                       gate_teardown),
       cmocka_unit_test(unknown_flags_are_rejected_naming_them),
-      cmocka_unit_test(a_woken_worker_missing_regions_it_never_saw_is_seen_stuck),
       cmocka_unit_test(the_cadence_is_followed_once_steady_and_dropped_when_the_stream_stops),
       cmocka_unit_test(a_cadence_too_fast_for_the_budget_or_without_a_budget_is_not_followed),
       cmocka_unit_test(the_spin_state_shows_the_policy),
