@@ -41,6 +41,8 @@
  *                      skips the long and gap spins;
  *   long spin          an adaptive waiter spins on, up to
  *                      CPUEXEC__LONG_SPIN_NS, while what will wake it runs;
+ *   share processor    a spinning thread on the processor of the thread it
+ *                      waits for yields at each clock check;
  *   gap spin           an adaptive worker that was woken by a region within
  *                      CPUEXEC__GAP_SPIN_MAX_NS of its park spins through
  *                      such gaps while they recur.
@@ -59,6 +61,7 @@
 #include "core/cache_line.h"
 #include "core/test_hooks.h"
 #include "core/tunables.h"
+#include "os/os.h"
 
 /* `side`: callers running take-over regions beside lane 0's (bits 0-15)
  * and how many ever came (bits 16-31, wrapping). */
@@ -239,6 +242,15 @@ static inline bool cpuexec__permit_caller_steps_off_for_stuck(cpuexec__permit *p
   bool calm = arrivals == p->lane0_arrivals_seen;
   p->lane0_arrivals_seen = arrivals;
   return calm && !p->placed_caller && p->first_worker_cpu < 0;
+}
+
+/* Sharing a processor: whether a spinning thread runs on the processor of
+ * the thread it waits for (share_cpu: where that one runs, -1 unknown;
+ * NULL: not known at all), so that its spin would hold off the very thread
+ * it waits for: it yields instead, at each of its clock checks, and the
+ * load balancer is free to move them apart. No system call on Linux. */
+static inline bool cpuexec__permit_shares_processor(const _Atomic int32_t *share_cpu) {
+  return share_cpu && atomic_load_explicit(share_cpu, memory_order_relaxed) == cpuexec__os_current_cpu();
 }
 
 /* Crowded lately: whether the thread, now at `preemptions` involuntary

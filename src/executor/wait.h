@@ -21,6 +21,7 @@
 #include "os/os.h"
 
 #include "cadence.h"
+#include "permit.h"
 
 /* What a waiting thread does before parking, derived once from the resolved
  * spin policy when the executor is created. */
@@ -96,8 +97,7 @@ static inline bool cpuexec__spin(_Atomic uint32_t *word, uint32_t value, bool wh
           deadline = now + plan->ns;
         else if (now >= deadline)
           break;
-        if (share_cpu && atomic_load_explicit(share_cpu, memory_order_relaxed) == cpuexec__os_current_cpu())
-          cpuexec__os_yield();
+        if (cpuexec__permit_shares_processor(share_cpu)) cpuexec__os_yield();
       }
       cpuexec__cpu_relax();
     }
@@ -118,7 +118,7 @@ static inline bool cpuexec__spin_pause(uint32_t i, uint64_t deadline_ns, const _
                                        uint64_t *clock) {
   if (i % CPUEXEC__SPIN_CLOCK_EVERY == 0) {
     if ((*clock = cpuexec__os_now_ns()) >= deadline_ns) return false;
-    if (share_cpu && atomic_load_explicit(share_cpu, memory_order_relaxed) == cpuexec__os_current_cpu()) cpuexec__os_yield();
+    if (cpuexec__permit_shares_processor(share_cpu)) cpuexec__os_yield();
   }
   cpuexec__cpu_relax();
   return true;
