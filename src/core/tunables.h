@@ -1,8 +1,8 @@
-/* Internal: every tunable of the scheduler in one place (issue 31).
+/* Internal: every tunable of the scheduler in one place.
  *
  * Each constant says its unit, what it trades, and the row of `make bench`
  * whose figures chose it; the figures themselves, and the machine they
- * were measured on, are in doc/performance.md ("The permit model's
+ * came from, are in doc/performance.md ("The permit model's
  * tunables"), never here, so a constant can be re-chosen on another machine
  * by rerunning the row it names. The planner's cost model keeps its own
  * constants (src/executor/plan_model.h), which a calibration rewrites.

@@ -3,7 +3,7 @@
  * Inference servers and frame loops call an executor at a steady rhythm:
  * a region every 1 or 10 ms, serial work between. A worker that parks
  * after a fixed short spin wakes for every such region through the kernel
- * (tens of microseconds on a VM); one that spins through every gap burns a
+ * (tens of microseconds); one that spins through every gap burns a
  * whole processor. The adaptive policy does neither: each worker learns
  * the time between the regions it sees (from the clock reads its spin
  * makes anyway, so the dispatching thread reads no clock), and when it has

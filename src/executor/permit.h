@@ -1,5 +1,5 @@
 /* Internal: the permit model, the one place that decides who may run
- * (issue 31; doc/spinning.md, "The permit model").
+ * (doc/spinning.md, "The permit model").
  *
  * Every question of the form "may this thread run now?" is asked here, and
  * nowhere else: how many participants a region may admit, whether worker k

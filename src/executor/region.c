@@ -49,8 +49,8 @@ static inline void note_executed(cpuexec_dispatch_event *ev, uint32_t participan
  * generation moved (a fork, a reload of the process topology, a placement
  * check that found a thread moved). Otherwise a pinned region costs one
  * current-processor read (sched_getcpu, which glibc answers from its rseq
- * area) and two loads: ~7 ns measured on the VM, against ~1 for the
- * thread-local comparison alone. The thread stays pinned after
+ * area) and two loads (doc/performance.md, section 7, has its cost). The
+ * thread stays pinned after
  * the region (cpuexec/executor.h, "The caller's placement"). */
 static int pin_caller(const struct cpuexec_executor *exec) {
   int32_t cpu = exec->caller_processor;
