@@ -57,7 +57,7 @@ static void stop_workers(struct cpuexec_executor *exec, uint32_t started) {
     cpuexec__slot *s = &exec->slots[k];
     s->participants = 0;
     s->takeover = false; /* nobody else would close it: the worker joins and leaves */
-    cpuexec__epoch_admit_and_wake(s);
+    cpuexec__epoch_admit_and_wake(&s->epoch, &s->parked);
   }
   for (uint32_t k = 0; k < started; k++) pthread_join(exec->workers[k].thread, NULL);
 }

@@ -237,7 +237,7 @@ static uint64_t admit_workers(struct cpuexec_executor *exec, uint32_t participan
   uint64_t wakes = 0;
   for (uint32_t k = 1; k < participants; k++) {
     cpuexec__slot *s = &exec->slots[k];
-    if (!cpuexec__epoch_admit_and_wake(s)) continue;
+    if (!cpuexec__epoch_admit_and_wake(&s->epoch, &s->parked)) continue;
     wakes++;
     s->misses.seen_at_wake = atomic_load_explicit(&exec->workers[k - 1].regions_seen, memory_order_relaxed);
   }
