@@ -169,11 +169,11 @@ bool cpuexec__lane_run(struct cpuexec_executor *exec, int64_t total, int64_t gra
   uint32_t target = l->done_target + (joined - 1);
   if (atomic_load_explicit(&l->done.finished, memory_order_acquire) != target) {
     uint64_t start = counters ? cpuexec__os_now_ns() : 0;
-    bool slept;
+    cpuexec__wait_report seen;
     atomic_store_explicit(&l->done.goal, target, memory_order_relaxed);
-    cpuexec__wait_until_equal(&l->done.finished, target, &l->done.caller_parked, &exec->spin, NULL, &slept);
+    cpuexec__wait_until_equal(&l->done.finished, target, &l->done.caller_parked, &exec->spin, NULL, &seen);
     counters = cpuexec__counters_of(exec);
-    cpuexec__count_caller_wait(counters, slept, start ? cpuexec__os_now_ns() - start : 0);
+    cpuexec__count_caller_wait(counters, seen.slept, seen.long_spin, start ? cpuexec__os_now_ns() - start : 0);
   }
   l->done_target = target;
   if (strict) atomic_fetch_or_explicit(&l->admit, ADMIT_CLOSED, memory_order_relaxed);

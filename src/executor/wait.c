@@ -40,8 +40,9 @@ static bool follow_cadence(_Atomic uint32_t *word, uint32_t seen, _Atomic uint32
 static __thread uint64_t preemptions_seen, preemptions_seen_ns;
 
 /* Preempted since a look less than CROWDED_WINDOW_NS ago: a preemption
- * long ago (a kernel thread, once) says nothing about the machine now. */
-#define CROWDED_WINDOW_NS 10000000u
+ * long ago (a kernel thread, once) says nothing about the machine now. The
+ * window is the resolution's, which its description reports. */
+#define CROWDED_WINDOW_NS CPUEXEC__CROWDED_WINDOW_NS
 
 static bool crowded_lately(uint64_t now_ns) {
   uint64_t now = cpuexec__os_thread_preemptions();
@@ -52,10 +53,11 @@ static bool crowded_lately(uint64_t now_ns) {
 }
 
 /* Spins while *word == seen and *busy != 0, until deadline_ns; true when
- * the word moved. */
+ * the word moved. *spun: it found *busy set, so it spun (long_spins). */
 static bool spin_while_busy(_Atomic uint32_t *word, uint32_t seen, const _Atomic uint32_t *busy, uint64_t deadline_ns,
-                            const _Atomic int32_t *share_cpu, uint64_t *clock) {
+                            const _Atomic int32_t *share_cpu, uint64_t *clock, bool *spun) {
   for (uint32_t i = 1; atomic_load_explicit(busy, memory_order_relaxed) != 0; i++) {
+    *spun = true;
     if (atomic_load_explicit(word, memory_order_acquire) != seen) return true;
     if (!cpuexec__spin_pause(i, deadline_ns, share_cpu, clock)) return false;
   }
@@ -67,6 +69,7 @@ uint32_t cpuexec__wait_while_equal(_Atomic uint32_t *word, uint32_t seen, _Atomi
                                    const cpuexec__cadence_hint *hint, const _Atomic uint32_t *busy,
                                    cpuexec__wait_report *report) {
   report->slept = false;
+  report->long_spin = false;
   report->outcome = CPUEXEC__CADENCE_NONE;
   report->seen_ns = 0;
   if (plan->mode == CPUEXEC__SPIN_DURATION) {
@@ -74,7 +77,7 @@ uint32_t cpuexec__wait_while_equal(_Atomic uint32_t *word, uint32_t seen, _Atomi
     bool follow = hint && hint->expect_ns != 0 && plan->adaptive && hint->expect_ns + hint->window_ns > plain_end;
     if (cpuexec__spin_until(word, seen, plain_end, share_cpu, &clock) ||
         (busy && plan->adaptive && !crowded_lately(clock) &&
-         spin_while_busy(word, seen, busy, clock + CPUEXEC__BUSY_SPIN_NS, share_cpu, &clock)) ||
+         spin_while_busy(word, seen, busy, clock + CPUEXEC__BUSY_SPIN_NS, share_cpu, &clock, &report->long_spin)) ||
         (follow && follow_cadence(word, seen, parked, share_cpu, hint, report, &clock))) {
       report->seen_ns = clock;
       return atomic_load_explicit(word, memory_order_acquire);
@@ -104,19 +107,26 @@ static bool spin_until_equal(_Atomic uint32_t *word, uint32_t target, uint64_t d
 }
 
 void cpuexec__wait_until_equal(_Atomic uint32_t *word, uint32_t target, _Atomic uint32_t *parked,
-                               const cpuexec__spin_plan *plan, const _Atomic int32_t *share_cpu, bool *slept) {
-  *slept = false;
+                               const cpuexec__spin_plan *plan, const _Atomic int32_t *share_cpu,
+                               cpuexec__wait_report *report) {
+  report->slept = false;
+  report->long_spin = false;
+  report->outcome = CPUEXEC__CADENCE_NONE;
+  report->seen_ns = 0;
   if (cpuexec__spin(word, target, false, plan, share_cpu)) return;
   if (plan->adaptive) {
     uint64_t now = cpuexec__os_now_ns();
-    if (!crowded_lately(now) && spin_until_equal(word, target, now + CPUEXEC__BUSY_SPIN_NS, share_cpu)) return;
+    if (!crowded_lately(now)) {
+      report->long_spin = atomic_load_explicit(word, memory_order_relaxed) != target;
+      if (spin_until_equal(word, target, now + CPUEXEC__BUSY_SPIN_NS, share_cpu)) return;
+    }
   }
   uint32_t now;
   atomic_store_explicit(parked, 1, memory_order_seq_cst);
   /* The word moves once per finishing worker; only the last one wakes us,
    * and an os_wait on a value that moved meanwhile returns at once. */
   while ((now = atomic_load_explicit(word, memory_order_seq_cst)) != target) {
-    *slept = true;
+    report->slept = true;
     cpuexec__os_wait(word, now);
   }
   atomic_store_explicit(parked, 0, memory_order_relaxed);

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "os/os.h"
+#include "resolve/resolved.h"
 
 #include "cadence.h"
 
@@ -147,16 +148,18 @@ typedef enum cpuexec__cadence_outcome {
   CPUEXEC__CADENCE_MISS      /* it moved before the window, or the window passed */
 } cpuexec__cadence_outcome;
 
-/* What a worker's wait reports. */
+/* What a wait reports (the caller's: slept and long_spin only). */
 typedef struct cpuexec__wait_report {
   bool slept;                        /* the wait went to the kernel */
+  bool long_spin;                    /* it spun on past the plan's spin (CPUEXEC__BUSY_SPIN_NS) */
   cpuexec__cadence_outcome outcome;  /* how a followed window went */
   uint64_t seen_ns;                  /* about when the word moved (0: not timed) */
 } cpuexec__wait_report;
 
 /* The most a waiter spins on, after its plan's spin, while what will move
- * its word runs (cpuexec__wait_while_equal's busy, cpuexec__wait_until_equal). */
-#define CPUEXEC__BUSY_SPIN_NS 1000000u
+ * its word runs (cpuexec__wait_while_equal's busy, cpuexec__wait_until_equal):
+ * the resolution's long spin, which its description reports. */
+#define CPUEXEC__BUSY_SPIN_NS CPUEXEC__LONG_SPIN_NS
 
 /* Waits until *word != seen (workers waiting for their epoch): spins per
  * plan, then parks announcing it in *parked. With busy (adaptive plans
@@ -184,7 +187,8 @@ uint32_t cpuexec__wait_while_equal(_Atomic uint32_t *word, uint32_t seen, _Atomi
  * run again on the VM (axpy_16m: a caller park in 9 of 10 regions of
  * 6 ms, 5 % of the region; doc/performance.md, section 7). */
 void cpuexec__wait_until_equal(_Atomic uint32_t *word, uint32_t target, _Atomic uint32_t *parked,
-                               const cpuexec__spin_plan *plan, const _Atomic int32_t *share_cpu, bool *slept);
+                               const cpuexec__spin_plan *plan, const _Atomic int32_t *share_cpu,
+                               cpuexec__wait_report *report);
 
 /* Publishes *word = value and wakes its waiter if (and only if) it parked.
  * Returns true when a wake system call was made. */

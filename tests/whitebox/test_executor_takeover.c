@@ -392,6 +392,59 @@ static void a_woken_worker_missing_regions_it_never_saw_is_seen_stuck(void **sta
   for (uint32_t k = 0; k < 4 * CPUEXEC__STUCK_MISSES; k++) assert_false(cpuexec__slot_missed_unseen(&s, 100 + k));
 }
 
+/* A worker's long spin (wait.c): a worker whose share was taken over
+ * spins on past its plan's spin while its caller still runs that region,
+ * then parks. Region 1 takes the worker's share (the gate holds it until
+ * its region is closed) and its caller, in the worker's range, waits until
+ * the worker parked: so the worker went through its spin, its long spin
+ * (a fresh worker's first look at its preemptions never finds it crowded)
+ * and its park. Region 2 wakes it, and it counts that wait as it joins. */
+static _Atomic bool hold_once, held_then_released;
+
+static void hold_until_taken(struct cpuexec_executor *exec, uint32_t index) {
+  if (!atomic_exchange(&hold_once, false)) return;
+  while (cpuexec__epoch_open(atomic_load(&exec->slots[index].epoch))) sched_yield();
+  atomic_store(&held_then_released, true);
+}
+
+static int wait_until_the_worker_parks(void *ctx, int64_t begin, int64_t end) {
+  cpuexec_executor *exec = ctx;
+  (void)end;
+  if (begin == 1) { /* worker 1's reserved chunk, run by the caller */
+    while (!atomic_load(&held_then_released)) sched_yield();
+    while (!atomic_load(&exec->slots[1].parked)) sched_yield();
+  }
+  return 0;
+}
+
+static int run_nothing(void *ctx, int64_t begin, int64_t end) {
+  (void)ctx, (void)begin, (void)end;
+  return 0;
+}
+
+static void a_late_worker_long_spin_is_counted(void **state) {
+  (void)state;
+  static const cpuexec_spin_policy spins[] = {CPUEXEC_SPIN_ADAPTIVE, CPUEXEC_SPIN_FIXED_DURATION};
+  for (size_t i = 0; i < 2; i++) {
+    cpuexec_executor *exec = test_executor_spin(2, spins[i], spins[i] == CPUEXEC_SPIN_ADAPTIVE ? 0 : 50000);
+    assert_int_equal(cpuexec_executor_counters_enable(exec), 0);
+    atomic_store(&held_then_released, false);
+    atomic_store(&hold_once, true);
+    atomic_store(&cpuexec__test_worker_gate, hold_until_taken);
+    assert_int_equal(cpuexec_parallel_for(exec, 2, 1, exec, wait_until_the_worker_parks, 0), 0);
+    atomic_store(&cpuexec__test_worker_gate, NULL);
+    assert_true(atomic_load(&held_then_released));
+    assert_int_equal(cpuexec_parallel_for_flags(exec, 2, 1, NULL, run_nothing, 0, CPUEXEC_FOR_EVERY_PARTICIPANT), 0);
+    cpuexec_counters c;
+    counters_of(exec, &c);
+    assert_int_equal(c.takeovers, 1);
+    /* Counted by the worker: the caller's waits are its own business. */
+    assert_int_equal(atomic_load(&cpuexec__counters_of(exec)->workers.long_spins),
+                     spins[i] == CPUEXEC_SPIN_ADAPTIVE ? 1 : 0);
+    cpuexec_executor_release(exec);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(a_held_worker_does_not_stop_the_region_and_runs_nothing_for_it, gate_setup,
@@ -406,6 +459,7 @@ int main(void) {
       cmocka_unit_test(the_cadence_is_followed_once_steady_and_dropped_when_the_stream_stops),
       cmocka_unit_test(a_cadence_too_fast_for_the_budget_or_without_a_budget_is_not_followed),
       cmocka_unit_test(the_spin_state_shows_the_policy),
+      cmocka_unit_test(a_late_worker_long_spin_is_counted),
   };
   return cmocka_run_group_tests_name("executor take-overs and cadence", tests, NULL, NULL);
 }
