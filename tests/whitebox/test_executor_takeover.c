@@ -394,15 +394,18 @@ static void a_woken_worker_missing_regions_it_never_saw_is_seen_stuck(void **sta
 
 /* A worker's long spin (wait.c): a worker whose share was taken over
  * spins on past its plan's spin while its caller still runs that region,
- * then parks. Region 1 takes the worker's share (the gate holds it until
- * its region is closed) and its caller, in the worker's range, waits until
- * the worker parked: so the worker went through its spin, its long spin
- * (a fresh worker's first look at its preemptions never finds it crowded)
- * and its park. Region 2 wakes it, and it counts that wait as it joins. */
-static _Atomic bool hold_once, held_then_released;
+ * then parks. In region 1 the caller's first range waits until the worker
+ * saw the region open (at the gate, before it checks in), and the gate
+ * holds the worker until its share is taken; the caller then runs the
+ * worker's range, which waits until the worker parked: so the worker went
+ * through its spin, its long spin (a fresh worker's first look at its
+ * preemptions never finds it crowded) and its park. Region 2 wakes it, and
+ * it counts that wait as it joins. */
+static _Atomic bool hold_once, at_the_gate, held_then_released;
 
 static void hold_until_taken(struct cpuexec_executor *exec, uint32_t index) {
   if (!atomic_exchange(&hold_once, false)) return;
+  atomic_store(&at_the_gate, true);
   while (cpuexec__epoch_open(atomic_load(&exec->slots[index].epoch))) sched_yield();
   atomic_store(&held_then_released, true);
 }
@@ -410,7 +413,9 @@ static void hold_until_taken(struct cpuexec_executor *exec, uint32_t index) {
 static int wait_until_the_worker_parks(void *ctx, int64_t begin, int64_t end) {
   cpuexec_executor *exec = ctx;
   (void)end;
-  if (begin == 1) { /* worker 1's reserved chunk, run by the caller */
+  if (begin == 0) { /* the caller's own range: the worker has seen the region */
+    while (!atomic_load(&at_the_gate)) sched_yield();
+  } else { /* worker 1's reserved range, taken by the caller */
     while (!atomic_load(&held_then_released)) sched_yield();
     while (!atomic_load(&exec->slots[1].parked)) sched_yield();
   }
@@ -428,6 +433,7 @@ static void a_late_worker_long_spin_is_counted(void **state) {
   for (size_t i = 0; i < 2; i++) {
     cpuexec_executor *exec = test_executor_spin(2, spins[i], spins[i] == CPUEXEC_SPIN_ADAPTIVE ? 0 : 50000);
     assert_int_equal(cpuexec_executor_counters_enable(exec), 0);
+    atomic_store(&at_the_gate, false);
     atomic_store(&held_then_released, false);
     atomic_store(&hold_once, true);
     atomic_store(&cpuexec__test_worker_gate, hold_until_taken);
