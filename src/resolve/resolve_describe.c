@@ -79,7 +79,9 @@ static void describe_spin_text(cpuexec__strbuf *sb, const cpuexec_resolved *r) {
     cpuexec__strbuf_printf(sb, "%llu pause iterations", (unsigned long long)s->spin_iterations);
   else
     cpuexec__strbuf_printf(sb, "%llu ns", (unsigned long long)s->spin_ns);
-  if (t.yields) cpuexec__strbuf_printf(sb, ", yielding when the thread it waits for runs on its processor");
+  if (t.yields)
+    cpuexec__strbuf_printf(sb, ", yielding while the thread it waits for runs on its processor (lane 0's caller "
+                               "and its workers)");
   int step = 2;
   if (t.long_spin_ns)
     cpuexec__strbuf_printf(sb,

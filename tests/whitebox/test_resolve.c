@@ -671,7 +671,7 @@ static void the_text_tells_each_stage_of_a_wait(void **state) {
        2,
        0,
        {"adaptive, 2 threads on 2 visible processors: a waiting thread\n",
-        "1. spins 100000 ns, yielding when the thread it waits for runs on its processor\n",
+        "1. spins 100000 ns, yielding while the thread it waits for runs on its processor (lane 0's caller and its workers)\n",
         "2. spins up to 1000000 ns more while what will wake it runs",
         "unless it was preempted within the last 10 ms\n",
         "3. a worker follows a steady call cadence", "at most 200 permille of its time\n"},
