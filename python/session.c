@@ -245,8 +245,8 @@ static PyStructSequence_Field counters_fields[] = {
                         "already occupied every one of its threads"},
     {"stood_aside", "times a worker left a region to its caller for the same reason"},
     {"step_offs", "times a free caller moved off its processor so that a worker could run there"},
-    {"long_spins", "waits that spun on past the policy's spin because the thread waited for was running "
-                   "(adaptive only)"},
+    {"long_spins", "waits that spun on past the policy's spin (adaptive only): while the thread waited for ran, "
+                   "or through the short gaps between regions a worker keeps seeing"},
     {NULL, NULL},
 };
 

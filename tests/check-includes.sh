@@ -251,6 +251,14 @@ out=$(grep -rnE '(^|[^a-z_/])(src|bench|tests|compat)/|[Ss]eed [0-9]|[Ii]ssue [0
   sed 's/^/installed header: /')
 [ -n "$out" ] && fail "$out"
 
+# ---- 8b. the library's sources keep no measured figure -------------------
+# A figure measured on one machine goes stale in a comment; it belongs in
+# doc/performance.md, and the constant it chose in src/core/tunables.h (or
+# src/executor/plan_model.h), named with the bench row that chose it.
+out=$(grep -rnE --include='*.c' --include='*.h' --include='*.cc' '[Mm]easured|[^A-Za-z]VM[^A-Za-z]|2-CPU|2-core' src |
+  sed 's/^/measured figure in the source (move it to doc\/performance.md): /')
+[ -n "$out" ] && fail "$out"
+
 # ---- 9. the environment is read in one place --------------------------------
 # src/core/env.c holds the library's only getenv (core/env.h: the
 # whitespace rule, the variable's name on every error).

@@ -43,8 +43,9 @@ typedef struct cpuexec_counters {
                                     found on a pinned worker's processor (ADAPTIVE), or its woken worker kept
                                     missing regions; counted as the move is made, also where the caller's CPU set
                                     leaves it nowhere else to go */
-  uint64_t long_spins;         /**< waits that spun on past the policy's spin, up to 1 ms more, because the thread
-                                    waited for was running (ADAPTIVE only; skipped by a thread preempted lately) */
+  uint64_t long_spins;         /**< waits that spun on past the policy's spin (ADAPTIVE only, skipped by a thread
+                                    preempted lately): up to 1 ms more because the thread waited for was running,
+                                    or a worker's spin through the short gaps between regions it keeps seeing */
 } cpuexec_counters;
 /* On an executor of our pool, every call with total > 0 counts once in one
  * of dispatches, nested_inline, limited_inline, bound_inline and

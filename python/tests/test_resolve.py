@@ -82,14 +82,18 @@ def test_cgroup_quota_fixture_matches_cpuexec_info():
 
 def assert_spin_stages_agree(spin):
     """The JSON's wait (resolve_describe.c): its stages in order, each with
-    what bounds it, and only the adaptive policy's long spin and cadence."""
+    what bounds it, and only the adaptive policy's long and gap spins and
+    cadence."""
     stages = spin["stages"]
-    assert stages[-1] == "park" and stages == [s for s in ("spin", "long_spin", "cadence", "park") if s in stages]
+    order = ("spin", "long_spin", "gap_spin", "cadence", "park")
+    assert stages[-1] == "park" and stages == [s for s in order if s in stages]
     assert spin["parks_at_once"] == (stages == ["park"])
-    assert ("long_spin" in stages) == (spin["long_spin_ns"] > 0) == (spin["long_spin_skipped_when"] is not None)
+    assert ("long_spin" in stages) == (spin["long_spin_ns"] > 0)
+    assert ("gap_spin" in stages) == (spin["gap_spin_max_ns"] > 0)
+    assert (spin["long_spin_ns"] > 0 or spin["gap_spin_max_ns"] > 0) == (spin["long_spin_skipped_when"] is not None)
     assert ("cadence" in stages) == spin["follows_cadence"]
     if spin["policy"] != "adaptive":
-        assert spin["long_spin_ns"] == 0 and not spin["follows_cadence"]
+        assert spin["long_spin_ns"] == spin["gap_spin_max_ns"] == 0 and not spin["follows_cadence"]
         assert spin["parks_at_once"] == (spin["policy"] == "park_immediately")
     assert spin["yields_when_sharing_processor"] == (not spin["parks_at_once"] and spin["policy"] != "fixed_iterations")
 

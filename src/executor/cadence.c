@@ -3,7 +3,8 @@
 
 static inline uint64_t absdiff(uint64_t a, uint64_t b) { return a > b ? a - b : b - a; }
 
-/* A period seen within max(period / 8, 20 us) of the smoothed one keeps the
+/* A period seen within max(period / CPUEXEC__CADENCE_TOLERANCE_DIVISOR,
+ * CPUEXEC__CADENCE_MIN_TOLERANCE_NS) of the smoothed one keeps the
  * cadence. Once steady, one period outside that is forgiven (a busy
  * machine delays a region now and then: the next one is expected a period
  * after it); two in a row start over, so a stream that stops is forgotten
@@ -26,7 +27,9 @@ static cpuexec__cadence_hint decide(cpuexec__cadence *c, uint64_t now) {
   c->last_ns = now;
   if (c->burn_permille == 0 || last == 0 || now <= last) return none;
   uint64_t seen = now - last;
-  uint64_t tolerance = c->period_ns / 8 > 20000u ? c->period_ns / 8 : 20000u;
+  uint64_t tolerance = c->period_ns / CPUEXEC__CADENCE_TOLERANCE_DIVISOR > CPUEXEC__CADENCE_MIN_TOLERANCE_NS
+                           ? c->period_ns / CPUEXEC__CADENCE_TOLERANCE_DIVISOR
+                           : CPUEXEC__CADENCE_MIN_TOLERANCE_NS;
   uint64_t err = absdiff(seen, c->period_ns);
   if (c->period_ns == 0 || (err > tolerance && c->outliers >= 1) || c->steady < CPUEXEC__CADENCE_STEADY) {
     if (c->period_ns == 0 || err > tolerance) {

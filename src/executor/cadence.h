@@ -3,7 +3,7 @@
  * Inference servers and frame loops call an executor at a steady rhythm:
  * a region every 1 or 10 ms, serial work between. A worker that parks
  * after a fixed short spin wakes for every such region through the kernel
- * (tens of microseconds on a VM); one that spins through every gap burns a
+ * (tens of microseconds); one that spins through every gap burns a
  * whole processor. The adaptive policy does neither: each worker learns
  * the time between the regions it sees (from the clock reads its spin
  * makes anyway, so the dispatching thread reads no clock), and when it has
@@ -20,17 +20,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* The burn budget is the resolution's (resolve/resolved.h,
- * CPUEXEC__CADENCE_BURN_PERMILLE), copied into each worker's model. */
-/* Regions in a row that must keep the cadence before it is followed. */
-#define CPUEXEC__CADENCE_STEADY 3u
-/* A worker parked until a window wakes this much before it opens (timer
- * slack is set to CPUEXEC__CADENCE_TIMER_SLACK_NS on workers). */
-#define CPUEXEC__CADENCE_WAKE_LEAD_NS 25000u
-#define CPUEXEC__CADENCE_TIMER_SLACK_NS 5000u
-/* The narrowest half-window (a period that never varies still meets
- * clock and scheduling noise). */
-#define CPUEXEC__CADENCE_MIN_WINDOW_NS 15000u
+#include "core/tunables.h"
+
+/* The burn budget is the resolution's (CPUEXEC__CADENCE_BURN_PERMILLE),
+ * copied into each worker's model; the cadence's other constants are in
+ * core/tunables.h. */
 
 /* What the dispatcher tells a worker about the next region: expected at
  * expect_ns (CLOCK_MONOTONIC), spin from expect - window to expect +

@@ -35,10 +35,8 @@ cpuexec__spin_plan cpuexec__spin_plan_of(const cpuexec_resolved *resolved, uint3
     plan.ns = spin->spin_ns;
     break;
   case CPUEXEC_SPIN_ADAPTIVE:
-    /* More participants than processors: a spinning waiter would only steal
-     * the processor the thread it waits for needs, so park at once. */
-    if (spin->park_when_oversubscribed && resolved->visible_processors != 0 &&
-        threads > resolved->visible_processors)
+    /* The permit model's first rule (permit.h, spin at all). */
+    if (!cpuexec__permit_adaptive_spins(threads, resolved->visible_processors, spin->park_when_oversubscribed))
       break;
     plan.mode = CPUEXEC__SPIN_DURATION;
     plan.ns = spin->spin_ns;
@@ -111,6 +109,7 @@ struct cpuexec_executor *cpuexec__executor_shell(uint32_t threads) {
   atomic_init(&exec->refs, 1);
   atomic_init(&exec->caller_cpu, -1);
   atomic_init(&exec->first_worker_cpu, -1);
+  cpuexec__permit_init(&exec->permit, threads, 0, false, false, false, -1);
   return exec;
 }
 
@@ -154,6 +153,9 @@ CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpu
   bool pinned = resolved->worker_processors != NULL && resolved->worker_processor_count >= threads - 1;
   atomic_init(&exec->caller_cpu, -1);
   atomic_init(&exec->first_worker_cpu, pinned && threads > 1 ? resolved->worker_processors[0] : -1);
+  cpuexec__permit_init(&exec->permit, threads, resolved->visible_processors, exec->spin.adaptive,
+                       resolved->every_participant, exec->pin_caller,
+                       atomic_load_explicit(&exec->first_worker_cpu, memory_order_relaxed));
   for (uint32_t k = 1; k < threads; k++) {
     int32_t cpu = pinned ? resolved->worker_processors[k - 1] : -1;
     int rc = start_worker(exec, k, cpu);

@@ -75,6 +75,7 @@
 #include "finish_count.h"
 #include "os/fork.h"
 #include "fpenv.h"
+#include "permit.h"
 #include "resolve/resolved.h"
 #include "cadence.h"
 #include "wait.h"
@@ -100,12 +101,8 @@ typedef struct cpuexec__slot {
   _Atomic int32_t cpu;   /* worker k's processor when it last joined (-1: unknown) */
   bool fpenv;             /* apply `env` (the caller's FP control state) for the region */
   cpuexec__fpenv env;
-  /* The caller's: worker k's regions_seen when the caller last woke it and
-   * when k last missed a region, and the misses in a row since k saw one
-   * (cpuexec__slot_missed_unseen). */
-  uint32_t seen_at_wake;
-  uint32_t seen_at_miss;
-  uint32_t unseen_misses;
+  /* The caller's: what the stuck-worker rule (permit.h) counts of k. */
+  cpuexec__permit_misses misses;
 } cpuexec__slot;
 
 _Static_assert(sizeof(cpuexec__slot) == CPUEXEC__LINE, "a slot is one line pair");
@@ -195,30 +192,6 @@ static inline bool cpuexec__epoch_admit_and_wake(cpuexec__slot *s) {
   return false;
 }
 
-/* Misses in a row, without seeing a region, that make a woken worker
- * stuck: a worker that runs sees the regions it misses (their epochs move
- * under it); a queued one misses every region. */
-#define CPUEXEC__STUCK_MISSES 2u
-
-/* The caller, finding that worker k missed a region (seen: k's
- * regions_seen now): whether k, woken by the caller and having seen at
- * most one region since, has now missed CPUEXEC__STUCK_MISSES regions in a
- * row without seeing a single one, so it is runnable but does not run.
- * Seen on the VM after an idle spell: the kernel queues the woken worker
- * on the caller's processor, behind the caller, while the other processor
- * idles (the worker runs a moment first, preempting the caller), and the
- * caller, never blocking, takes over every share until the next tick
- * (axpy_64k: 358 of 361 regions; doc/performance.md, section 7). A worker
- * that spins is never woken: descheduled a while (a busy machine, a
- * tracer), it is not this case. */
-static inline bool cpuexec__slot_missed_unseen(cpuexec__slot *s, uint32_t seen) {
-  s->unseen_misses = seen == s->seen_at_miss ? s->unseen_misses + 1 : 0;
-  s->seen_at_miss = seen;
-  if (s->unseen_misses < CPUEXEC__STUCK_MISSES || seen - s->seen_at_wake > 1u) return false;
-  s->unseen_misses = 0;
-  return true;
-}
-
 /* The worker clears a nudge from its epoch (acquire: what the lane's opener
  * published before nudging is visible from here on) and returns the value
  * without it. */
@@ -236,15 +209,11 @@ typedef struct cpuexec__worker {
   alignas(CPUEXEC__LINE) struct cpuexec_executor *exec;
   uint32_t index; /* participant index, 1-based */
   uint32_t lane_next; /* the lane this worker looks at first next time (region_lanes.c) */
-  /* The occupancy rule (region_lanes.h): the arrivals of callers beside
-   * another last seen, and the regions to go without a new one before
-   * this worker spins again. */
-  uint32_t side_arrivals_seen;
-  uint32_t unsettled_regions;
+  cpuexec__permit_worker permit; /* what the permit model remembers for it */
   bool missed; /* the latest region it saw ran without it (region_protocol.c) */
   /* Epoch changes this worker has seen (wrapping), read by the caller when
-   * it wakes the worker and when the worker missed a region
-   * (cpuexec__slot_missed_unseen). */
+   * it wakes the worker and when the worker missed a region (the
+   * stuck-worker rule, permit.h). */
   _Atomic uint32_t regions_seen;
   pthread_t thread;
   cpuexec__cadence cadence;
@@ -285,9 +254,6 @@ struct cpuexec_executor {
   /* 1 while lane 0's caller runs a region, on the line its lock already
    * dirties; read only by a worker that missed a region (region_protocol.c). */
   _Atomic uint32_t lane0_running;
-  /* The arrivals of callers beside another (`side`, region_lanes.h) as
-   * lane 0's caller last looked, when it found a worker stuck. */
-  uint32_t lane0_side_arrivals_seen;
   pthread_mutex_t strict_lock; /* one CPUEXEC_FOR_EVERY_PARTICIPANT region at a time (region_lanes.h) */
 
   /* Lanes 1 .. CPUEXEC__LANES - 1 (region_lanes.h): NULL for executors
@@ -296,14 +262,9 @@ struct cpuexec_executor {
    * second caller comes, so on the one-caller path the line stays shared. */
   struct cpuexec__lane *lanes;
   alignas(CPUEXEC__LINE) _Atomic uint32_t lanes_busy;
-  /* The occupancy rule (region_lanes.h), on the same line: `side` counts
-   * the callers running take-over regions beside lane 0's (in lanes or
-   * past the bound; bits 0-15) and how many ever came (bits 16-31,
-   * wrapping); `strict_running` is set while a CPUEXEC_FOR_EVERY_PARTICIPANT
-   * region of a take-over executor runs (its team must not stand aside).
-   * Both are written only by callers beside another. */
-  _Atomic uint32_t side;
-  _Atomic uint32_t strict_running;
+
+  /* Who may run: the permit model's facts (permit.h). */
+  cpuexec__permit permit;
 
   alignas(CPUEXEC__LINE) _Atomic int error;
   /* Adaptive policy (see cpuexec__spin): the processor the last dispatch

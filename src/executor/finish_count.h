@@ -26,9 +26,9 @@
 #include <stdint.h>
 
 #include "core/cache_line.h"
+#include "core/tunables.h"
 #include "os/os.h"
 
-#define CPUEXEC__FINISH_GROUP 8u
 
 typedef struct cpuexec__finish_group {
   alignas(CPUEXEC__LINE) _Atomic uint32_t finished; /* regions finished by this group's joined workers */

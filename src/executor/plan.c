@@ -31,33 +31,14 @@
  * the chunk counts allowed the one that leaves the busiest participant the
  * least work wins (ties: more chunks).
  *
- * Calibration: bench/calibration/executor_calibrate (built by `make`; `cpuexec-info
- * --bench` prints the same figures for the machine it runs on), on the
- * 2-core development VM (Xeon, KVM, busy with other builds), three runs:
- *   dispatch_ns 330-343  (a 2-participant region with an empty body, 346-353
- *                         ns, minus an inline call, 9-16 ns)
- *   ns_per_byte memory 0.058-0.092 (one participant streaming axpy over 16M floats)
- *   ns_per_byte cached 0.015-0.025 (the same over 16K floats, in cache)
- *   ns_per_cycle 0.344-0.390 (dependent adds: ~2.7 GHz)
- * T(2)'s fixed cost, DISPATCH_NS + PER_PARTICIPANT_NS = 800, is what a
- * 2-participant region that carries data costs beyond half the serial
- * time, not the empty region's 350: measured by `make bench-plan` on the
- * VM (2026-12-02, loaded) as T(2) - T(1)/2 over the loops where serial won,
- * 640 ns (Exp over 256 floats), 780 (Abs over 4096), 1410 (axpy over 4096).
- * The worker sees the epoch a line transfer after the caller starts, and
- * the lines it wrote travel back to the caller; with 350, Exp over 256
- * floats (~870 ns serially) planned 2 participants and took 1.24-1.35x the
- * serial time. The cost of each further participant cannot be measured on 2 cores
- * (8 participants there measure parking: 3-12 us each); it is one more slot
- * line written and one more atomic add arriving, taken as one cross-core
- * line transfer, 100-240 ns on this VM (a two-thread ping-pong), so 150.
- * BANDWIDTH_PARTICIPANTS and CACHED_BYTES are not measurable on the VM
- * either (two streams already share one memory channel there): 4 streams
- * and 1 MiB (one core's L2) are the common desktop and server figures.
- * TOLERANCE comes from bench/calibration/plan_regret (`make bench-plan`): the regret
- * targets are a median of 1.10 and no tiny loop more than 5% slower than
- * serial, and 0.10 keeps both on the VM (doc/performance.md has the run).
- * Re-run the programs on new hardware and update the constants.
+ * Calibration: bench/calibration/executor_calibrate (built by `make`;
+ * `cpuexec-info --bench` prints the same figures for the machine it runs
+ * on) gives DISPATCH_NS, the ns per byte and NS_PER_CYCLE;
+ * bench/calibration/plan_regret (`make bench-plan`) gives TOLERANCE and
+ * checks T(2)'s fixed cost. The figures that chose every constant, and why
+ * PER_PARTICIPANT_NS, BANDWIDTH_PARTICIPANTS and CACHED_BYTES cannot be
+ * timed on two cores, are in doc/performance.md ("The calibration
+ * figures"). Re-run the programs on new hardware and update the constants.
  *
  * A foreign executor with its own planner (include/cpuexec/foreign.h) plans
  * instead of this model, for total >= 2; its plan is checked against the

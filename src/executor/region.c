@@ -49,8 +49,8 @@ static inline void note_executed(cpuexec_dispatch_event *ev, uint32_t participan
  * generation moved (a fork, a reload of the process topology, a placement
  * check that found a thread moved). Otherwise a pinned region costs one
  * current-processor read (sched_getcpu, which glibc answers from its rseq
- * area) and two loads: ~7 ns measured on the VM, against ~1 for the
- * thread-local comparison alone. The thread stays pinned after
+ * area) and two loads (doc/performance.md, section 7, has its cost). The
+ * thread stays pinned after
  * the region (cpuexec/executor.h, "The caller's placement"). */
 static int pin_caller(const struct cpuexec_executor *exec) {
   int32_t cpu = exec->caller_processor;
@@ -68,9 +68,9 @@ static int pin_caller(const struct cpuexec_executor *exec) {
 }
 
 /* The caller is free (not placed) but runs on the processor a pinned worker
- * of this region needs: nothing can run in parallel, and measured on a busy
- * 2-CPU VM the scheduler often leaves the pair there for whole runs (2.5-4 us
- * per empty region instead of 0.3-0.4). Narrowing the caller's CPU set to
+ * of this region needs (the permit model's pinned-processor rule): nothing
+ * can run in parallel, and a busy scheduler may leave the pair there for
+ * whole runs (doc/performance.md, "Sharing a processor"). Narrowing the caller's CPU set to
  * exclude the admitted workers' processors moves it at once; restoring the
  * set right after leaves its affinity exactly as it was, only its current
  * processor changed, as any migration by the scheduler would. Costs two
@@ -105,9 +105,7 @@ static int fp_range(void *arg, int64_t begin, int64_t end) {
  * shared. Lane 0's caller only. */
 static void note_caller_cpu(struct cpuexec_executor *exec, uint32_t participants) {
   int32_t cpu = cpuexec__os_current_cpu();
-  if (exec->spin.adaptive && cpu >= 0 && cpu == atomic_load_explicit(&exec->first_worker_cpu, memory_order_relaxed) &&
-      !exec->pin_caller)
-    cpu = step_off_worker_processor(exec, cpu, participants);
+  if (cpuexec__permit_caller_on_worker_cpu(&exec->permit, cpu)) cpu = step_off_worker_processor(exec, cpu, participants);
   if (atomic_load_explicit(&exec->caller_cpu, memory_order_relaxed) != cpu)
     atomic_store_explicit(&exec->caller_cpu, cpu, memory_order_relaxed);
 }
@@ -159,31 +157,25 @@ static int run_foreign(struct cpuexec_executor *exec, int64_t total, int64_t gra
 
 /* More callers than the executor has threads run regions on it (four on a
  * pool of two): the kernel time-slices the callers, and one it preempts
- * mid-region waits a tick (4 ms here) to finish it, the K = 4 p99 of
- * make bench. So a caller that runs alone in such a crowd runs its region
- * in CROWD_PIECES ranges and yields its processor between them once
- * CROWD_SLICE_NS have passed: the callers then take turns at that grain
- * (libomp's teams do the same in their yielding barriers), each region
- * taking its fair share of a processor but none waiting a tick. A yield
- * with nobody else runnable returns at once. */
-#define CROWD_PIECES 16
-#define CROWD_SLICE_NS 100000u
-
+ * mid-region waits a scheduler tick to finish it (the K = 4 p99 of make
+ * bench). So a caller that runs alone in such a crowd runs its region in
+ * pieces and yields its processor between them once a slice has passed
+ * (the permit model's crowd rule): the callers then take turns at that
+ * grain (libomp's teams do the same in their yielding barriers), each
+ * region taking its fair share of a processor but none waiting a tick. A
+ * yield with nobody else runnable returns at once. */
 static int run_crowded(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn) {
-  /* A piece is ceil(chunks / CROWD_PIECES) chunks: grain itself up to 16
-   * chunks, else under total / 8, so no sum below overflows. */
-  int64_t chunks = total / grain + (total % grain != 0);
-  int64_t step = (chunks / CROWD_PIECES + (chunks % CROWD_PIECES != 0)) * grain;
+  int64_t step = cpuexec__permit_crowd_step(total, grain);
   cpuexec__participant p;
   cpuexec__participant_enter(&p, exec, 0, 1);
   int rc = 0;
-  uint64_t slice_end = cpuexec__os_now_ns() + CROWD_SLICE_NS;
+  uint64_t slice_start = cpuexec__permit_now_ns();
   for (int64_t begin = 0, end; begin < total && rc == 0; begin = end) {
     end = total - begin > step ? begin + step : total;
     rc = cpuexec__participant_invoke(fn, ctx, begin, end);
-    if (cpuexec__os_now_ns() >= slice_end) {
+    if (cpuexec__permit_crowd_yields(cpuexec__permit_now_ns(), slice_start)) {
       cpuexec__os_yield();
-      slice_end = cpuexec__os_now_ns() + CROWD_SLICE_NS;
+      slice_start = cpuexec__permit_now_ns();
     }
   }
   cpuexec__participant_leave(&p);
@@ -198,23 +190,23 @@ static int run_caller_only(struct cpuexec_executor *exec, int64_t total, int64_t
   return crowded ? run_crowded(exec, total, grain, ctx, fn) : run_inline(exec, total, ctx, fn);
 }
 
-/* A region the occupancy rule (region_lanes.h) leaves to its caller alone;
+/* A region the occupancy cap (permit.h) leaves to its caller alone;
  * `callers` are those running regions on exec now, this one included. */
 static int run_alone(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn,
                      uint32_t callers, uint32_t *ran) {
   CPUEXEC__COUNT(cpuexec__counters_of(exec), occupied_inline, 1);
-  return run_caller_only(exec, total, grain, ctx, fn, callers > exec->threads, ran);
+  return run_caller_only(exec, total, grain, ctx, fn, cpuexec__permit_caller_crowded(&exec->permit, callers), ran);
 }
 
 /* The callers running regions on exec, lane 0's included. */
 static inline uint32_t callers_now(struct cpuexec_executor *exec) {
-  return 1 + (atomic_load_explicit(&exec->side, memory_order_relaxed) & CPUEXEC__SIDE_CALLERS);
+  return 1 + cpuexec__permit_side_callers(&exec->permit);
 }
 
 /* A caller beside lane 0's: in a free lane, alone when the callers running
  * already occupy the executor's threads, or past the bound the serial loop
  * (a strict region waits for lane 0 instead). Take-over callers count in
- * exec->side meanwhile, whichever way they run. */
+ * the permit's `side` meanwhile, whichever way they run. */
 static int run_beside(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn,
                       uint32_t participants, bool every, const cpuexec__fpenv *env, uint32_t *ran) {
   int rc;
@@ -225,15 +217,15 @@ static int run_beside(struct cpuexec_executor *exec, int64_t total, int64_t grai
     }
     return rc;
   }
-  atomic_fetch_add_explicit(&exec->side, CPUEXEC__SIDE_ARRIVAL + 1, memory_order_relaxed);
-  uint32_t n = cpuexec__occupancy_cap(exec, participants);
+  cpuexec__permit_caller_arrives(&exec->permit);
+  uint32_t n = cpuexec__permit_region_admits(&exec->permit, participants);
   if (n == 1) {
     rc = run_alone(exec, total, grain, ctx, fn, callers_now(exec), ran);
   } else if (!cpuexec__lane_run(exec, total, grain, ctx, fn, n, false, env, &rc, ran)) {
     CPUEXEC__COUNT(cpuexec__counters_of(exec), bound_inline, 1);
     rc = run_caller_only(exec, total, grain, ctx, fn, false, ran);
   }
-  atomic_fetch_sub_explicit(&exec->side, 1, memory_order_relaxed);
+  cpuexec__permit_caller_leaves(&exec->permit);
   return rc;
 }
 
@@ -252,11 +244,11 @@ static int run_native(struct cpuexec_executor *exec, int64_t total, int64_t grai
   if (fpenv) cpuexec__fpenv_capture(&env);
   if (every) pthread_mutex_lock(&exec->strict_lock);
   /* Before any epoch or admit word opens (release): a worker that acquires one sees the mark. */
-  if (every_call) atomic_store_explicit(&exec->strict_running, 1, memory_order_relaxed);
+  if (every_call) atomic_store_explicit(&exec->permit.strict_running, 1, memory_order_relaxed);
   const cpuexec__fpenv *carried = fpenv ? &env : NULL;
   int rc;
   if (pthread_mutex_trylock(&exec->dispatch_lock) == 0) {
-    uint32_t n = every ? participants : cpuexec__occupancy_cap(exec, participants);
+    uint32_t n = every ? participants : cpuexec__permit_region_admits(&exec->permit, participants);
     if (n > 1) {
       rc = run_lane0(exec, total, grain, ctx, fn, n, every, carried, ran);
     } else {
@@ -266,7 +258,7 @@ static int run_native(struct cpuexec_executor *exec, int64_t total, int64_t grai
   } else {
     rc = run_beside(exec, total, grain, ctx, fn, participants, every, carried, ran);
   }
-  if (every_call) atomic_store_explicit(&exec->strict_running, 0, memory_order_relaxed);
+  if (every_call) atomic_store_explicit(&exec->permit.strict_running, 0, memory_order_relaxed);
   if (every) pthread_mutex_unlock(&exec->strict_lock);
   return rc;
 }

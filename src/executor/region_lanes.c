@@ -47,7 +47,7 @@ cpuexec__lane *cpuexec__lanes_create(uint32_t threads) {
 static inline bool lane_claim(cpuexec__lane *l, int64_t *lo, int64_t *hi) {
   int64_t next = atomic_load_explicit(&l->next, memory_order_relaxed);
   if (next >= l->chunks) return false;
-  int64_t take = (l->chunks - next) / (2 * (int64_t)l->participants);
+  int64_t take = (l->chunks - next) / (CPUEXEC__GUIDED_DIVISOR * (int64_t)l->participants);
   if (take < 1) take = 1;
   int64_t got = atomic_fetch_add_explicit(&l->next, take, memory_order_relaxed);
   if (got >= l->chunks) return false;
@@ -120,7 +120,7 @@ static uint64_t nudge_workers(struct cpuexec_executor *exec, uint32_t helpers, b
     /* Nudged now or before: a worker asleep with a nudge set has not looked
      * yet. One that stands aside from regions would go back to sleep. */
     if (wakes < helpers && atomic_load_explicit(&s->parked, memory_order_seq_cst) &&
-        !(region && cpuexec__occupancy_stand_aside(exec, k))) {
+        !(region && cpuexec__permit_stands_aside(&exec->permit, k))) {
       cpuexec__os_wake_all(&s->epoch);
       wakes++;
     }
@@ -169,11 +169,12 @@ bool cpuexec__lane_run(struct cpuexec_executor *exec, int64_t total, int64_t gra
   uint32_t target = l->done_target + (joined - 1);
   if (atomic_load_explicit(&l->done.finished, memory_order_acquire) != target) {
     uint64_t start = counters ? cpuexec__os_now_ns() : 0;
-    cpuexec__wait_report seen;
+    cpuexec__wait_plan plan = {.spin = &exec->spin};
+    cpuexec__wait_report report;
     atomic_store_explicit(&l->done.goal, target, memory_order_relaxed);
-    cpuexec__wait_until_equal(&l->done.finished, target, &l->done.caller_parked, &exec->spin, NULL, &seen);
+    cpuexec__wait_until_equal(&l->done.finished, target, &l->done.caller_parked, &plan, &report);
     counters = cpuexec__counters_of(exec);
-    cpuexec__count_caller_wait(counters, seen.slept, seen.long_spin, start ? cpuexec__os_now_ns() - start : 0);
+    cpuexec__count_caller_wait(counters, report.slept, report.long_spin, start ? cpuexec__os_now_ns() - start : 0);
   }
   l->done_target = target;
   if (strict) atomic_fetch_or_explicit(&l->admit, ADMIT_CLOSED, memory_order_relaxed);
@@ -279,7 +280,7 @@ static uint32_t lane_choose(struct cpuexec_executor *exec, const cpuexec__worker
     uint64_t a = atomic_load_explicit(&exec->lanes[index - 1].admit, memory_order_acquire);
     if (admit_closed(a) || admit_joined(a) >= admit_limit(a)) continue;
     if (admit_tasks(a) && atomic_load_explicit(&exec->lanes[index - 1].next, memory_order_relaxed) == 0) continue;
-    if (!admit_tasks(a) && cpuexec__occupancy_stand_aside(exec, w->index)) continue;
+    if (!admit_tasks(a) && cpuexec__permit_stands_aside(&exec->permit, w->index)) continue;
     if (admit_limit(a) - admit_joined(a) > best_left) {
       best = index;
       best_left = admit_limit(a) - admit_joined(a);
@@ -309,9 +310,7 @@ bool cpuexec__lanes_serve(struct cpuexec_executor *exec, uint32_t worker_index) 
     w->lane_next = index; /* next time, start after this lane */
     if (admit_tasks(a)) {
       serve_tasks(exec, l);
-      /* Tasks come from a thread that waits for them: spinning for the
-       * next ones takes no processor from a caller (region_lanes.h). */
-      w->unsettled_regions = 0;
+      cpuexec__permit_worker_settled(&w->permit);
       return true;
     }
     uint32_t p = admit_joined(a), participants = l->participants;

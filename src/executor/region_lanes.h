@@ -46,25 +46,15 @@
  * at the lanes, so a lane opened after its look nudges it again: no wake is
  * lost (the Dekker pair of wait.h on the epoch and `parked`).
  *
- * Occupancy. The threads of an executor are the processors it may use;
- * every caller running a region is one of them. So a region a caller
- * opens while `side` others run beside lane 0's admits at most threads -
- * side participants, itself included (cpuexec__occupancy_cap; 1: it runs
- * alone, counted in `occupied_inline`), and worker k takes part in
- * take-over regions only while k + 1 + side <= threads
- * (cpuexec__occupancy_stand_aside): otherwise it leaves lane 0's share to
- * its caller, skips the lanes and parks at once instead of spinning. The
- * callers and the workers running together then never outnumber the
- * threads: with as many callers as threads each runs its region alone, and
- * no thread waits in the kernel's queue for a tick while another spins
- * (issue 18's tail). A caller's work between its regions is invisible to
- * the pool, so a worker that saw a caller beside another within its last
- * CPUEXEC__UNSETTLED_REGIONS regions does not spin between regions
- * either: it parks at once, and a region that admits it wakes it (the
- * caller takes its share over meanwhile); serving a task group's queue
- * settles it (the group's waiter helps, it does not compete). Strict regions (below) keep
- * their full team: no worker stands aside while one runs. On the
- * one-caller path `side` is 0, read on the line of lanes_busy.
+ * Occupancy. Every caller running a region is one of the executor's
+ * threads, so who joins whom while callers meet is the permit model's
+ * (permit.h): the occupancy cap bounds what a caller beside another admits
+ * (1: it runs alone, counted in `occupied_inline`), a worker stands aside
+ * from take-over regions, and skips the lanes, while the callers occupy
+ * its thread, and a worker that saw callers meet parks at once for a while
+ * (the settle); serving a task group's queue settles it. Strict regions
+ * (below) keep their full team. On the one-caller path the permit's `side`
+ * is 0.
  *
  * Fairness. Workers choose among the open lanes the one with the most
  * indices left to hand out, starting after the lane they served last; after
@@ -102,44 +92,8 @@
 #include "finish_count.h"
 #include "fpenv.h"
 
-/* The participants a take-over region opened now may admit, of the
- * `participants` it asks for: the occupancy rule (above). */
-#define CPUEXEC__SIDE_CALLERS 0xffffu
-#define CPUEXEC__SIDE_ARRIVAL (1u << 16)
-#define CPUEXEC__UNSETTLED_REGIONS 64u
-
-static inline uint32_t cpuexec__occupancy_cap(struct cpuexec_executor *exec, uint32_t participants) {
-  uint32_t side = atomic_load_explicit(&exec->side, memory_order_relaxed) & CPUEXEC__SIDE_CALLERS;
-  if (side == 0) return participants;
-  uint32_t room = side < exec->threads ? exec->threads - side : 1;
-  return participants < room ? participants : room;
-}
-
-/* Whether worker `worker` (1-based) leaves take-over regions to their
- * callers now: the occupancy rule (above). Read after an acquire of the
- * region's epoch or admit word, so a strict region's mark is seen. */
-static inline bool cpuexec__occupancy_stand_aside(struct cpuexec_executor *exec, uint32_t worker) {
-  uint32_t side = atomic_load_explicit(&exec->side, memory_order_relaxed) & CPUEXEC__SIDE_CALLERS;
-  return side != 0 && worker + 1 + side > exec->threads && !exec->resolved->every_participant &&
-         atomic_load_explicit(&exec->strict_running, memory_order_relaxed) == 0;
-}
-
-/* Whether worker w spins while it waits for a region: not while standing
- * aside, nor within CPUEXEC__UNSETTLED_REGIONS regions of a caller beside
- * another (above). Called once per region the worker sees. */
-static inline bool cpuexec__occupancy_lets_spin(struct cpuexec_executor *exec, cpuexec__worker *w, bool aside) {
-  uint32_t arrivals = atomic_load_explicit(&exec->side, memory_order_relaxed) / CPUEXEC__SIDE_ARRIVAL;
-  if (arrivals != w->side_arrivals_seen) {
-    w->side_arrivals_seen = arrivals;
-    w->unsettled_regions = CPUEXEC__UNSETTLED_REGIONS;
-  } else if (w->unsettled_regions > 0) {
-    w->unsettled_regions--;
-  }
-  return !aside && w->unsettled_regions == 0;
-}
-
-/* R: regions at once per executor, lane 0 included. */
-#define CPUEXEC__LANES 8u
+/* R, the regions at once per executor, lane 0 included, is
+ * CPUEXEC__LANES (core/tunables.h). */
 #define CPUEXEC__LANE_MAX_PARTICIPANTS 0xffffu
 
 typedef struct cpuexec__lane {

@@ -59,7 +59,7 @@ static inline int64_t block_size(const partition *pt, uint32_t p) { return pt->q
 static inline bool claim(cpuexec__slot *s, int64_t *lo, int64_t *hi) {
   int64_t next = atomic_load_explicit(&s->next, memory_order_relaxed);
   if (next >= s->end) return false;
-  int64_t take = (s->end - next + 1) / 2;
+  int64_t take = (s->end - next + CPUEXEC__CLAIM_DIVISOR - 1) / CPUEXEC__CLAIM_DIVISOR;
   int64_t got = atomic_fetch_add_explicit(&s->next, take, memory_order_relaxed);
   if (got >= s->end) return false;
   *lo = got;
@@ -154,26 +154,11 @@ void cpuexec__region_leave(struct cpuexec_executor *exec, uint32_t index) {
   cpuexec__finish_count_leave(exec->finish, index);
 }
 
-/* Whether lane 0's caller, having found a worker runnable but not running,
- * moves off its processor so the worker can run there: not when the
- * policy places the caller, nor when the workers are pinned (a caller on
- * a pinned worker's processor steps off it in region.c; moving elsewhere
- * could put it there), nor when other callers ran beside it since it last
- * looked (with the processors busy with callers, a worker that cannot run
- * is the occupancy rule's business, region_lanes.h). */
-static bool step_off_for_stuck_worker(struct cpuexec_executor *exec) {
-  uint32_t arrivals = atomic_load_explicit(&exec->side, memory_order_relaxed) / CPUEXEC__SIDE_ARRIVAL;
-  bool calm = arrivals == exec->lane0_side_arrivals_seen;
-  exec->lane0_side_arrivals_seen = arrivals;
-  return calm && !exec->pin_caller && atomic_load_explicit(&exec->first_worker_cpu, memory_order_relaxed) < 0;
-}
-
 /* After the caller's share: closes every worker region still open (a
  * failed region may have stopped before the ring reached it), counts in
  * each group's tally the workers that joined, and sets *waited_cpu to where
- * one of them runs. A woken worker that missed CPUEXEC__STUCK_MISSES
- * regions in a row without seeing one may make the caller move off its
- * processor (step_off_for_stuck_worker). */
+ * one of them runs. A worker the permit model finds stuck (woken, but
+ * missing regions unseen) may make the caller move off its processor. */
 static void settle_workers(struct cpuexec_executor *exec, uint32_t participants,
                            const _Atomic int32_t **waited_cpu) {
   cpuexec__finish_tally *tally = exec->finish_tally;
@@ -186,11 +171,11 @@ static void settle_workers(struct cpuexec_executor *exec, uint32_t participants,
       if (first) *waited_cpu = &s->cpu;
       first = false;
     } else {
-      stuck |= cpuexec__slot_missed_unseen(
-          s, atomic_load_explicit(&exec->workers[k - 1].regions_seen, memory_order_relaxed));
+      stuck |= cpuexec__permit_worker_stuck(
+          &s->misses, atomic_load_explicit(&exec->workers[k - 1].regions_seen, memory_order_relaxed));
     }
   }
-  if (stuck && step_off_for_stuck_worker(exec)) {
+  if (stuck && cpuexec__permit_caller_steps_off_for_stuck(&exec->permit)) {
     int32_t here = cpuexec__os_current_cpu();
     if (here >= 0) {
       cpuexec__os_step_off(&here, 1);
@@ -210,12 +195,13 @@ static bool wait_for_workers(struct cpuexec_executor *exec, uint32_t participant
     cpuexec__finish_group *group = &exec->finish[g];
     uint32_t expect = exec->finish_tally[g].expect;
     if (atomic_load_explicit(&group->finished, memory_order_acquire) == expect) continue;
-    cpuexec__wait_report seen;
+    cpuexec__wait_plan plan = {.spin = &exec->spin, .share_cpu = waited_cpu};
+    cpuexec__wait_report report;
     atomic_store_explicit(&group->goal, expect, memory_order_relaxed);
-    cpuexec__wait_until_equal(&group->finished, expect, &group->caller_parked, &exec->spin, waited_cpu, &seen);
+    cpuexec__wait_until_equal(&group->finished, expect, &group->caller_parked, &plan, &report);
     waited = true;
-    *slept = *slept || seen.slept;
-    *long_spin = *long_spin || seen.long_spin;
+    *slept = *slept || report.slept;
+    *long_spin = *long_spin || report.long_spin;
   }
   return waited;
 }
@@ -259,7 +245,7 @@ static uint64_t admit_workers(struct cpuexec_executor *exec, uint32_t participan
     cpuexec__slot *s = &exec->slots[k];
     if (!cpuexec__epoch_admit_and_wake(s)) continue;
     wakes++;
-    s->seen_at_wake = atomic_load_explicit(&exec->workers[k - 1].regions_seen, memory_order_relaxed);
+    s->misses.seen_at_wake = atomic_load_explicit(&exec->workers[k - 1].regions_seen, memory_order_relaxed);
   }
   return wakes;
 }
@@ -312,6 +298,27 @@ int cpuexec__lane0_run(struct cpuexec_executor *exec, int64_t total, int64_t gra
 
 static const cpuexec__spin_plan park_at_once = {CPUEXEC__SPIN_NONE, 0, 0, false};
 
+/* Worker w's next wait, as the permit model has it: parked at once while it
+ * stands aside or settles (its spin could take a processor from a caller);
+ * otherwise the plan's spin, the long spin after a missed region, the gap
+ * spin it learnt, and the cadence.
+ *
+ * The long spin: a worker that missed a region (its share was taken over:
+ * it woke too late) spins on while lane 0's caller still runs that region:
+ * the next region comes when this one ends, and a worker parked meanwhile
+ * would miss it too (back-to-back streaming regions ran on the caller
+ * alone; doc/performance.md, section 7). */
+static cpuexec__wait_plan worker_wait_plan(struct cpuexec_executor *exec, cpuexec__worker *w, bool aside,
+                                           const cpuexec__cadence_hint *hint) {
+  cpuexec__wait_plan plan = {.spin = &park_at_once, .share_cpu = &exec->caller_cpu};
+  if (!cpuexec__permit_worker_spins(&exec->permit, &w->permit, aside)) return plan;
+  plan.spin = &exec->spin;
+  plan.busy = w->missed ? &exec->lane0_running : NULL;
+  plan.gap_spin_ns = cpuexec__permit_gap_spin_ns(&w->permit);
+  plan.hint = hint;
+  return plan;
+}
+
 /* Worker k's loop: wait for an open region, check in, run, leave. A worker
  * that finds its region taken (see executor_internal.h) has read only its
  * epoch and goes straight back to waiting. */
@@ -332,23 +339,10 @@ void *cpuexec__worker_main(void *arg) {
         cpuexec__epoch_clear_nudge(&slot->epoch, atomic_load_explicit(&slot->epoch, memory_order_relaxed)) == e &&
         cpuexec__lanes_serve(exec, w->index))
       continue;
-    bool joined = false, aside = cpuexec__occupancy_stand_aside(exec, w->index);
+    bool joined = false, aside = cpuexec__permit_stands_aside(&exec->permit, w->index);
     cpuexec__wait_report seen;
-    /* Standing aside, or soon after callers ran beside each other
-     * (region_lanes.h), a worker parks at once: its spin could take a
-     * processor from a caller. */
-    bool spin = cpuexec__occupancy_lets_spin(exec, w, aside);
-    /* A worker that missed a region (its share was taken over: it woke too
-     * late) spins on after its plan's spin while lane 0's caller still runs
-     * that region (wait.h, `busy`): the next region comes when this one
-     * ends, and a worker parked meanwhile would miss it too. A parked
-     * worker takes 0.1-0.5 ms to run again on the VM, more than a share of
-     * a streaming loop: back-to-back regions of a few hundred microseconds
-     * each ran on the caller alone, one after the other (axpy_1m: 27 of 29
-     * regions taken over; doc/performance.md, section 7). */
-    const _Atomic uint32_t *busy = spin && w->missed ? &exec->lane0_running : NULL;
-    uint32_t now = cpuexec__wait_while_equal(&slot->epoch, e, &slot->parked, spin ? &exec->spin : &park_at_once,
-                                             &exec->caller_cpu, spin ? &hint : NULL, busy, &seen);
+    cpuexec__wait_plan plan = worker_wait_plan(exec, w, aside, &hint);
+    uint32_t now = cpuexec__wait_while_equal(&slot->epoch, e, &slot->parked, &plan, &seen);
     /* Running: the caller tells a queued worker by this (settle_workers). */
     atomic_store_explicit(&w->regions_seen, atomic_load_explicit(&w->regions_seen, memory_order_relaxed) + 1,
                           memory_order_relaxed);
@@ -366,7 +360,7 @@ void *cpuexec__worker_main(void *arg) {
         if (!cpuexec__epoch_open(e)) break;
       }
       /* The region is left to its caller, who takes the share over. */
-      if ((aside = cpuexec__occupancy_stand_aside(exec, w->index))) break;
+      if ((aside = cpuexec__permit_stands_aside(&exec->permit, w->index))) break;
       if (cpuexec__epoch_try_join(&slot->epoch, &e)) {
         joined = true;
         break;
@@ -412,7 +406,11 @@ void *cpuexec__worker_main(void *arg) {
      * costs nobody a wait. The cadence is learnt from every region seen,
      * joined or not, so a worker the caller keeps finding late still
      * learns it and is spinning for the next one. */
-    if (seen.seen_ns) hint = cpuexec__cadence_note(&w->cadence, seen.seen_ns);
+    if (seen.seen_ns) {
+      hint = cpuexec__cadence_note(&w->cadence, seen.seen_ns);
+      if (seen.outcome == CPUEXEC__CADENCE_NONE)
+        cpuexec__permit_note_wait(&w->permit, exec->spin.ns, seen.seen_ns - seen.start_ns, seen.slept);
+    }
     cpuexec__counters_block *counters = cpuexec__counters_of(exec);
     if (counters) {
       if (!joined) atomic_fetch_add_explicit(&counters->workers.late_arrivals, 1, memory_order_relaxed);

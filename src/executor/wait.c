@@ -1,16 +1,18 @@
-/* Spin, then park: the waits of wait.h. Parking itself is the OS layer's
- * (os.h). */
+/* Spin, then park: the waits of wait.h, carrying out what the permit model
+ * (permit.h) decided for each. Parking itself is the OS layer's (os.h). */
 #include "wait.h"
+
+#include "permit.h"
 
 /* The cadence part of a worker's wait: true when the word moved (*outcome
  * says whether in the window), false when the window passed. */
 static bool follow_cadence(_Atomic uint32_t *word, uint32_t seen, _Atomic uint32_t *parked,
-                           const _Atomic int32_t *share_cpu, const cpuexec__cadence_hint *hint,
-                           cpuexec__wait_report *report, uint64_t *clock) {
+                           const cpuexec__wait_plan *plan, cpuexec__wait_report *report, uint64_t *clock) {
+  const cpuexec__cadence_hint *hint = plan->hint;
   uint64_t open = hint->expect_ns - hint->window_ns, close = hint->expect_ns + hint->window_ns;
   uint64_t wake = open > CPUEXEC__CADENCE_WAKE_LEAD_NS ? open - CPUEXEC__CADENCE_WAKE_LEAD_NS : 0;
   if (*clock < wake) {
-    /* A timed park, announced like the final one (Dekker, see the top). */
+    /* A timed park, announced like the final one (Dekker, see wait.h's top). */
     atomic_store_explicit(parked, 1, memory_order_seq_cst);
     while (atomic_load_explicit(word, memory_order_seq_cst) == seen && (*clock = cpuexec__os_now_ns()) < wake) {
       report->slept = true;
@@ -23,7 +25,7 @@ static bool follow_cadence(_Atomic uint32_t *word, uint32_t seen, _Atomic uint32
       return true;
     }
   }
-  if (cpuexec__spin_until(word, seen, close, share_cpu, clock)) {
+  if (cpuexec__spin_until(word, seen, close, plan->share_cpu, clock)) {
     report->outcome = *clock >= wake ? CPUEXEC__CADENCE_HIT : CPUEXEC__CADENCE_MISS;
     return true;
   }
@@ -31,58 +33,50 @@ static bool follow_cadence(_Atomic uint32_t *word, uint32_t seen, _Atomic uint32
   return false;
 }
 
-/* The longer spins of this file (CPUEXEC__BUSY_SPIN_NS) pay off on a
- * machine with a processor to spare, and cost one where threads queue for
- * processors: two pools of two threads on the 2-CPU VM lost 10-25 % of
- * their regions to them (make bench, libcpuexec-pools rows). So a thread
- * that the scheduler preempted since its last look skips them. One system
- * call per look, made only when a plan's spin ran out. */
-static __thread uint64_t preemptions_seen, preemptions_seen_ns;
-
-/* Preempted since a look less than CROWDED_WINDOW_NS ago: a preemption
- * long ago (a kernel thread, once) says nothing about the machine now. The
- * window is the resolution's, which its description reports. */
-#define CROWDED_WINDOW_NS CPUEXEC__CROWDED_WINDOW_NS
-
-static bool crowded_lately(uint64_t now_ns) {
-  uint64_t now = cpuexec__os_thread_preemptions();
-  bool crowded = now != preemptions_seen && now_ns - preemptions_seen_ns < CROWDED_WINDOW_NS;
-  preemptions_seen = now;
-  preemptions_seen_ns = now_ns;
-  return crowded;
-}
-
-/* Spins while *word == seen and *busy != 0, until deadline_ns; true when
- * the word moved. *spun: it found *busy set, so it spun (long_spins). */
-static bool spin_while_busy(_Atomic uint32_t *word, uint32_t seen, const _Atomic uint32_t *busy, uint64_t deadline_ns,
-                            const _Atomic int32_t *share_cpu, uint64_t *clock, bool *spun) {
-  for (uint32_t i = 1; atomic_load_explicit(busy, memory_order_relaxed) != 0; i++) {
-    *spun = true;
+/* The long and gap spins of a worker's wait, the plan's spin having run
+ * out at *clock: spins while *word == seen, until gap_end, and past it
+ * while *busy != 0 until busy_end. True when the word moved. */
+static bool spin_long(_Atomic uint32_t *word, uint32_t seen, const cpuexec__wait_plan *plan, uint64_t gap_end,
+                      uint64_t busy_end, uint64_t *clock) {
+  uint64_t end = busy_end > gap_end ? busy_end : gap_end;
+  for (uint32_t i = 1;; i++) {
     if (atomic_load_explicit(word, memory_order_acquire) != seen) return true;
-    if (!cpuexec__spin_pause(i, deadline_ns, share_cpu, clock)) return false;
+    if (*clock >= gap_end && (!plan->busy || atomic_load_explicit(plan->busy, memory_order_relaxed) == 0))
+      return false;
+    if (!cpuexec__spin_pause(i, end, plan->share_cpu, clock)) return false;
   }
-  return atomic_load_explicit(word, memory_order_acquire) != seen;
 }
 
 uint32_t cpuexec__wait_while_equal(_Atomic uint32_t *word, uint32_t seen, _Atomic uint32_t *parked,
-                                   const cpuexec__spin_plan *plan, const _Atomic int32_t *share_cpu,
-                                   const cpuexec__cadence_hint *hint, const _Atomic uint32_t *busy,
-                                   cpuexec__wait_report *report) {
+                                   const cpuexec__wait_plan *plan, cpuexec__wait_report *report) {
+  const cpuexec__spin_plan *spin = plan->spin;
   report->slept = false;
   report->long_spin = false;
   report->outcome = CPUEXEC__CADENCE_NONE;
+  report->start_ns = 0;
   report->seen_ns = 0;
-  if (plan->mode == CPUEXEC__SPIN_DURATION) {
-    uint64_t clock = cpuexec__os_now_ns(), plain_end = clock + plan->ns;
-    bool follow = hint && hint->expect_ns != 0 && plan->adaptive && hint->expect_ns + hint->window_ns > plain_end;
-    if (cpuexec__spin_until(word, seen, plain_end, share_cpu, &clock) ||
-        (busy && plan->adaptive && !crowded_lately(clock) &&
-         spin_while_busy(word, seen, busy, clock + CPUEXEC__BUSY_SPIN_NS, share_cpu, &clock, &report->long_spin)) ||
-        (follow && follow_cadence(word, seen, parked, share_cpu, hint, report, &clock))) {
+  if (spin->mode == CPUEXEC__SPIN_DURATION) {
+    uint64_t clock = cpuexec__os_now_ns(), plain_end = clock + spin->ns;
+    report->start_ns = clock;
+    const cpuexec__cadence_hint *hint = plan->hint;
+    bool follow = hint && hint->expect_ns != 0 && spin->adaptive && hint->expect_ns + hint->window_ns > plain_end;
+    uint64_t gap_end = !follow && spin->adaptive && plan->gap_spin_ns > spin->ns ? report->start_ns + plan->gap_spin_ns : 0;
+    if (cpuexec__spin_until(word, seen, plain_end, plan->share_cpu, &clock)) {
       report->seen_ns = clock;
       return atomic_load_explicit(word, memory_order_acquire);
     }
-  } else if (cpuexec__spin(word, seen, true, plan, share_cpu)) {
+    if (spin->adaptive && (plan->busy || gap_end > clock) && cpuexec__permit_may_spin_long(clock)) {
+      report->long_spin = true;
+      if (spin_long(word, seen, plan, gap_end, plan->busy ? clock + CPUEXEC__LONG_SPIN_NS : 0, &clock)) {
+        report->seen_ns = clock;
+        return atomic_load_explicit(word, memory_order_acquire);
+      }
+    }
+    if (follow && follow_cadence(word, seen, parked, plan, report, &clock)) {
+      report->seen_ns = clock;
+      return atomic_load_explicit(word, memory_order_acquire);
+    }
+  } else if (cpuexec__spin(word, seen, true, spin, plan->share_cpu)) {
     return atomic_load_explicit(word, memory_order_acquire);
   }
   uint32_t now;
@@ -93,7 +87,7 @@ uint32_t cpuexec__wait_while_equal(_Atomic uint32_t *word, uint32_t seen, _Atomi
   }
   /* A stale 1 seen by the next waker only costs it one spurious wake. */
   atomic_store_explicit(parked, 0, memory_order_relaxed);
-  if (plan->mode == CPUEXEC__SPIN_DURATION) report->seen_ns = cpuexec__os_now_ns();
+  if (spin->mode == CPUEXEC__SPIN_DURATION) report->seen_ns = cpuexec__os_now_ns();
   return now;
 }
 
@@ -107,18 +101,15 @@ static bool spin_until_equal(_Atomic uint32_t *word, uint32_t target, uint64_t d
 }
 
 void cpuexec__wait_until_equal(_Atomic uint32_t *word, uint32_t target, _Atomic uint32_t *parked,
-                               const cpuexec__spin_plan *plan, const _Atomic int32_t *share_cpu,
-                               cpuexec__wait_report *report) {
+                               const cpuexec__wait_plan *plan, cpuexec__wait_report *report) {
   report->slept = false;
   report->long_spin = false;
-  report->outcome = CPUEXEC__CADENCE_NONE;
-  report->seen_ns = 0;
-  if (cpuexec__spin(word, target, false, plan, share_cpu)) return;
-  if (plan->adaptive) {
+  if (cpuexec__spin(word, target, false, plan->spin, plan->share_cpu)) return;
+  if (plan->spin->adaptive) {
     uint64_t now = cpuexec__os_now_ns();
-    if (!crowded_lately(now)) {
-      report->long_spin = atomic_load_explicit(word, memory_order_relaxed) != target;
-      if (spin_until_equal(word, target, now + CPUEXEC__BUSY_SPIN_NS, share_cpu)) return;
+    if (cpuexec__permit_may_spin_long(now)) {
+      report->long_spin = true;
+      if (spin_until_equal(word, target, now + CPUEXEC__LONG_SPIN_NS, plan->share_cpu)) return;
     }
   }
   uint32_t now;

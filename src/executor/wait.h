@@ -17,10 +17,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/tunables.h"
 #include "os/os.h"
-#include "resolve/resolved.h"
 
 #include "cadence.h"
+#include "permit.h"
 
 /* What a waiting thread does before parking, derived once from the resolved
  * spin policy when the executor is created. */
@@ -40,18 +41,13 @@ typedef struct cpuexec__spin_plan {
   bool adaptive;
 } cpuexec__spin_plan;
 
-/* Measured on the 2-CPU VM with the caller forced onto its pinned worker's
- * processor: a plain spin costs 220-230 us per empty region (each side
- * spins out its budget before the other runs); parking at once costs
- * 2.4-4 us and, unforced, keeps the pair together (the wake places the
- * sleeper on the waker's processor); yielding (cpuexec__spin) costs
- * 2.5-3.9 us and leaves the balancer free to separate them. Regions with
- * the two apart are unaffected (0.3-0.4 us). */
+/* A waiter that shares its processor with the thread it waits for yields
+ * instead of spinning (cpuexec__spin below; doc/performance.md, "Sharing
+ * a processor", has the figures that chose it). */
 
-/* A clock read (vDSO, ~20 ns) every 32 pauses (~1-4 us) keeps the spin
- * length accurate to a few microseconds without reading the clock on every
- * iteration. */
-#define CPUEXEC__SPIN_CLOCK_EVERY 32u
+/* A clock read (vDSO) every CPUEXEC__SPIN_CLOCK_EVERY pauses
+ * (core/tunables.h) keeps the spin length accurate to a few microseconds
+ * without reading the clock on every iteration. */
 
 static inline void cpuexec__cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -101,8 +97,7 @@ static inline bool cpuexec__spin(_Atomic uint32_t *word, uint32_t value, bool wh
           deadline = now + plan->ns;
         else if (now >= deadline)
           break;
-        if (share_cpu && atomic_load_explicit(share_cpu, memory_order_relaxed) == cpuexec__os_current_cpu())
-          cpuexec__os_yield();
+        if (cpuexec__permit_shares_processor(share_cpu)) cpuexec__os_yield();
       }
       cpuexec__cpu_relax();
     }
@@ -123,7 +118,7 @@ static inline bool cpuexec__spin_pause(uint32_t i, uint64_t deadline_ns, const _
                                        uint64_t *clock) {
   if (i % CPUEXEC__SPIN_CLOCK_EVERY == 0) {
     if ((*clock = cpuexec__os_now_ns()) >= deadline_ns) return false;
-    if (share_cpu && atomic_load_explicit(share_cpu, memory_order_relaxed) == cpuexec__os_current_cpu()) cpuexec__os_yield();
+    if (cpuexec__permit_shares_processor(share_cpu)) cpuexec__os_yield();
   }
   cpuexec__cpu_relax();
   return true;
@@ -148,47 +143,53 @@ typedef enum cpuexec__cadence_outcome {
   CPUEXEC__CADENCE_MISS      /* it moved before the window, or the window passed */
 } cpuexec__cadence_outcome;
 
-/* What a wait reports (the caller's: slept and long_spin only). */
+/* One wait as the permit model (permit.h) decided it: the plan's spin,
+ * where the thread waited for runs (share_cpu, NULL: unknown), and, for
+ * adaptive plans only, the long spin while *busy != 0 (NULL: none), the
+ * gap spin (spin until gap_spin_ns after the wait began; 0: none) and the
+ * cadence to follow (hint, NULL: none). The long and gap spins ask the
+ * model once more, as the plan's spin runs out (cpuexec__permit_may_spin_long). */
+typedef struct cpuexec__wait_plan {
+  const cpuexec__spin_plan *spin;
+  const _Atomic int32_t *share_cpu;
+  const _Atomic uint32_t *busy;
+  uint64_t gap_spin_ns;
+  const cpuexec__cadence_hint *hint;
+} cpuexec__wait_plan;
+
+/* What a wait reports. */
 typedef struct cpuexec__wait_report {
   bool slept;                        /* the wait went to the kernel */
-  bool long_spin;                    /* it spun on past the plan's spin (CPUEXEC__BUSY_SPIN_NS) */
+  bool long_spin;                    /* it spun past the plan's spin (the long or the gap spin) */
   cpuexec__cadence_outcome outcome;  /* how a followed window went */
+  uint64_t start_ns;                 /* when it began (duration plans; 0: not timed) */
   uint64_t seen_ns;                  /* about when the word moved (0: not timed) */
 } cpuexec__wait_report;
 
-/* The most a waiter spins on, after its plan's spin, while what will move
- * its word runs (cpuexec__wait_while_equal's busy, cpuexec__wait_until_equal):
- * the resolution's long spin, which its description reports. */
-#define CPUEXEC__BUSY_SPIN_NS CPUEXEC__LONG_SPIN_NS
-
 /* Waits until *word != seen (workers waiting for their epoch): spins per
- * plan, then parks announcing it in *parked. With busy (adaptive plans
- * only), a spin that ran out while *busy != 0 goes on while it stays so,
- * for up to CPUEXEC__BUSY_SPIN_NS: whoever runs meanwhile will move the
- * word when done, and parking now would make the waiter late for it. The
- * spin comes first, so a word that moves within it never reads *busy. With a hint whose window ends
- * after the plan's spin (adaptive plans only), the wait follows it: spin,
- * a timed park until CPUEXEC__CADENCE_WAKE_LEAD_NS before the window, a
- * spin across the window, then the park. Returns the new value (acquire)
- * and fills *report (the caller counts, reading the counters pointer after
- * the wait so a wait that spans turning counters on is still counted).
- * Duration plans read the clock once as the wait starts and then only as
- * the spin does, so the time seen costs nothing more. */
+ * plan, then parks announcing it in *parked. Adaptive plans, when the
+ * plan's spin ran out and the permit model lets the thread spin long: with
+ * busy, the spin goes on while *busy != 0 for up to
+ * CPUEXEC__LONG_SPIN_NS (whoever runs meanwhile will move the word when
+ * done, and parking now would make the waiter late for it); with a gap
+ * spin, until it ends. Then, with a hint whose window ends after the
+ * plan's spin, the wait follows it: a timed park until
+ * CPUEXEC__CADENCE_WAKE_LEAD_NS before the window, a spin across the
+ * window, then the park. Returns the new value (acquire) and fills *report
+ * (the caller counts, reading the counters pointer after the wait so a
+ * wait that spans turning counters on is still counted). Duration plans
+ * read the clock once as the wait starts and then only as the spin does. */
 uint32_t cpuexec__wait_while_equal(_Atomic uint32_t *word, uint32_t seen, _Atomic uint32_t *parked,
-                                   const cpuexec__spin_plan *plan, const _Atomic int32_t *share_cpu,
-                                   const cpuexec__cadence_hint *hint, const _Atomic uint32_t *busy,
-                                   cpuexec__wait_report *report);
+                                   const cpuexec__wait_plan *plan, cpuexec__wait_report *report);
 
 /* Waits until *word == target (the caller waiting for the count of
- * finished workers), the same way; with adaptive plans the spin goes on
- * for up to CPUEXEC__BUSY_SPIN_NS more before the park, as what it waits
+ * finished workers), the same way; with adaptive plans the long spin goes
+ * on for up to CPUEXEC__LONG_SPIN_NS before the park, as what it waits
  * for is running (workers that checked in): a caller parked at the end of
- * a long region is woken by the last worker's add and takes 0.1-0.5 ms to
- * run again on the VM (axpy_16m: a caller park in 9 of 10 regions of
- * 6 ms, 5 % of the region; doc/performance.md, section 7). */
+ * a long region waits for the last worker's wake to be scheduled
+ * (doc/performance.md, section 7). Fills report's slept and long_spin. */
 void cpuexec__wait_until_equal(_Atomic uint32_t *word, uint32_t target, _Atomic uint32_t *parked,
-                               const cpuexec__spin_plan *plan, const _Atomic int32_t *share_cpu,
-                               cpuexec__wait_report *report);
+                               const cpuexec__wait_plan *plan, cpuexec__wait_report *report);
 
 /* Publishes *word = value and wakes its waiter if (and only if) it parked.
  * Returns true when a wake system call was made. */

@@ -37,9 +37,7 @@
 #include <stdint.h>
 
 #include "core/test_hooks.h"
-
-#define CPUEXEC__WAKE_TREE_MIN 16u
-#define CPUEXEC__WAKE_TREE_FANOUT 4u
+#include "core/tunables.h"
 
 struct cpuexec_executor;
 

@@ -19,14 +19,18 @@ static void put_json_ids(cpuexec__strbuf *sb, const int32_t *ids, uint32_t n) {
 static const char *name_or(const char *name, const char *fallback) { return name != NULL ? name : fallback; }
 
 /* What a waiting thread does, per the executor's spin plan
- * (executor/executor.c, cpuexec__spin_plan_of) and waits (executor/wait.c):
- * a spin, then, adaptive only, the long spin and the cadence, then the park.
- * An adaptive executor whose threads outnumber the visible processors parks
- * at once; so does park_immediately. */
+ * (executor/executor.c, cpuexec__spin_plan_of), its waits (executor/wait.c)
+ * and the permit model's rules on them (executor/permit.h): a spin, then,
+ * adaptive only, the long spin, the gap spin and the cadence, then the
+ * park. An adaptive executor whose threads outnumber the visible
+ * processors parks at once (the permit model's "spin at all", the same
+ * test; tests/whitebox/test_executor_lifecycle.c holds the two together);
+ * so does park_immediately. */
 typedef struct spin_truth {
   bool parks_at_once;
-  bool yields;          /* duration spins yield to the awaited thread on this processor */
-  uint64_t long_spin_ns; /* 0: none */
+  bool yields;             /* duration spins yield to the awaited thread on this processor */
+  uint64_t long_spin_ns;   /* 0: none */
+  uint64_t gap_spin_max_ns; /* 0: none */
   bool follows_cadence;
 } spin_truth;
 
@@ -40,6 +44,7 @@ static spin_truth spin_truth_of(const cpuexec_resolved *r) {
     if (t.parks_at_once) break;
     t.yields = true;
     t.long_spin_ns = CPUEXEC__LONG_SPIN_NS;
+    t.gap_spin_max_ns = CPUEXEC__GAP_SPIN_MAX_NS;
     t.follows_cadence = s->cadence_burn_permille != 0;
     break;
   case CPUEXEC_SPIN_FIXED_DURATION:
@@ -69,8 +74,8 @@ static void describe_spin_text(cpuexec__strbuf *sb, const cpuexec_resolved *r) {
     cpuexec__strbuf_printf(sb, ", %u threads on %u visible processors", threads, r->visible_processors);
   if (t.parks_at_once) {
     cpuexec__strbuf_printf(sb, s->policy == CPUEXEC_SPIN_ADAPTIVE
-                                   ? ": oversubscribed, so a waiting thread parks at once (no spin, no long spin, "
-                                     "no cadence)"
+                                   ? ": oversubscribed, so a waiting thread parks at once (no spin, no long or gap "
+                                     "spin, no cadence)"
                                    : ": a waiting thread parks at once");
     return;
   }
@@ -89,6 +94,14 @@ static void describe_spin_text(cpuexec__strbuf *sb, const cpuexec_resolved *r) {
                                        "waiting for its workers; a worker whose share was taken, while its caller "
                                        "runs that region), unless it was preempted within the last %u ms",
                            step++, (unsigned long long)t.long_spin_ns, CPUEXEC__CROWDED_WINDOW_NS / 1000000u);
+  if (t.gap_spin_max_ns)
+    cpuexec__strbuf_printf(sb,
+                           SPIN_INDENT "%d. a worker that follows no cadence and was lately woken by a region "
+                                       "within %llu ns of its wait's start spins 1.5 times that long from the "
+                                       "start of its waits (at most %llu ns), while such gaps recur within %u "
+                                       "waits, unless it was preempted within the last %u ms",
+                           step++, (unsigned long long)t.gap_spin_max_ns, (unsigned long long)t.gap_spin_max_ns,
+                           CPUEXEC__GAP_SPIN_MEMORY_WAITS, CPUEXEC__CROWDED_WINDOW_NS / 1000000u);
   if (t.follows_cadence)
     cpuexec__strbuf_printf(sb,
                            SPIN_INDENT "%d. a worker follows a steady call cadence: sleeps until shortly before "
@@ -99,25 +112,29 @@ static void describe_spin_text(cpuexec__strbuf *sb, const cpuexec_resolved *r) {
   if (s->policy == CPUEXEC_SPIN_ADAPTIVE && s->park_when_oversubscribed)
     cpuexec__strbuf_printf(sb, SPIN_INDENT "more threads than visible processors would park at once");
   else
-    cpuexec__strbuf_printf(sb, SPIN_INDENT "exactly as asked: no long spin, no cadence");
+    cpuexec__strbuf_printf(sb, SPIN_INDENT "exactly as asked: no long or gap spin, no cadence");
   cpuexec__strbuf_printf(sb, SPIN_INDENT "a worker parks at once while callers run regions beside each other "
                              "(the occupancy rule, doc/spinning.md)");
 }
 
-/* The same in JSON: the stages in order, then what bounds each. */
+/* The same in JSON: what bounds each stage, then the stages a wait may go
+ * through, in order (a worker makes the gap spin only when it follows no
+ * cadence; long_spin_skipped_when is both long spins' rule). */
 static void describe_spin_json(cpuexec__strbuf *sb, const cpuexec_resolved *r) {
   spin_truth t = spin_truth_of(r);
-  cpuexec__strbuf_printf(sb, ",\"parks_at_once\":%s,\"yields_when_sharing_processor\":%s,\"long_spin_ns\":%llu,"
-                             "\"long_spin_skipped_when\":",
+  cpuexec__strbuf_printf(sb,
+                         ",\"parks_at_once\":%s,\"yields_when_sharing_processor\":%s,\"long_spin_ns\":%llu,"
+                         "\"gap_spin_max_ns\":%llu,\"long_spin_skipped_when\":",
                          t.parks_at_once ? "true" : "false", t.yields ? "true" : "false",
-                         (unsigned long long)t.long_spin_ns);
+                         (unsigned long long)t.long_spin_ns, (unsigned long long)t.gap_spin_max_ns);
   if (t.long_spin_ns)
     cpuexec__strbuf_printf(sb, "\"preempted within %u ms\"", CPUEXEC__CROWDED_WINDOW_NS / 1000000u);
   else
     cpuexec__strbuf_printf(sb, "null");
-  cpuexec__strbuf_printf(sb, ",\"follows_cadence\":%s,\"stages\":[%s%s%s\"park\"]",
+  cpuexec__strbuf_printf(sb, ",\"follows_cadence\":%s,\"stages\":[%s%s%s%s\"park\"]",
                          t.follows_cadence ? "true" : "false", t.parks_at_once ? "" : "\"spin\",",
-                         t.long_spin_ns ? "\"long_spin\"," : "", t.follows_cadence ? "\"cadence\"," : "");
+                         t.long_spin_ns ? "\"long_spin\"," : "", t.gap_spin_max_ns ? "\"gap_spin\"," : "",
+                         t.follows_cadence ? "\"cadence\"," : "");
 }
 
 static void describe_request_json(cpuexec__strbuf *sb, const cpuexec_policy *p) {

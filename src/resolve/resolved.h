@@ -9,23 +9,8 @@
 
 #include <cpuexec/resolve.h>
 
-/* Adaptive waiting: spin this long, then park. Short enough that a burst
- * of work followed by idleness burns well under 2 ms of CPU per idle second
- * per worker; long enough to cover typical gaps between kernel calls. */
-#define CPUEXEC__ADAPTIVE_SPIN_NS 100000u
-/* The most of each worker's time the adaptive policy spends spinning to
- * follow a cadence (executor/cadence.h): 200 permille, so a steady 1 ms
- * stream with 40 us of jitter is followed and costs at most 0.2 ms of spin
- * per region. */
-#define CPUEXEC__CADENCE_BURN_PERMILLE 200u
-/* The adaptive policy's long spin (executor/wait.h): a waiter whose spin
- * ran out while the thread it waits for still runs spins this much more
- * at most, since that thread will move its word when done (doc/spinning.md). */
-#define CPUEXEC__LONG_SPIN_NS 1000000u
-/* A thread preempted since its previous look skips the long spin when that
- * look was less than this ago (executor/wait.c): where threads queue for
- * processors, the spin takes one from someone. */
-#define CPUEXEC__CROWDED_WINDOW_NS 10000000u
+/* The adaptive spin and the cadence's burn budget: core/tunables.h. */
+#include "core/tunables.h"
 
 struct cpuexec_resolved {
   atomic_uint refcount;

@@ -110,7 +110,7 @@ static int default_env_error;
 static char default_env_detail[400];
 static cpuexec_registry_options default_options;
 
-/* The clock retention is measured on; tests replace it (registry_internal.h). */
+/* The clock retention is timed by; tests replace it (registry_internal.h). */
 #if CPUEXEC_TEST_HOOKS
 _Atomic(cpuexec__clock_fn) cpuexec__test_registry_clock; /* NULL: static storage starts zeroed */
 _Atomic int cpuexec__test_registry_alloc_fails;

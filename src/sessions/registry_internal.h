@@ -17,7 +17,7 @@
 int cpuexec__registry_default_environment_error(void);
 
 /* Test hook (the test build only, core/test_hooks.h): the clock idle
- * retention is measured on (nanoseconds, monotonic); NULL, the default, is
+ * retention is timed by (nanoseconds, monotonic); NULL, the default, is
  * cpuexec__os_now_ns. A test sets it to move time by hand instead of
  * sleeping through a retention. */
 typedef uint64_t (*cpuexec__clock_fn)(void);

@@ -180,8 +180,8 @@ static void the_descriptor_matches_its_executor_and_names_a_difference(void **st
 /* The caller's long spin (wait.c): its plan's 100 us ran out while its
  * worker still ran, so it spun on, then parked. The worker's range returns
  * only once the caller parked, so the caller's wait went through every
- * stage; the caller is a fresh thread, whose first look at its preemptions
- * never finds it crowded (crowded_lately), so the long spin is made. */
+ * stage; never preempted (the permit model's fake preemption count), it is
+ * never crowded lately, so the long spin is made. */
 typedef struct long_wait {
   cpuexec_executor *exec;
   cpuexec_counters c;
@@ -195,6 +195,8 @@ static int hold_until_the_caller_parks(void *ctx, int64_t begin, int64_t end) {
     while (!atomic_load(&w->exec->finish[0].caller_parked)) sched_yield();
   return 0;
 }
+
+static uint64_t never_preempted(void) { return 0; }
 
 static void *wait_once_for_a_running_worker(void *arg) {
   long_wait *w = arg;
@@ -211,8 +213,10 @@ static void a_caller_long_spin_is_counted(void **state) {
     long_wait w = {.exec = test_executor_spin(2, spins[i], spins[i] == CPUEXEC_SPIN_ADAPTIVE ? 0 : 50000)};
     assert_int_equal(cpuexec_executor_counters_enable(w.exec), 0);
     pthread_t t;
+    atomic_store(&cpuexec__test_permit_preemptions, never_preempted);
     assert_int_equal(pthread_create(&t, NULL, wait_once_for_a_running_worker, &w), 0);
     assert_int_equal(pthread_join(t, NULL), 0);
+    atomic_store(&cpuexec__test_permit_preemptions, NULL);
     assert_int_equal(w.rc, 0);
     assert_int_equal(w.c.caller_waits, 1);
     assert_int_equal(w.c.caller_wait_ns > 0, 1);

@@ -544,14 +544,15 @@ static void spin_policies_resolve_to_the_waits_they_promise(void **state) {
     /* The description says what this plan does (seed 000: the resolution
      * reports what the pool will do): parks at once exactly when the plan
      * does not spin, yields exactly when it spins a duration (wait.h), and
-     * only an adaptive plan spins long (wait.c) and follows the cadence. */
+     * only an adaptive plan makes the long and gap spins (wait.c) and
+     * follows the cadence. */
     char json[2048];
     assert_in_range(cpuexec_resolved_describe(r, CPUEXEC_FORMAT_JSON, json, sizeof json), 1, sizeof json - 1);
     char want[256];
     snprintf(want, sizeof want,
-             "\"parks_at_once\":%s,\"yields_when_sharing_processor\":%s,\"long_spin_ns\":%u,",
+             "\"parks_at_once\":%s,\"yields_when_sharing_processor\":%s,\"long_spin_ns\":%u,\"gap_spin_max_ns\":%u,",
              plan.mode == CPUEXEC__SPIN_NONE ? "true" : "false", plan.mode == CPUEXEC__SPIN_DURATION ? "true" : "false",
-             plan.adaptive ? CPUEXEC__BUSY_SPIN_NS : 0u);
+             plan.adaptive ? CPUEXEC__LONG_SPIN_NS : 0u, plan.adaptive ? CPUEXEC__GAP_SPIN_MAX_NS : 0u);
     if (!strstr(json, want)) fail_msg("row %zu: no %s in %s", i, want, json);
     assert_non_null(strstr(json, plan.adaptive ? "\"follows_cadence\":true" : "\"follows_cadence\":false"));
     cpuexec_resolved_destroy(r);

@@ -612,22 +612,22 @@ static void spin_resolves_to_concrete_behaviour(void **state) {
   } cases[] = {
       {CPUEXEC_SPIN_ADAPTIVE, 2, PHYS, 0, CPUEXEC__ADAPTIVE_SPIN_NS, 0, true,
        "\"cadence_burn_permille\":200,\"parks_at_once\":false,\"yields_when_sharing_processor\":true,"
-       "\"long_spin_ns\":1000000,\"long_spin_skipped_when\":\"preempted within 10 ms\",\"follows_cadence\":true,"
-       "\"stages\":[\"spin\",\"long_spin\",\"cadence\",\"park\"]}"},
+       "\"long_spin_ns\":1000000,\"gap_spin_max_ns\":2000000,\"long_spin_skipped_when\":\"preempted within 10 ms\","
+       "\"follows_cadence\":true,\"stages\":[\"spin\",\"long_spin\",\"gap_spin\",\"cadence\",\"park\"]}"},
       /* More threads than processors: parks at once, none of the rest. */
       {CPUEXEC_SPIN_ADAPTIVE, 3, NONE, 0, CPUEXEC__ADAPTIVE_SPIN_NS, 0, true,
        "\"cadence_burn_permille\":200,\"parks_at_once\":true,\"yields_when_sharing_processor\":false,"
-       "\"long_spin_ns\":0,\"long_spin_skipped_when\":null,\"follows_cadence\":false,\"stages\":[\"park\"]}"},
+       "\"long_spin_ns\":0,\"gap_spin_max_ns\":0,\"long_spin_skipped_when\":null,\"follows_cadence\":false,\"stages\":[\"park\"]}"},
       {CPUEXEC_SPIN_PARK_IMMEDIATELY, 2, PHYS, 0, 0, 0, false,
        "\"cadence_burn_permille\":0,\"parks_at_once\":true,\"yields_when_sharing_processor\":false,"
-       "\"long_spin_ns\":0,\"long_spin_skipped_when\":null,\"follows_cadence\":false,\"stages\":[\"park\"]}"},
+       "\"long_spin_ns\":0,\"gap_spin_max_ns\":0,\"long_spin_skipped_when\":null,\"follows_cadence\":false,\"stages\":[\"park\"]}"},
       {CPUEXEC_SPIN_FIXED_DURATION, 2, PHYS, 50000, 50000, 0, false,
        "\"cadence_burn_permille\":0,\"parks_at_once\":false,\"yields_when_sharing_processor\":true,"
-       "\"long_spin_ns\":0,\"long_spin_skipped_when\":null,\"follows_cadence\":false,\"stages\":[\"spin\",\"park\"]}"},
+       "\"long_spin_ns\":0,\"gap_spin_max_ns\":0,\"long_spin_skipped_when\":null,\"follows_cadence\":false,\"stages\":[\"spin\",\"park\"]}"},
       /* Fixed policies spin as asked, oversubscribed or not. */
       {CPUEXEC_SPIN_FIXED_ITERATIONS, 3, NONE, 1000, 0, 1000, false,
        "\"cadence_burn_permille\":0,\"parks_at_once\":false,\"yields_when_sharing_processor\":false,"
-       "\"long_spin_ns\":0,\"long_spin_skipped_when\":null,\"follows_cadence\":false,\"stages\":[\"spin\",\"park\"]}"},
+       "\"long_spin_ns\":0,\"gap_spin_max_ns\":0,\"long_spin_skipped_when\":null,\"follows_cadence\":false,\"stages\":[\"spin\",\"park\"]}"},
   };
   cpuexec_topology *t = load_machine(machine_named("2cores.xml"), NULL);
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -674,7 +674,8 @@ static void the_text_tells_each_stage_of_a_wait(void **state) {
         "1. spins 100000 ns, yielding while the thread it waits for runs on its processor (lane 0's caller and its workers)\n",
         "2. spins up to 1000000 ns more while what will wake it runs",
         "unless it was preempted within the last 10 ms\n",
-        "3. a worker follows a steady call cadence", "at most 200 permille of its time\n"},
+        "3. a worker that follows no cadence and was lately woken by a region within 2000000 ns",
+        "4. a worker follows a steady call cadence"},
        NULL},
       {CPUEXEC_SPIN_ADAPTIVE,
        3,
@@ -731,7 +732,7 @@ static void describe_names_everything_and_truncates_like_snprintf(void **state) 
   assert_non_null(strstr(text, "worker processors:     2,4,6,8,10,12,14"));
   assert_non_null(strstr(text, "adaptive, 8 threads on 32 visible processors: a waiting thread\n"));
   assert_non_null(strstr(text, "1. spins 100000 ns"));
-  assert_non_null(strstr(text, "4. parks\n"));
+  assert_non_null(strstr(text, "5. parks\n"));
   assert_non_null(strstr(text, cpuexec_resolved_sharing_key(r)));
   char small[16];
   assert_int_equal(cpuexec_resolved_describe(r, CPUEXEC_FORMAT_TEXT, small, sizeof small), n);

@@ -1,0 +1,124 @@
+/* Internal: every tunable of the scheduler in one place.
+ *
+ * Each constant says its unit, what it trades, and the row of `make bench`
+ * whose figures chose it; the figures themselves, and the machine they
+ * came from, are in doc/performance.md ("The permit model's
+ * tunables"), never here, so a constant can be re-chosen on another machine
+ * by rerunning the row it names. The planner's cost model keeps its own
+ * constants (src/executor/plan_model.h), which a calibration rewrites.
+ *
+ * In core, the lowest module, because the resolution (src/resolve) and the
+ * executor both read them. */
+#ifndef CPUEXEC_SRC_CORE_TUNABLES_H
+#define CPUEXEC_SRC_CORE_TUNABLES_H
+
+/* ---- spinning: how long a waiting thread spins before it parks ---------- */
+
+/* ns. The adaptive policy's plain spin after every wait begins. Longer:
+ * back-to-back regions with gaps up to it find the worker spinning (no
+ * wake); shorter: less CPU burnt after the last region of a burst.
+ * Rows: epcc_n*, lat_gap50us (want it above the gap), idle_burn. */
+#define CPUEXEC__ADAPTIVE_SPIN_NS 100000u
+
+/* ns. The long spin: after the plain spin, an adaptive waiter goes on
+ * spinning while what will wake it runs (a caller still in the region a
+ * worker missed; workers still in the region a caller waits for), up to
+ * this long. Longer: fewer parks at the end of long regions; shorter: less
+ * burn when the region is longer still. Rows: axpy_1m, axpy_16m. */
+#define CPUEXEC__LONG_SPIN_NS 1000000u
+
+/* ns. The gap spin's ceiling: an adaptive worker that parked and was woken
+ * by a region within this long learns to spin through such gaps
+ * (permit.h, "the gap spin"); a gap longer than this is not worth a
+ * spin. Larger: regions after longer serial phases find workers spinning;
+ * smaller: less burn per gap. Rows: epcc_n64 .. epcc_n1024 (1 ms serial
+ * blocks between bursts), lat_gap1ms, gemm_gflops, infer_ips. */
+#define CPUEXEC__GAP_SPIN_MAX_NS 2000000u
+/* waits. A learnt gap spin is kept while such a gap was seen within this
+ * many waits; after that it falls back to the plain spin. Larger: a
+ * pattern with rarer long gaps keeps its spin; smaller: a burst followed
+ * by idleness forgets sooner. Rows: epcc_n1024 (about 21 waits a
+ * cycle), idle_burn (1000 back-to-back calls, then an idle second). */
+#define CPUEXEC__GAP_SPIN_MEMORY_WAITS 64u
+
+/* ns. A thread preempted (involuntary switch) since a look less than this
+ * long ago counts as crowded and skips the long and gap spins. Longer:
+ * more preemptions count (a kernel thread once); shorter: a busy machine
+ * is noticed less. Rows: the libcpuexec-pools rows, axpy_1m. */
+#define CPUEXEC__CROWDED_WINDOW_NS 10000000u
+
+/* pauses. A spinning thread reads the clock (and checks whether it shares
+ * its processor with the thread it waits for) every this many pauses.
+ * More: cheaper spins, coarser deadlines. Row: epcc_n2. */
+#define CPUEXEC__SPIN_CLOCK_EVERY 32u
+
+/* ---- the cadence (src/executor/cadence.h) ------------------------------- */
+
+/* permille of a worker's time the adaptive policy may spend spinning to
+ * follow a cadence. More: noisier streams are followed; less: lower burn.
+ * Rows: burn_cad1ms, burn_cad10ms, lat_gap1ms. */
+#define CPUEXEC__CADENCE_BURN_PERMILLE 200u
+/* regions. Periods in a row within tolerance before a cadence is followed. */
+#define CPUEXEC__CADENCE_STEADY 3u
+/* ns. A cadence park wakes this long before its window opens (timer
+ * slack on workers is CPUEXEC__CADENCE_TIMER_SLACK_NS). Rows: burn_cad1ms,
+ * lat_gap1ms. */
+#define CPUEXEC__CADENCE_WAKE_LEAD_NS 25000u
+#define CPUEXEC__CADENCE_TIMER_SLACK_NS 5000u
+/* ns. The narrowest half-window: a period that never varies still meets
+ * clock and scheduling noise. Row: burn_cad1ms. */
+#define CPUEXEC__CADENCE_MIN_WINDOW_NS 15000u
+/* A period seen within max(period / CPUEXEC__CADENCE_TOLERANCE_DIVISOR,
+ * CPUEXEC__CADENCE_MIN_TOLERANCE_NS ns) of the learnt one keeps the
+ * cadence. Rows: burn_cad1ms, burn_cad10ms. */
+#define CPUEXEC__CADENCE_TOLERANCE_DIVISOR 8u
+#define CPUEXEC__CADENCE_MIN_TOLERANCE_NS 20000u
+
+/* ---- crowding: more runnable threads than processors ------------------- */
+
+/* regions. After callers met beside each other, a worker goes this many
+ * regions without a new meeting before it spins again (the settle).
+ * More: fewer spins that take a processor from a caller; fewer: the one
+ * caller left finds spinning workers sooner. Rows: k2_s50, k4_s0. */
+#define CPUEXEC__UNSETTLED_REGIONS 64u
+
+/* A caller alone among more callers than threads runs its region in this
+ * many pieces and yields its processor between them once
+ * CPUEXEC__CROWD_SLICE_NS passed. More pieces or a shorter slice: finer
+ * turns (a lower p99), more yields. Rows: k4_s0, k4_s50 (p99). */
+#define CPUEXEC__CROWD_PIECES 16
+#define CPUEXEC__CROWD_SLICE_NS 100000u
+
+/* regions. A woken worker that missed this many regions in a row without
+ * seeing one is runnable but not running (queued behind its caller):
+ * the caller steps off its processor. Row: axpy_64k. */
+#define CPUEXEC__STUCK_MISSES 2u
+
+/* ---- sharing out a region's chunks ------------------------------------ */
+
+/* Lane 0's participants claim 1 / CPUEXEC__CLAIM_DIVISOR of what remains
+ * of a block at a time; a lane's claim 1 / (CPUEXEC__GUIDED_DIVISOR *
+ * participants) of what remains (guided). Larger: finer claims, better
+ * balance, more atomic adds on the shared cursor. Rows: pp_* (imbalanced
+ * bodies), epcc_n64. */
+#define CPUEXEC__CLAIM_DIVISOR 2
+#define CPUEXEC__GUIDED_DIVISOR 2
+
+/* ---- the executor's shape ---------------------------------------------- */
+
+/* regions. Regions one executor runs at once, lane 0 included. More:
+ * more callers share one pool before the serial loop; each lane costs
+ * workers a look after every region. Rows: k4_s0 .. k4_s200. */
+#define CPUEXEC__LANES 8u
+
+/* participants. Regions this wide or wider wake their workers as a tree
+ * of this fan-out instead of one by one from the caller. Row:
+ * region_scaling (bench/calibration). */
+#define CPUEXEC__WAKE_TREE_MIN 16u
+#define CPUEXEC__WAKE_TREE_FANOUT 4u
+
+/* workers. Finished-worker counts are kept per group of this many
+ * workers, one line each. Row: region_scaling. */
+#define CPUEXEC__FINISH_GROUP 8u
+
+#endif

@@ -1,0 +1,287 @@
+/* Internal: the permit model, the one place that decides who may run
+ * (doc/spinning.md, "The permit model").
+ *
+ * Every question of the form "may this thread run now?" is asked here, and
+ * nowhere else: how many participants a region may admit, whether worker k
+ * joins a region or stands aside, whether a waiting thread spins, how long
+ * (the plan's spin, the long spin, the gap spin, the cadence) and when it
+ * parks, whether a caller steps off its processor, and whether a caller
+ * runs its region in pieces and yields between them. They are all one
+ * question asked at different moments: are there more runnable threads
+ * than processors? (cpuexec__permit_oversubscribed, the one predicate.)
+ *
+ * The model reads one record of facts per executor (cpuexec__permit): its
+ * threads, the processors visible, the pinning, and, live, the callers
+ * running regions beside lane 0's; per worker (cpuexec__permit_worker) what
+ * it saw of those callers and the gaps it waited through; per thread
+ * (cpuexec__permit_thread) its preemptions. The clock and the preemption
+ * count come through cpuexec__permit_now_ns and
+ * cpuexec__permit_preemptions, which a white-box test replaces
+ * (cpuexec__test_permit_clock, cpuexec__test_permit_preemptions). Every
+ * rule is a function of these facts alone, so each one is tested by
+ * feeding it facts (tests/whitebox/test_permit.c).
+ *
+ * The rules, each a function below (the table in doc/spinning.md):
+ *   oversubscribed     runnable > processors, the one predicate;
+ *   spin at all        an adaptive executor with more threads than visible
+ *                      processors parks at once;
+ *   occupancy cap      a region opened while `side` other callers run
+ *                      admits at most threads - side participants;
+ *   stand aside        worker k leaves take-over regions to their callers
+ *                      while k + 1 + side > threads;
+ *   settle             a worker that saw callers meet parks at once for
+ *                      CPUEXEC__UNSETTLED_REGIONS regions;
+ *   crowd pieces       a caller alone among more callers than threads runs
+ *                      its region in pieces, yielding between them;
+ *   pinned processor   a free caller on a pinned worker's processor steps
+ *                      off it;
+ *   stuck worker       a woken worker that misses regions unseen makes an
+ *                      unplaced, calm caller of unpinned workers step off;
+ *   crowded lately     a thread preempted within CPUEXEC__CROWDED_WINDOW_NS
+ *                      skips the long and gap spins;
+ *   long spin          an adaptive waiter spins on, up to
+ *                      CPUEXEC__LONG_SPIN_NS, while what will wake it runs;
+ *   share processor    a spinning thread on the processor of the thread it
+ *                      waits for yields at each clock check;
+ *   gap spin           an adaptive worker that was woken by a region within
+ *                      CPUEXEC__GAP_SPIN_MAX_NS of its park spins through
+ *                      such gaps while they recur.
+ *
+ * On a bigger machine every rule compares counts against the executor's
+ * own threads and the visible processors, never a constant number of
+ * processors (doc/performance.md, "Bigger machines"). */
+#ifndef CPUEXEC_SRC_PERMIT_H
+#define CPUEXEC_SRC_PERMIT_H
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/cache_line.h"
+#include "core/test_hooks.h"
+#include "core/tunables.h"
+#include "os/os.h"
+
+/* `side`: callers running take-over regions beside lane 0's (bits 0-15)
+ * and how many ever came (bits 16-31, wrapping). */
+#define CPUEXEC__SIDE_CALLERS 0xffffu
+#define CPUEXEC__SIDE_ARRIVAL (1u << 16)
+
+/* The facts of one executor. The first group is fixed when the executor is
+ * made; `side` and `strict_running` are written only by callers beside
+ * another (region.c), so on the one-caller path their line stays shared;
+ * lane0_arrivals_seen is lane 0's caller's own (under dispatch_lock). */
+typedef struct cpuexec__permit {
+  uint32_t threads;         /* the executor's threads: the processors it may use */
+  uint32_t processors;      /* processors visible to the process (0: unknown) */
+  bool adaptive;            /* the adaptive policy, spinning (not parked at once): the model may lengthen or cut spins */
+  bool strict_policy;       /* every region is strict: nobody stands aside */
+  bool placed_caller;       /* the policy pins the caller */
+  int32_t first_worker_cpu; /* worker 1's pinned processor, -1 when workers float */
+  alignas(CPUEXEC__LINE) _Atomic uint32_t side;
+  _Atomic uint32_t strict_running; /* a CPUEXEC_FOR_EVERY_PARTICIPANT region of a take-over executor runs */
+  uint32_t lane0_arrivals_seen;
+} cpuexec__permit;
+
+/* What one worker's questions remember. Its own, no atomics. */
+typedef struct cpuexec__permit_worker {
+  uint32_t arrivals_seen;     /* the arrivals of callers beside another last seen */
+  uint32_t unsettled_regions; /* regions to go without a new arrival before it spins again */
+  uint64_t gap_spin_ns;       /* the learnt gap spin, 0: none */
+  uint32_t waits_since_gap;   /* waits since a gap that taught it */
+} cpuexec__permit_worker;
+
+/* What one thread's questions remember: its preemptions at its last look. */
+typedef struct cpuexec__permit_thread {
+  uint64_t preemptions_seen;
+  uint64_t seen_ns;
+} cpuexec__permit_thread;
+
+/* What lane 0's caller keeps per worker to tell a stuck worker (the
+ * stuck-worker rule), in the worker's slot. */
+typedef struct cpuexec__permit_misses {
+  uint32_t seen_at_wake;  /* the worker's regions_seen when the caller last woke it */
+  uint32_t seen_at_miss;  /* ... when it last missed a region */
+  uint32_t unseen_misses; /* misses in a row without seeing a region */
+} cpuexec__permit_misses;
+
+/* ---- the facts that are not fields ------------------------------------ */
+
+/* The clock (CLOCK_MONOTONIC ns) and the calling thread's involuntary
+ * context switches, as the model reads them: the OS layer's in the shipped
+ * library, a test's in the white-box build. */
+typedef uint64_t (*cpuexec__permit_fact_fn)(void);
+#if CPUEXEC_TEST_HOOKS
+extern _Atomic(cpuexec__permit_fact_fn) cpuexec__test_permit_clock;
+extern _Atomic(cpuexec__permit_fact_fn) cpuexec__test_permit_preemptions;
+#endif
+uint64_t cpuexec__permit_now_ns(void);
+uint64_t cpuexec__permit_preemptions(void);
+
+/* ---- the rules ---------------------------------------------------------- */
+
+/* The one predicate: more runnable threads than processors to run them. */
+static inline bool cpuexec__permit_oversubscribed(uint32_t runnable, uint32_t processors) {
+  return processors != 0 && runnable > processors;
+}
+
+/* The facts of a new executor. */
+void cpuexec__permit_init(cpuexec__permit *p, uint32_t threads, uint32_t processors, bool adaptive,
+                          bool strict_policy, bool placed_caller, int32_t first_worker_cpu);
+
+/* Spin at all: an adaptive executor of `threads` with more threads than
+ * the process has processors parks its waiters at once, when its
+ * resolution says so (park_when_oversubscribed): a spin would take the
+ * processor from the thread waited for. Decided once, when the executor is
+ * made (its spin plan); `adaptive` in the facts is the outcome. */
+static inline bool cpuexec__permit_adaptive_spins(uint32_t threads, uint32_t processors,
+                                                  bool park_when_oversubscribed) {
+  return !(park_when_oversubscribed && cpuexec__permit_oversubscribed(threads, processors));
+}
+
+static inline uint32_t cpuexec__permit_side_callers(const cpuexec__permit *p) {
+  return atomic_load_explicit(&((cpuexec__permit *)p)->side, memory_order_relaxed) & CPUEXEC__SIDE_CALLERS;
+}
+
+/* A caller beside another arrives (returns nothing) and leaves. */
+static inline void cpuexec__permit_caller_arrives(cpuexec__permit *p) {
+  atomic_fetch_add_explicit(&p->side, CPUEXEC__SIDE_ARRIVAL + 1, memory_order_relaxed);
+}
+static inline void cpuexec__permit_caller_leaves(cpuexec__permit *p) {
+  atomic_fetch_sub_explicit(&p->side, 1, memory_order_relaxed);
+}
+
+/* The occupancy cap: the participants a take-over region opened now may
+ * admit, of the `participants` it asks for, so the callers and the workers
+ * running together never outnumber the threads (1: it runs alone). */
+static inline uint32_t cpuexec__permit_region_admits(const cpuexec__permit *p, uint32_t participants) {
+  uint32_t side = cpuexec__permit_side_callers(p);
+  if (side == 0) return participants;
+  uint32_t room = cpuexec__permit_oversubscribed(side + 1, p->threads) ? 1 : p->threads - side;
+  return participants < room ? participants : room;
+}
+
+/* Stand aside: whether worker `worker` (1-based) leaves take-over regions
+ * to their callers now. Read after an acquire of the region's epoch or
+ * admit word, so a strict region's mark is seen. */
+static inline bool cpuexec__permit_stands_aside(const cpuexec__permit *p, uint32_t worker) {
+  uint32_t side = cpuexec__permit_side_callers(p);
+  return side != 0 && cpuexec__permit_oversubscribed(worker + 1 + side, p->threads) && !p->strict_policy &&
+         atomic_load_explicit(&((cpuexec__permit *)p)->strict_running, memory_order_relaxed) == 0;
+}
+
+/* The settle: whether worker w spins while it waits for a region: not
+ * while standing aside, nor within CPUEXEC__UNSETTLED_REGIONS regions of a
+ * caller's arrival beside another. Called once per region the worker sees. */
+static inline bool cpuexec__permit_worker_spins(const cpuexec__permit *p, cpuexec__permit_worker *w, bool aside) {
+  uint32_t arrivals = atomic_load_explicit(&((cpuexec__permit *)p)->side, memory_order_relaxed) / CPUEXEC__SIDE_ARRIVAL;
+  if (arrivals != w->arrivals_seen) {
+    w->arrivals_seen = arrivals;
+    w->unsettled_regions = CPUEXEC__UNSETTLED_REGIONS;
+  } else if (w->unsettled_regions > 0) {
+    w->unsettled_regions--;
+  }
+  return !aside && w->unsettled_regions == 0;
+}
+
+/* Serving a task group settles a worker: the group's waiter helps, it does
+ * not compete for a processor. */
+static inline void cpuexec__permit_worker_settled(cpuexec__permit_worker *w) { w->unsettled_regions = 0; }
+
+/* Crowd pieces: whether a caller running alone among `callers` callers
+ * runs its region in pieces and yields between them (more callers than
+ * threads: the kernel time-slices them). */
+static inline bool cpuexec__permit_caller_crowded(const cpuexec__permit *p, uint32_t callers) {
+  return cpuexec__permit_oversubscribed(callers, p->threads);
+}
+
+/* The length in indices of one crowd piece: ceil(chunks /
+ * CPUEXEC__CROWD_PIECES) chunks, computed without a sum that can
+ * overflow. */
+static inline int64_t cpuexec__permit_crowd_step(int64_t total, int64_t grain) {
+  int64_t chunks = total / grain + (total % grain != 0);
+  return (chunks / CPUEXEC__CROWD_PIECES + (chunks % CPUEXEC__CROWD_PIECES != 0)) * grain;
+}
+
+/* Whether a crowded caller yields its processor after a piece, at now_ns,
+ * its slice having begun at slice_start (a new slice begins after the
+ * yield). */
+static inline bool cpuexec__permit_crowd_yields(uint64_t now_ns, uint64_t slice_start) {
+  return now_ns - slice_start >= CPUEXEC__CROWD_SLICE_NS;
+}
+
+/* Pinned processor: whether a caller running on `cpu` steps off it before
+ * its region: the policy does not place it, the workers are pinned, and
+ * it runs on worker 1's processor, where nothing could run in parallel. */
+static inline bool cpuexec__permit_caller_on_worker_cpu(const cpuexec__permit *p, int32_t cpu) {
+  return p->adaptive && !p->placed_caller && cpu >= 0 && cpu == p->first_worker_cpu;
+}
+
+/* Stuck worker, the count: lane 0's caller found the worker of `m` missing
+ * a region (seen: its regions_seen now); true when the worker, woken by the
+ * caller and having seen at most one region since, has missed
+ * CPUEXEC__STUCK_MISSES in a row without seeing one (it is runnable but
+ * does not run: queued behind the caller). A worker that spins is never
+ * woken, so one descheduled by a busy machine is not this case. */
+static inline bool cpuexec__permit_worker_stuck(cpuexec__permit_misses *m, uint32_t seen) {
+  m->unseen_misses = seen == m->seen_at_miss ? m->unseen_misses + 1 : 0;
+  m->seen_at_miss = seen;
+  if (m->unseen_misses < CPUEXEC__STUCK_MISSES || seen - m->seen_at_wake > 1u) return false;
+  m->unseen_misses = 0;
+  return true;
+}
+
+/* Stuck worker, the gate: whether lane 0's caller, having found a stuck
+ * worker, steps off its processor: not when the policy places it, nor
+ * when the workers are pinned (the pinned-processor rule handles those),
+ * nor when other callers arrived beside it since it last looked (then the
+ * occupancy cap is what decides). Lane 0's caller only. */
+static inline bool cpuexec__permit_caller_steps_off_for_stuck(cpuexec__permit *p) {
+  uint32_t arrivals = atomic_load_explicit(&p->side, memory_order_relaxed) / CPUEXEC__SIDE_ARRIVAL;
+  bool calm = arrivals == p->lane0_arrivals_seen;
+  p->lane0_arrivals_seen = arrivals;
+  return calm && !p->placed_caller && p->first_worker_cpu < 0;
+}
+
+/* Sharing a processor: whether a spinning thread runs on the processor of
+ * the thread it waits for (share_cpu: where that one runs, -1 unknown;
+ * NULL: not known at all), so that its spin would hold off the very thread
+ * it waits for: it yields instead, at each of its clock checks, and the
+ * load balancer is free to move them apart. No system call on Linux. */
+static inline bool cpuexec__permit_shares_processor(const _Atomic int32_t *share_cpu) {
+  return share_cpu && atomic_load_explicit(share_cpu, memory_order_relaxed) == cpuexec__os_current_cpu();
+}
+
+/* Crowded lately: whether the thread, now at `preemptions` involuntary
+ * switches, was preempted since a look less than CPUEXEC__CROWDED_WINDOW_NS
+ * before now_ns (a preemption long ago says nothing about the machine
+ * now). Records this look. */
+static inline bool cpuexec__permit_crowded_lately(cpuexec__permit_thread *t, uint64_t preemptions, uint64_t now_ns) {
+  bool crowded = preemptions != t->preemptions_seen && now_ns - t->seen_ns < CPUEXEC__CROWDED_WINDOW_NS;
+  t->preemptions_seen = preemptions;
+  t->seen_ns = now_ns;
+  return crowded;
+}
+
+/* Long spins (the long spin and the gap spin): whether the calling thread
+ * may spin past its plan's spin now. Only adaptive plans ask; a thread
+ * crowded lately may not. One system call (the preemption count), made
+ * only when a plan's spin ran out. */
+bool cpuexec__permit_may_spin_long(uint64_t now_ns);
+
+/* The gap spin: how long, from the start of its wait, worker w spins when
+ * no cadence is followed (0, or no more than the plan's spin: the plan's
+ * spin alone). */
+static inline uint64_t cpuexec__permit_gap_spin_ns(const cpuexec__permit_worker *w) { return w->gap_spin_ns; }
+
+/* The gap spin, learning: worker w's wait of `waited_ns` (from its start
+ * to the region it ended on) ended in a park (`slept`) or not. A park
+ * woken within CPUEXEC__GAP_SPIN_MAX_NS teaches a spin of one and a half
+ * times that gap (at most the maximum); a lesson is kept while such gaps
+ * recur within CPUEXEC__GAP_SPIN_MEMORY_WAITS waits, and a wait longer than
+ * the maximum, or one that parked anyway, forgets it. spin_ns is the
+ * plan's spin: gaps it covers teach nothing. */
+void cpuexec__permit_note_wait(cpuexec__permit_worker *w, uint64_t spin_ns, uint64_t waited_ns, bool slept);
+
+#endif
