@@ -94,14 +94,16 @@ static void describe_spin_text(cpuexec__strbuf *sb, const cpuexec_resolved *r) {
                                        "waiting for its workers; a worker whose share was taken, while its caller "
                                        "runs that region), unless it was preempted within the last %u ms",
                            step++, (unsigned long long)t.long_spin_ns, CPUEXEC__CROWDED_WINDOW_NS / 1000000u);
-  if (t.gap_spin_max_ns)
+  if (t.gap_spin_max_ns) { /* only beside the long spin, whose skip it shares */
     cpuexec__strbuf_printf(sb,
-                           SPIN_INDENT "%d. a worker that follows no cadence and was lately woken by a region "
-                                       "within %llu ns of its wait's start spins 1.5 times that long from the "
-                                       "start of its waits (at most %llu ns), while such gaps recur within %u "
-                                       "waits, unless it was preempted within the last %u ms",
-                           step++, (unsigned long long)t.gap_spin_max_ns, (unsigned long long)t.gap_spin_max_ns,
-                           CPUEXEC__GAP_SPIN_MEMORY_WAITS, CPUEXEC__CROWDED_WINDOW_NS / 1000000u);
+                           SPIN_INDENT "%d. a worker that follows no cadence spins through the gaps it keeps "
+                                       "seeing: woken by a region within %llu ns of a wait's start, it spins 1.5 "
+                                       "times that gap (at most %llu ns) from the start of its next waits while "
+                                       "such gaps recur within %u waits; skipped as in %d",
+                           step, (unsigned long long)t.gap_spin_max_ns, (unsigned long long)t.gap_spin_max_ns,
+                           CPUEXEC__GAP_SPIN_MEMORY_WAITS, step - 1);
+    step++;
+  }
   if (t.follows_cadence)
     cpuexec__strbuf_printf(sb,
                            SPIN_INDENT "%d. a worker follows a steady call cadence: sleeps until shortly before "
@@ -113,8 +115,11 @@ static void describe_spin_text(cpuexec__strbuf *sb, const cpuexec_resolved *r) {
     cpuexec__strbuf_printf(sb, SPIN_INDENT "more threads than visible processors would park at once");
   else
     cpuexec__strbuf_printf(sb, SPIN_INDENT "exactly as asked: no long or gap spin, no cadence");
-  cpuexec__strbuf_printf(sb, SPIN_INDENT "a worker parks at once while callers run regions beside each other "
-                             "(the occupancy rule, doc/spinning.md)");
+  cpuexec__strbuf_printf(sb,
+                         SPIN_INDENT "a worker parks at once while it stands aside for callers running regions "
+                                     "beside each other, and for %u regions after callers met (the permit model, "
+                                     "doc/spinning.md)",
+                         CPUEXEC__UNSETTLED_REGIONS);
 }
 
 /* The same in JSON: what bounds each stage, then the stages a wait may go
