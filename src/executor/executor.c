@@ -109,7 +109,7 @@ struct cpuexec_executor *cpuexec__executor_shell(uint32_t threads) {
   atomic_init(&exec->refs, 1);
   atomic_init(&exec->caller_cpu, -1);
   atomic_init(&exec->first_worker_cpu, -1);
-  cpuexec__permit_init(&exec->permit, threads, 0, false, false, false, -1);
+  cpuexec__permit_init(&exec->permit, threads, 0);
   return exec;
 }
 
@@ -153,9 +153,11 @@ CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpu
   bool pinned = resolved->worker_processors != NULL && resolved->worker_processor_count >= threads - 1;
   atomic_init(&exec->caller_cpu, -1);
   atomic_init(&exec->first_worker_cpu, pinned && threads > 1 ? resolved->worker_processors[0] : -1);
-  cpuexec__permit_init(&exec->permit, threads, resolved->visible_processors, exec->spin.adaptive,
-                       resolved->every_participant, exec->pin_caller,
-                       atomic_load_explicit(&exec->first_worker_cpu, memory_order_relaxed));
+  cpuexec__permit_init(&exec->permit, threads, resolved->visible_processors);
+  exec->permit.adaptive = exec->spin.adaptive;
+  exec->permit.strict_policy = resolved->every_participant;
+  exec->permit.placed_caller = exec->pin_caller;
+  exec->permit.first_worker_cpu = atomic_load_explicit(&exec->first_worker_cpu, memory_order_relaxed);
   for (uint32_t k = 1; k < threads; k++) {
     int32_t cpu = pinned ? resolved->worker_processors[k - 1] : -1;
     int rc = start_worker(exec, k, cpu);

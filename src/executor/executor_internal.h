@@ -76,6 +76,7 @@
 #include "os/fork.h"
 #include "fpenv.h"
 #include "permit.h"
+#include "region.h"
 #include "resolve/resolved.h"
 #include "cadence.h"
 #include "wait.h"
@@ -347,8 +348,7 @@ bool cpuexec__foreign_plan(const struct cpuexec_executor *exec, int64_t total, c
  * the region's first non-zero callback result, and in *ran the participants
  * that ran (the caller and the workers that checked in). The worker's half: the loop
  * of worker thread `arg` (a cpuexec__worker). */
-int cpuexec__lane0_run(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn,
-                       uint32_t participants, bool every, const cpuexec__fpenv *env, uint32_t *ran);
+int cpuexec__lane0_run(struct cpuexec_executor *exec, const cpuexec__region *r, uint32_t *ran);
 void *cpuexec__worker_main(void *arg);
 
 /* Runs participant `index` of the published region (region_protocol.c);

@@ -19,14 +19,13 @@ uint64_t cpuexec__permit_preemptions(void) {
   return fake ? fake() : cpuexec__os_thread_preemptions();
 }
 
-void cpuexec__permit_init(cpuexec__permit *p, uint32_t threads, uint32_t processors, bool adaptive,
-                          bool strict_policy, bool placed_caller, int32_t first_worker_cpu) {
+void cpuexec__permit_init(cpuexec__permit *p, uint32_t threads, uint32_t processors) {
   p->threads = threads;
   p->processors = processors;
-  p->adaptive = adaptive;
-  p->strict_policy = strict_policy;
-  p->placed_caller = placed_caller;
-  p->first_worker_cpu = first_worker_cpu;
+  p->adaptive = false;
+  p->strict_policy = false;
+  p->placed_caller = false;
+  p->first_worker_cpu = -1;
   atomic_init(&p->side, 0);
   atomic_init(&p->strict_running, 0);
   p->lane0_arrivals_seen = 0;

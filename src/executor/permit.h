@@ -126,9 +126,10 @@ static inline bool cpuexec__permit_oversubscribed(uint32_t runnable, uint32_t pr
   return processors != 0 && runnable > processors;
 }
 
-/* The facts of a new executor. */
-void cpuexec__permit_init(cpuexec__permit *p, uint32_t threads, uint32_t processors, bool adaptive,
-                          bool strict_policy, bool placed_caller, int32_t first_worker_cpu);
+/* The facts of a new executor of `threads` on `processors`: no caller
+ * beside another yet, a fixed spin policy, nobody placed. The creator sets
+ * the other fixed facts before the executor is handed out. */
+void cpuexec__permit_init(cpuexec__permit *p, uint32_t threads, uint32_t processors);
 
 /* Spin at all: an adaptive executor of `threads` with more threads than
  * the process has processors parks its waiters at once, when its

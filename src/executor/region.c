@@ -25,8 +25,8 @@ typedef struct caller_pin {
 static __thread caller_pin pinned_caller __attribute__((tls_model("initial-exec"))) = {-1, 0};
 
 /* The serial loop on the calling thread, as one participant of one. */
-static int run_inline(struct cpuexec_executor *exec, int64_t total, void *ctx, cpuexec_range_fn fn) {
-  return cpuexec__participant_call(exec, 0, 1, ctx, fn, 0, total);
+static int run_inline(struct cpuexec_executor *exec, const cpuexec__region *r) {
+  return cpuexec__participant_call(exec, 0, 1, r->ctx, r->fn, 0, r->total);
 }
 
 /* Announces the call to the observers (observers.h); ev is NULL when there
@@ -111,10 +111,9 @@ static void note_caller_cpu(struct cpuexec_executor *exec, uint32_t participants
 }
 
 /* Lane 0's region, the caller holding dispatch_lock (released by it). */
-static int run_lane0(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn,
-                     uint32_t participants, bool every, const cpuexec__fpenv *env, uint32_t *ran) {
-  note_caller_cpu(exec, participants);
-  return cpuexec__lane0_run(exec, total, grain, ctx, fn, participants, every, env, ran);
+static int run_lane0(struct cpuexec_executor *exec, const cpuexec__region *r, uint32_t *ran) {
+  note_caller_cpu(exec, r->participants);
+  return cpuexec__lane0_run(exec, r, ran);
 }
 
 CPUEXEC_EXPORT int cpuexec_parallel_for(cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
@@ -147,12 +146,12 @@ static int check_call(const cpuexec_executor *exec, int64_t grain, cpuexec_range
 
 /* A foreign pool's region. Its threads are not ours to prepare per region:
  * with the caller's FP state asked for, every range carries it (fpenv.h). */
-static int run_foreign(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn,
-                       uint32_t participants, uint32_t flags) {
-  if (!(flags & CPUEXEC_FOR_INHERIT_FP_ENV)) return cpuexec__foreign_run(exec, total, grain, ctx, fn, participants);
-  fp_call call = {.fn = fn, .ctx = ctx};
+static int run_foreign(struct cpuexec_executor *exec, const cpuexec__region *r, uint32_t flags) {
+  if (!(flags & CPUEXEC_FOR_INHERIT_FP_ENV))
+    return cpuexec__foreign_run(exec, r->total, r->grain, r->ctx, r->fn, r->participants);
+  fp_call call = {.fn = r->fn, .ctx = r->ctx};
   cpuexec__fpenv_capture(&call.env);
-  return cpuexec__foreign_run(exec, total, grain, &call, fp_range, participants);
+  return cpuexec__foreign_run(exec, r->total, r->grain, &call, fp_range, r->participants);
 }
 
 /* More callers than the executor has threads run regions on it (four on a
@@ -164,15 +163,15 @@ static int run_foreign(struct cpuexec_executor *exec, int64_t total, int64_t gra
  * grain (libomp's teams do the same in their yielding barriers), each
  * region taking its fair share of a processor but none waiting a tick. A
  * yield with nobody else runnable returns at once. */
-static int run_crowded(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn) {
-  int64_t step = cpuexec__permit_crowd_step(total, grain);
+static int run_crowded(struct cpuexec_executor *exec, const cpuexec__region *r) {
+  int64_t total = r->total, step = cpuexec__permit_crowd_step(total, r->grain);
   cpuexec__participant p;
   cpuexec__participant_enter(&p, exec, 0, 1);
   int rc = 0;
   uint64_t slice_start = cpuexec__permit_now_ns();
   for (int64_t begin = 0, end; begin < total && rc == 0; begin = end) {
     end = total - begin > step ? begin + step : total;
-    rc = cpuexec__participant_invoke(fn, ctx, begin, end);
+    rc = cpuexec__participant_invoke(r->fn, r->ctx, begin, end);
     if (cpuexec__permit_crowd_yields(cpuexec__permit_now_ns(), slice_start)) {
       cpuexec__os_yield();
       slice_start = cpuexec__permit_now_ns();
@@ -184,18 +183,16 @@ static int run_crowded(struct cpuexec_executor *exec, int64_t total, int64_t gra
 
 /* A region that runs on its caller alone after all, woken nobody: not a
  * dispatch (counters.h); one participant ran. */
-static int run_caller_only(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
-                           cpuexec_range_fn fn, bool crowded, uint32_t *ran) {
+static int run_caller_only(struct cpuexec_executor *exec, const cpuexec__region *r, bool crowded, uint32_t *ran) {
   *ran = 1;
-  return crowded ? run_crowded(exec, total, grain, ctx, fn) : run_inline(exec, total, ctx, fn);
+  return crowded ? run_crowded(exec, r) : run_inline(exec, r);
 }
 
 /* A region the occupancy cap (permit.h) leaves to its caller alone;
  * `callers` are those running regions on exec now, this one included. */
-static int run_alone(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn,
-                     uint32_t callers, uint32_t *ran) {
+static int run_alone(struct cpuexec_executor *exec, const cpuexec__region *r, uint32_t callers, uint32_t *ran) {
   CPUEXEC__COUNT(cpuexec__counters_of(exec), occupied_inline, 1);
-  return run_caller_only(exec, total, grain, ctx, fn, cpuexec__permit_caller_crowded(&exec->permit, callers), ran);
+  return run_caller_only(exec, r, cpuexec__permit_caller_crowded(&exec->permit, callers), ran);
 }
 
 /* The callers running regions on exec, lane 0's included. */
@@ -207,23 +204,23 @@ static inline uint32_t callers_now(struct cpuexec_executor *exec) {
  * already occupy the executor's threads, or past the bound the serial loop
  * (a strict region waits for lane 0 instead). Take-over callers count in
  * the permit's `side` meanwhile, whichever way they run. */
-static int run_beside(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn,
-                      uint32_t participants, bool every, const cpuexec__fpenv *env, uint32_t *ran) {
+static int run_beside(struct cpuexec_executor *exec, const cpuexec__region *r, uint32_t *ran) {
   int rc;
-  if (every) {
-    if (!cpuexec__lane_run(exec, total, grain, ctx, fn, participants, true, env, &rc, ran)) {
+  if (r->strict) {
+    if (!cpuexec__lane_run(exec, r, &rc, ran)) {
       pthread_mutex_lock(&exec->dispatch_lock);
-      rc = run_lane0(exec, total, grain, ctx, fn, participants, true, env, ran);
+      rc = run_lane0(exec, r, ran);
     }
     return rc;
   }
   cpuexec__permit_caller_arrives(&exec->permit);
-  uint32_t n = cpuexec__permit_region_admits(&exec->permit, participants);
-  if (n == 1) {
-    rc = run_alone(exec, total, grain, ctx, fn, callers_now(exec), ran);
-  } else if (!cpuexec__lane_run(exec, total, grain, ctx, fn, n, false, env, &rc, ran)) {
+  cpuexec__region admitted = *r;
+  admitted.participants = cpuexec__permit_region_admits(&exec->permit, r->participants);
+  if (admitted.participants == 1) {
+    rc = run_alone(exec, r, callers_now(exec), ran);
+  } else if (!cpuexec__lane_run(exec, &admitted, &rc, ran)) {
     CPUEXEC__COUNT(cpuexec__counters_of(exec), bound_inline, 1);
-    rc = run_caller_only(exec, total, grain, ctx, fn, false, ran);
+    rc = run_caller_only(exec, r, false, ran);
   }
   cpuexec__permit_caller_leaves(&exec->permit);
   return rc;
@@ -235,39 +232,39 @@ static int run_beside(struct cpuexec_executor *exec, int64_t total, int64_t grai
  * (unless the policy makes every region strict: region_lanes.h reads the
  * policy then), so no worker stands aside from its team. *ran: the
  * participants that ran. */
-static int run_native(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn,
-                      uint32_t participants, uint32_t flags, uint32_t *ran) {
+static int run_native(struct cpuexec_executor *exec, cpuexec__region *r, uint32_t flags, uint32_t *ran) {
   bool every_call = (flags & CPUEXEC_FOR_EVERY_PARTICIPANT) && !exec->resolved->every_participant;
-  bool every = every_call || exec->resolved->every_participant;
+  r->strict = every_call || exec->resolved->every_participant;
   cpuexec__fpenv env;
-  bool fpenv = (flags & CPUEXEC_FOR_INHERIT_FP_ENV) || exec->resolved->inherit_fpenv;
-  if (fpenv) cpuexec__fpenv_capture(&env);
-  if (every) pthread_mutex_lock(&exec->strict_lock);
+  if ((flags & CPUEXEC_FOR_INHERIT_FP_ENV) || exec->resolved->inherit_fpenv) {
+    cpuexec__fpenv_capture(&env);
+    r->env = &env;
+  }
+  if (r->strict) pthread_mutex_lock(&exec->strict_lock);
   /* Before any epoch or admit word opens (release): a worker that acquires one sees the mark. */
   if (every_call) atomic_store_explicit(&exec->permit.strict_running, 1, memory_order_relaxed);
-  const cpuexec__fpenv *carried = fpenv ? &env : NULL;
   int rc;
   if (pthread_mutex_trylock(&exec->dispatch_lock) == 0) {
-    uint32_t n = every ? participants : cpuexec__permit_region_admits(&exec->permit, participants);
-    if (n > 1) {
-      rc = run_lane0(exec, total, grain, ctx, fn, n, every, carried, ran);
+    cpuexec__region admitted = *r;
+    if (!r->strict) admitted.participants = cpuexec__permit_region_admits(&exec->permit, r->participants);
+    if (admitted.participants > 1) {
+      rc = run_lane0(exec, &admitted, ran);
     } else {
-      rc = run_alone(exec, total, grain, ctx, fn, callers_now(exec), ran);
+      rc = run_alone(exec, r, callers_now(exec), ran);
       pthread_mutex_unlock(&exec->dispatch_lock);
     }
   } else {
-    rc = run_beside(exec, total, grain, ctx, fn, participants, every, carried, ran);
+    rc = run_beside(exec, r, ran);
   }
   if (every_call) atomic_store_explicit(&exec->permit.strict_running, 0, memory_order_relaxed);
-  if (every) pthread_mutex_unlock(&exec->strict_lock);
+  if (r->strict) pthread_mutex_unlock(&exec->strict_lock);
   return rc;
 }
 
 /* The participants a call on exec admits: the executor's threads, at most
  * max_participants (0: no limit) and at most one per chunk. */
-static uint32_t admitted_for(const struct cpuexec_executor *exec, int64_t total, int64_t grain,
-                             int32_t max_participants) {
-  int64_t chunks = total / grain + (total % grain != 0);
+static uint32_t admitted_for(const struct cpuexec_executor *exec, const cpuexec__region *r, int32_t max_participants) {
+  int64_t chunks = cpuexec__region_chunks(r);
   uint32_t participants = exec->threads;
   if (max_participants != 0 && (uint32_t)max_participants < participants) participants = (uint32_t)max_participants;
   return chunks < (int64_t)participants ? (uint32_t)chunks : participants;
@@ -276,8 +273,8 @@ static uint32_t admitted_for(const struct cpuexec_executor *exec, int64_t total,
 /* The call on exec once checked: inline, on a foreign pool or on ours; the
  * observers hear of it before it runs (ev is theirs, NULL when there are
  * none; executed_participants is set here). Returns the call's result. */
-static int dispatch(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn,
-                    int32_t max_participants, uint32_t flags, uint32_t live, cpuexec_dispatch_event *ev) {
+static int dispatch(struct cpuexec_executor *exec, cpuexec__region *r, int32_t max_participants, uint32_t flags,
+                    uint32_t live, cpuexec_dispatch_event *ev) {
   /* The counters are read where a count is made: a region of our pool counts
    * its dispatch where it opens (cpuexec__lane0_run, cpuexec__lane_run), so
    * its path reads the pointer once, there. */
@@ -285,9 +282,9 @@ static int dispatch(struct cpuexec_executor *exec, int64_t total, int64_t grain,
   if (cpuexec__participant_nested()) {
     CPUEXEC__COUNT(cpuexec__counters_of(exec), nested_inline, 1);
     announce(live, ev, 1, true);
-    return cpuexec__callback_rc(run_inline(exec, total, ctx, fn));
+    return cpuexec__callback_rc(run_inline(exec, r));
   }
-  uint32_t participants = admitted_for(exec, total, grain, max_participants);
+  uint32_t participants = admitted_for(exec, r, max_participants);
   if (exec->pin_caller) {
     int rc = pin_caller(exec);
     if (rc != 0) return rc;
@@ -295,16 +292,18 @@ static int dispatch(struct cpuexec_executor *exec, int64_t total, int64_t grain,
   if (participants == 1) {
     CPUEXEC__COUNT(cpuexec__counters_of(exec), limited_inline, 1);
     announce(live, ev, 1, true);
-    return cpuexec__callback_rc(run_inline(exec, total, ctx, fn));
+    return cpuexec__callback_rc(run_inline(exec, r));
   }
   announce(live, ev, participants, false);
   note_executed(ev, participants);
   if (exec->foreign) {
     CPUEXEC__COUNT(cpuexec__counters_of(exec), dispatches, 1);
-    return run_foreign(exec, total, grain, ctx, fn, participants, flags);
+    r->participants = participants;
+    return run_foreign(exec, r, flags);
   }
   uint32_t ran = participants;
-  int rc = run_native(exec, total, grain, ctx, fn, participants, flags, &ran);
+  r->participants = participants;
+  int rc = run_native(exec, r, flags, &ran);
   note_executed(ev, ran);
   return cpuexec__callback_rc(rc);
 }
@@ -314,12 +313,13 @@ CPUEXEC_EXPORT int cpuexec_parallel_for_flags(cpuexec_executor *exec, int64_t to
   int bad = check_call(exec, grain, fn, max_participants, flags);
   if (bad != 0) return bad;
   if (total <= 0) return 0;
-  if (!exec) return cpuexec__callback_rc(run_inline(NULL, total, ctx, fn));
+  cpuexec__region r = {.fn = fn, .ctx = ctx, .total = total, .grain = grain, .participants = 1};
+  if (!exec) return cpuexec__callback_rc(run_inline(NULL, &r));
   uint32_t live = cpuexec__observers_now();
-  if (__builtin_expect(live == 0, 1)) return dispatch(exec, total, grain, ctx, fn, max_participants, flags, 0, NULL);
+  if (__builtin_expect(live == 0, 1)) return dispatch(exec, &r, max_participants, flags, 0, NULL);
   cpuexec_dispatch_event ev = {.executor_id = exec->id, .effective_threads = (int32_t)exec->threads,
                                .requested_participants = max_participants, .total = total, .grain = grain};
-  int rc = dispatch(exec, total, grain, ctx, fn, max_participants, flags, live, &ev);
+  int rc = dispatch(exec, &r, max_participants, flags, live, &ev);
   /* Announced (admitted set) and observed to the end: the completion. */
   if (cpuexec__observers_want_completion(live) && ev.admitted_participants != 0) {
     ev.completed = true;

@@ -47,7 +47,7 @@ cpuexec__lane *cpuexec__lanes_create(uint32_t threads) {
 static inline bool lane_claim(cpuexec__lane *l, int64_t *lo, int64_t *hi) {
   int64_t next = atomic_load_explicit(&l->next, memory_order_relaxed);
   if (next >= l->chunks) return false;
-  int64_t take = (l->chunks - next) / (CPUEXEC__GUIDED_DIVISOR * (int64_t)l->participants);
+  int64_t take = (l->chunks - next) / (CPUEXEC__GUIDED_DIVISOR * (int64_t)l->region.participants);
   if (take < 1) take = 1;
   int64_t got = atomic_fetch_add_explicit(&l->next, take, memory_order_relaxed);
   if (got >= l->chunks) return false;
@@ -60,8 +60,8 @@ static inline bool lane_claim(cpuexec__lane *l, int64_t *lo, int64_t *hi) {
 static inline bool lane_chunks(cpuexec__lane *l, int64_t lo, int64_t hi) {
   if (atomic_load_explicit(&l->error, memory_order_relaxed) != 0) return false;
   cpuexec__participant_before_callback();
-  int64_t end = hi >= l->chunks ? l->total : hi * l->grain;
-  int rc = l->fn(l->ctx, lo * l->grain, end);
+  int64_t end = hi >= l->chunks ? l->region.total : hi * l->region.grain;
+  int rc = l->region.fn(l->region.ctx, lo * l->region.grain, end);
   if (rc != 0) {
     int expected = 0;
     atomic_compare_exchange_strong_explicit(&l->error, &expected, rc, memory_order_relaxed, memory_order_relaxed);
@@ -128,23 +128,17 @@ static uint64_t nudge_workers(struct cpuexec_executor *exec, uint32_t helpers, b
   return wakes;
 }
 
-bool cpuexec__lane_run(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn,
-                       uint32_t participants, bool strict, const cpuexec__fpenv *env, int *rc, uint32_t *ran) {
+bool cpuexec__lane_run(struct cpuexec_executor *exec, const cpuexec__region *r, int *rc, uint32_t *ran) {
+  uint32_t participants = r->participants;
+  bool strict = r->strict;
   if (!exec->lanes || participants > CPUEXEC__LANE_MAX_PARTICIPANTS) return false;
   uint32_t index = lane_acquire(exec);
   if (index == 0) return false;
   cpuexec__lane *l = &exec->lanes[index - 1];
   cpuexec__counters_block *counters = cpuexec__counters_of(exec);
   CPUEXEC__COUNT(counters, dispatches, 1);
-  l->fn = fn;
-  l->ctx = ctx;
-  l->total = total;
-  l->grain = grain;
-  l->chunks = total / grain + (total % grain != 0);
-  l->participants = participants;
-  l->strict = strict;
-  l->fpenv = env != NULL;
-  if (env) l->env = *env;
+  l->region = *r;
+  l->chunks = cpuexec__region_chunks(r);
   atomic_store_explicit(&l->next, (int64_t)participants, memory_order_relaxed);
   atomic_store_explicit(&l->error, 0, memory_order_relaxed);
   l->generation++;
@@ -313,7 +307,7 @@ bool cpuexec__lanes_serve(struct cpuexec_executor *exec, uint32_t worker_index) 
       cpuexec__permit_worker_settled(&w->permit);
       return true;
     }
-    uint32_t p = admit_joined(a), participants = l->participants;
+    uint32_t p = admit_joined(a), participants = l->region.participants;
     CPUEXEC__CHECK(p < participants && participants <= exec->threads,
                    "executor %llu: worker %u joined lane %u as participant %u of %u", (unsigned long long)exec->id,
                    worker_index, index, p, participants);
@@ -321,9 +315,9 @@ bool cpuexec__lanes_serve(struct cpuexec_executor *exec, uint32_t worker_index) 
     uint64_t start = counters ? cpuexec__os_now_ns() : 0;
     cpuexec__participant part;
     cpuexec__participant_enter(&part, exec, p, participants);
-    if (__builtin_expect(l->fpenv, 0)) {
+    if (__builtin_expect(l->region.env != NULL, 0)) {
       cpuexec__fpenv own;
-      cpuexec__fpenv_apply(&l->env, &own);
+      cpuexec__fpenv_apply(l->region.env, &own);
       participant_lane_share(l, p);
       cpuexec__fpenv_restore(&own);
     } else {

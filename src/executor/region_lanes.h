@@ -91,6 +91,7 @@
 #include "executor_internal.h"
 #include "finish_count.h"
 #include "fpenv.h"
+#include "region.h"
 
 /* R, the regions at once per executor, lane 0 included, is
  * CPUEXEC__LANES (core/tunables.h). */
@@ -98,16 +99,10 @@
 
 typedef struct cpuexec__lane {
   alignas(CPUEXEC__LINE) _Atomic uint64_t admit; /* see the top */
-  /* The region, written by the owner before it opens the lane. */
-  cpuexec_range_fn fn;
-  void *ctx;
-  int64_t total;
-  int64_t grain;
+  /* The region, written by the owner before it opens the lane (its env
+   * points into the owner's frame, which outlives every joiner). */
+  cpuexec__region region;
   int64_t chunks;
-  uint32_t participants;
-  bool strict;
-  bool fpenv;
-  cpuexec__fpenv env;
   /* Claimed by every participant; `error` is the region's first non-zero
    * callback result (compare-exchange), reset by the owner. */
   alignas(CPUEXEC__LINE) _Atomic int64_t next;
@@ -129,8 +124,7 @@ cpuexec__lane *cpuexec__lanes_create(uint32_t threads);
  * and returns true with the region's callback result in *rc and the
  * participants that ran in *ran; false when every lane is taken (nothing
  * ran). */
-bool cpuexec__lane_run(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn,
-                       uint32_t participants, bool strict, const cpuexec__fpenv *env, int *rc, uint32_t *ran);
+bool cpuexec__lane_run(struct cpuexec_executor *exec, const cpuexec__region *r, int *rc, uint32_t *ran);
 
 /* Task groups (src/tasks.c): post takes a free lane for group with a cap
  * of `cap` workers (0 when every lane is taken); set_queued publishes the

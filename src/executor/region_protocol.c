@@ -208,26 +208,25 @@ static bool wait_for_workers(struct cpuexec_executor *exec, uint32_t participant
 
 /* Writes every participant's slot: all of them before any epoch moves, so
  * a worker that acquires its epoch sees every block it may steal from. */
-static void publish_slots(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx,
-                          cpuexec_range_fn fn, uint32_t participants, bool takeover,
-                          const cpuexec__fpenv *env) {
-  partition pt = partition_of(total, grain, participants);
+static void publish_slots(struct cpuexec_executor *exec, const cpuexec__region *r) {
+  uint32_t participants = r->participants;
+  partition pt = partition_of(r->total, r->grain, participants);
   for (uint32_t p = 0; p < participants; p++) {
     cpuexec__slot *s = &exec->slots[p];
     int64_t first = block_first(&pt, p);
-    s->fn = fn;
-    s->ctx = ctx;
-    s->total = total;
-    s->grain = grain;
+    s->fn = r->fn;
+    s->ctx = r->ctx;
+    s->total = r->total;
+    s->grain = r->grain;
     atomic_store_explicit(&s->next, first + 1, memory_order_relaxed);
     s->end = first + block_size(&pt, p);
     s->chunks = pt.chunks;
     s->q = pt.q;
     s->rem = pt.rem;
     s->participants = participants;
-    s->takeover = takeover;
-    s->fpenv = env != NULL;
-    if (env) s->env = *env;
+    s->takeover = !r->strict;
+    s->fpenv = r->env != NULL;
+    if (r->env) s->env = *r->env;
   }
 }
 
@@ -278,14 +277,13 @@ static uint32_t finish_region(struct cpuexec_executor *exec, uint32_t participan
   return ran;
 }
 
-int cpuexec__lane0_run(struct cpuexec_executor *exec, int64_t total, int64_t grain, void *ctx, cpuexec_range_fn fn,
-                       uint32_t participants, bool every, const cpuexec__fpenv *env, uint32_t *ran) {
+int cpuexec__lane0_run(struct cpuexec_executor *exec, const cpuexec__region *r, uint32_t *ran) {
   CPUEXEC__COUNT(cpuexec__counters_of(exec), dispatches, 1);
   atomic_store_explicit(&exec->lane0_running, 1, memory_order_relaxed);
-  publish_slots(exec, total, grain, ctx, fn, participants, !every, env);
-  uint64_t wakes = admit_workers(exec, participants);
+  publish_slots(exec, r);
+  uint64_t wakes = admit_workers(exec, r->participants);
   cpuexec__region_participate(exec, 0);
-  *ran = finish_region(exec, participants, every);
+  *ran = finish_region(exec, r->participants, r->strict);
   if (wakes) CPUEXEC__COUNT(cpuexec__counters_of(exec), wakeups, wakes);
   int rc = atomic_load_explicit(&exec->error, memory_order_relaxed);
   if (rc != 0) atomic_store_explicit(&exec->error, 0, memory_order_relaxed);

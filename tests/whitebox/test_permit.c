@@ -13,7 +13,8 @@
 static cpuexec__permit facts(uint32_t threads, uint32_t processors) {
   cpuexec__permit p;
   memset(&p, 0, sizeof p);
-  cpuexec__permit_init(&p, threads, processors, true, false, false, -1);
+  cpuexec__permit_init(&p, threads, processors);
+  p.adaptive = true;
   return p;
 }
 
