@@ -128,11 +128,12 @@ static PyObject *get_spin(PyObject *self, void *c) {
   PyObject *s = PyStructSequence_New(st->spin_type);
   if (s == NULL)
     return NULL;
-  PyObject *fields[4] = {cpx_spin_member(st, spin.policy), PyLong_FromUnsignedLongLong(spin.spin_ns),
+  PyObject *fields[5] = {cpx_spin_member(st, spin.policy), PyLong_FromUnsignedLongLong(spin.spin_ns),
                          PyLong_FromUnsignedLongLong(spin.spin_iterations),
-                         PyBool_FromLong(spin.park_when_oversubscribed)};
+                         PyBool_FromLong(spin.park_when_oversubscribed),
+                         PyLong_FromUnsignedLong(spin.cadence_burn_permille)};
   int failed = 0;
-  for (int i = 0; i < 4; i++) {
+  for (int i = 0; i < 5; i++) {
     if (fields[i] == NULL)
       failed = 1;
     else
@@ -245,6 +246,7 @@ static PyStructSequence_Field spin_fields[] = {
     {"spin_ns", "time spun before parking (0: parks at once; fixed_iterations: 0)"},
     {"spin_iterations", "fixed_iterations: pause iterations before parking; else 0"},
     {"park_when_oversubscribed", "adaptive: parks at once when the participants outnumber the visible processors (decided when the executor is made)"},
+    {"cadence_burn_permille", "adaptive: follows a steady call cadence, spinning at most this many thousandths of each worker's time; 0: never"},
     {NULL, NULL},
 };
 

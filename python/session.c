@@ -131,10 +131,14 @@ static PyObject *session_counters(PyObject *obj, PyObject *unused) {
   int rc = cpuexec_executor_counters_get(self->exec, &c);
   if (rc != 0)
     return cpx_raise(st, rc);
-  /* The first 8 are the tuple; the rest are named only (counters_desc). */
-  const uint64_t values[] = {c.dispatches, c.nested_inline, c.limited_inline, c.spins_found_work,
-                             c.parks,      c.wakeups,       c.caller_waits,   c.worker_active_ns,
-                             c.takeovers,  c.participants_run, c.occupied_inline, c.stood_aside};
+  /* Every field of cpuexec_counters, in its order (counters_fields): the
+   * first 8 are the tuple; the rest are named only (counters_desc). */
+  const uint64_t values[] = {c.dispatches,         c.nested_inline,    c.limited_inline, c.spins_found_work,
+                             c.parks,              c.wakeups,          c.caller_waits,   c.worker_active_ns,
+                             c.takeovers,          c.late_arrivals,    c.cadence_hits,   c.cadence_misses,
+                             c.concurrent_regions, c.participants_run, c.caller_wait_ns, c.bound_inline,
+                             c.occupied_inline,    c.stood_aside,      c.step_offs,      c.long_spins};
+  _Static_assert(sizeof values == sizeof c, "every counter, once");
   PyObject *s = PyStructSequence_New(st->counters_type);
   if (s == NULL)
     return NULL;
@@ -229,11 +233,20 @@ static PyStructSequence_Field counters_fields[] = {
     {"caller_waits", "times the caller waited for workers to finish"},
     {"worker_active_ns", "time workers spent running callbacks"},
     {"takeovers", "reserved ranges run by another participant: their worker had not checked in"},
+    {"late_arrivals", "times a worker woke to a region whose share was already taken"},
+    {"cadence_hits", "regions that found a worker spinning in its cadence window"},
+    {"cadence_misses", "cadence windows that ended without a region, or regions that came before theirs"},
+    {"concurrent_regions", "regions that ran in a lane beside the lane-0 region of another caller"},
     {"participants_run", "participants that ran in dispatched regions (the caller and the workers that checked "
                          "in), summed over regions: the executed participants, not the admitted ones"},
+    {"caller_wait_ns", "time callers waited, after their share, for workers to finish"},
+    {"bound_inline", "calls run inline on the caller because the executor ran its most regions already"},
     {"occupied_inline", "calls run on the caller alone because the callers running regions on the executor "
                         "already occupied every one of its threads"},
     {"stood_aside", "times a worker left a region to its caller for the same reason"},
+    {"step_offs", "times a free caller moved off its processor so that a worker could run there"},
+    {"long_spins", "waits that spun on past the policy's spin (adaptive only): while the thread waited for ran, "
+                   "or through the short gaps between regions a worker keeps seeing"},
     {NULL, NULL},
 };
 

@@ -205,6 +205,18 @@ static void show_counters(FILE *out, cpuexec_executor *exec, uint32_t threads) {
   SHOW(wakeups);
   SHOW(caller_waits);
   SHOW(worker_active_ns);
+  SHOW(takeovers);
+  SHOW(late_arrivals);
+  SHOW(cadence_hits);
+  SHOW(cadence_misses);
+  SHOW(concurrent_regions);
+  SHOW(participants_run);
+  SHOW(caller_wait_ns);
+  SHOW(bound_inline);
+  SHOW(occupied_inline);
+  SHOW(stood_aside);
+  SHOW(step_offs);
+  SHOW(long_spins);
 #undef SHOW
 }
 

@@ -38,7 +38,14 @@ typedef struct cpuexec_counters {
   uint64_t occupied_inline;    /**< calls run on the caller alone because the callers running regions on the executor
                                     already occupied every one of its threads (cpuexec/executor.h) */
   uint64_t stood_aside;        /**< times a worker left a region to its caller for the same reason */
-  uint64_t reserved_[2];
+  /** What waiting threads did beyond the policy's spin (doc/spinning.md): */
+  uint64_t step_offs;          /**< times a free caller moved off its processor so that a worker could run there:
+                                    found on a pinned worker's processor (ADAPTIVE), or its woken worker kept
+                                    missing regions; counted as the move is made, also where the caller's CPU set
+                                    leaves it nowhere else to go */
+  uint64_t long_spins;         /**< waits that spun on past the policy's spin (ADAPTIVE only, skipped by a thread
+                                    preempted lately): up to 1 ms more because the thread waited for was running,
+                                    or a worker's spin through the short gaps between regions it keeps seeing */
 } cpuexec_counters;
 /* On an executor of our pool, every call with total > 0 counts once in one
  * of dispatches, nested_inline, limited_inline, bound_inline and

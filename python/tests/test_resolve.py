@@ -80,6 +80,24 @@ def test_cgroup_quota_fixture_matches_cpuexec_info():
     assert cpuexec.resolve({"num_threads": 0}, topology).to_json() == res_json
 
 
+def assert_spin_stages_agree(spin):
+    """The JSON's wait (resolve_describe.c): its stages in order, each with
+    what bounds it, and only the adaptive policy's long and gap spins and
+    cadence."""
+    stages = spin["stages"]
+    order = ("spin", "long_spin", "gap_spin", "cadence", "park")
+    assert stages[-1] == "park" and stages == [s for s in order if s in stages]
+    assert spin["parks_at_once"] == (stages == ["park"])
+    assert ("long_spin" in stages) == (spin["long_spin_ns"] > 0)
+    assert ("gap_spin" in stages) == (spin["gap_spin_max_ns"] > 0)
+    assert (spin["long_spin_ns"] > 0 or spin["gap_spin_max_ns"] > 0) == (spin["long_spin_skipped_when"] is not None)
+    assert ("cadence" in stages) == spin["follows_cadence"]
+    if spin["policy"] != "adaptive":
+        assert spin["long_spin_ns"] == spin["gap_spin_max_ns"] == 0 and not spin["follows_cadence"]
+        assert spin["parks_at_once"] == (spin["policy"] == "park_immediately")
+    assert spin["yields_when_sharing_processor"] == (not spin["parks_at_once"] and spin["policy"] != "fixed_iterations")
+
+
 def test_every_field_agrees_with_the_json(topologies):
     for path in topologies:
         topology = cpuexec.Topology.from_xml(path)
@@ -99,8 +117,11 @@ def test_every_field_agrees_with_the_json(topologies):
             assert r.uses_smt is d["uses_smt"] and r.uses_efficiency_cores is d["uses_efficiency_cores"]
             assert r.allows_nesting is d["allow_nested_parallelism"]
             assert r.spin.policy is cpuexec.SpinPolicy(d["spin"]["policy"])
-            assert (r.spin.spin_ns, r.spin.spin_iterations, r.spin.park_when_oversubscribed) == (
-                d["spin"]["spin_ns"], d["spin"]["spin_iterations"], d["spin"]["park_when_oversubscribed"])
+            assert (r.spin.spin_ns, r.spin.spin_iterations, r.spin.park_when_oversubscribed,
+                    r.spin.cadence_burn_permille) == (
+                d["spin"]["spin_ns"], d["spin"]["spin_iterations"], d["spin"]["park_when_oversubscribed"],
+                d["spin"]["cadence_burn_permille"])
+            assert_spin_stages_agree(d["spin"])
             assert r.diagnostics == tuple(d["diagnostics"])
             assert r.identity == d["sharing_key"]
             assert all(isinstance(x, str) for x in r.diagnostics)

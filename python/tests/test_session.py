@@ -1,12 +1,16 @@
 """cpuexec.Session: sharing identity, the scope a `with` block installs,
 counters (off by default, exact when on, shared by compatible sessions),
 parallel_for, and 4 Python threads using sessions at once."""
+import ast
 import gc
+import os
+import re
 import threading
 
 import pytest
 
 import cpuexec
+from conftest import SRCDIR
 
 
 def private_policy(k):
@@ -143,7 +147,7 @@ def test_counters_off_by_default_then_exact():
     assert c.nested_inline == 1
     assert c.caller_waits <= c.dispatches
     assert twin.counters() == c
-    assert cpuexec.Counters.n_fields == 12
+    assert cpuexec.Counters.n_fields == 20
     assert cpuexec.Counters.n_sequence_fields == 8
     # Executed participants: at least the caller per dispatched region, at most all admitted.
     assert c.dispatches <= c.participants_run <= 2 * c.dispatches
@@ -153,6 +157,68 @@ def test_counters_off_by_default_then_exact():
         "worker_active_ns"]
     other = cpuexec.Session(private_policy(9))
     assert other.counters() == zero
+
+
+def c_counter_fields():
+    """The fields of include/cpuexec/counters.h's cpuexec_counters, in order."""
+    with open(os.path.join(SRCDIR, "include", "cpuexec", "counters.h"), encoding="utf-8") as f:
+        header = f.read()
+    body = re.search(r"typedef struct cpuexec_counters \{(.*?)\} cpuexec_counters;", header, re.S).group(1)
+    body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)
+    fields = re.findall(r"uint64_t\s+(\w+)\s*(\[\d+\])?\s*;", body)
+    assert fields and all(not array for _, array in fields), "a field that is not one counter"
+    return [name for name, _ in fields]
+
+
+def stub_class_properties(name):
+    """The properties python/cpuexec.pyi declares for class name, in order."""
+    with open(os.path.join(SRCDIR, "python", "cpuexec.pyi"), encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name)
+    return [n.name for n in cls.body if isinstance(n, ast.FunctionDef)]
+
+
+def test_counters_have_every_field_of_the_c_struct_in_its_order():
+    names = c_counter_fields()
+    assert cpuexec.Counters.n_fields == len(names)
+    c = cpuexec.Counters(tuple(range(len(names))))
+    assert [getattr(c, name) for name in names] == list(range(len(names)))
+    stub = stub_class_properties("Counters")
+    assert stub == names, "python/cpuexec.pyi's Counters"
+
+
+def test_a_second_caller_is_counted_where_it_ran():
+    # The first caller holds its region open (its own first range waits)
+    # while a second caller runs one on the same executor: on 2 threads the
+    # two callers occupy both, so the second runs alone (occupied_inline);
+    # on 3 it runs in a lane beside the first (concurrent_regions).
+    for threads, moved in ((2, "occupied_inline"), (3, "concurrent_regions")):
+        s = cpuexec.Session({**private_policy(40 + threads), "num_threads": threads})
+        s.enable_counters()
+        inside, beside_done = threading.Event(), threading.Event()
+        ran_beside = []
+
+        def first(b, e):
+            if b == 0:  # the caller's reserved first range
+                inside.set()
+                assert beside_done.wait(120), "the second caller did not finish"
+
+        def second_caller():
+            assert inside.wait(120)
+            with s:
+                ran_beside.append(cpuexec.parallel_for(lambda b, e: None, 8, 1))
+            beside_done.set()
+        t = threading.Thread(target=second_caller)
+        t.start()
+        with s:
+            cpuexec.parallel_for(first, 8, 1)
+        t.join()
+        assert len(ran_beside) == 1 and (ran_beside[0] == 1 if threads == 2 else 1 <= ran_beside[0] <= 2)
+        c = s.counters()
+        assert c.dispatches == (1 if threads == 2 else 2)  # a lane's region is a dispatch too
+        others = {"occupied_inline", "concurrent_regions"} - {moved}
+        assert (getattr(c, moved), *(getattr(c, f) for f in others)) == (1, 0), c
+        assert c.bound_inline == 0 and c.step_offs == 0
 
 
 def test_every_participant_runs_on_every_admitted_thread():

@@ -23,6 +23,10 @@ CPUEXEC_EXPORT int cpuexec_executor_counters_enable(cpuexec_executor *exec) {
   return 0;
 }
 
+/* The snapshot reads every counter of the set, and the set is every field
+ * of the public struct (counters_internal.h keeps them in its order). */
+_Static_assert(sizeof(cpuexec__counter_set) == sizeof(cpuexec_counters), "one atomic per public counter");
+
 CPUEXEC_EXPORT int cpuexec_executor_counters_get(const cpuexec_executor *exec, cpuexec_counters *out) {
   if (!exec || !out) return cpuexec__fail(CPUEXEC_EINVAL, "%s: NULL", !exec ? "exec" : "out");
   memset(out, 0, sizeof *out);
@@ -49,6 +53,8 @@ CPUEXEC_EXPORT int cpuexec_executor_counters_get(const cpuexec_executor *exec, c
   CPUEXEC__READ(bound_inline);
   CPUEXEC__READ(occupied_inline);
   CPUEXEC__READ(stood_aside);
+  CPUEXEC__READ(step_offs);
+  CPUEXEC__READ(long_spins);
 #undef CPUEXEC__READ
   return 0;
 }

@@ -31,6 +31,8 @@ typedef struct cpuexec__counter_set {
   _Atomic uint64_t bound_inline;
   _Atomic uint64_t occupied_inline;
   _Atomic uint64_t stood_aside;
+  _Atomic uint64_t step_offs;
+  _Atomic uint64_t long_spins;
 } cpuexec__counter_set;
 
 /* Dispatching threads count in `callers`, workers in `workers`: two lines,
@@ -55,10 +57,13 @@ typedef struct cpuexec__counters_block {
                                 (n), memory_order_relaxed);                                      \
   } while (0)
 
-/* A caller's wait for its region's workers: whether it parked, and how long
- * it waited (0 when counters were off as the wait began). */
-static inline void cpuexec__count_caller_wait(cpuexec__counters_block *block, bool slept, uint64_t waited_ns) {
+/* A caller's wait for its region's workers: whether it parked, whether it
+ * spun on past its plan's spin (wait.h's long spin), and how long it waited
+ * (0 when counters were off as the wait began). */
+static inline void cpuexec__count_caller_wait(cpuexec__counters_block *block, bool slept, bool long_spin,
+                                              uint64_t waited_ns) {
   CPUEXEC__COUNT(block, caller_waits, 1);
+  if (long_spin) CPUEXEC__COUNT(block, long_spins, 1);
   if (slept)
     CPUEXEC__COUNT(block, parks, 1);
   else

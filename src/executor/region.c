@@ -80,6 +80,7 @@ static int32_t step_off_worker_processor(const struct cpuexec_executor *exec, in
   const cpuexec_resolved *r = exec->resolved;
   uint32_t n = participants - 1 < r->worker_processor_count ? participants - 1 : r->worker_processor_count;
   int32_t now = cpuexec__os_step_off(r->worker_processors, n);
+  CPUEXEC__COUNT(cpuexec__counters_of(exec), step_offs, 1);
   return now >= 0 ? now : cpu;
 }
 

@@ -168,7 +168,7 @@ bool cpuexec__lane_run(struct cpuexec_executor *exec, const cpuexec__region *r, 
     atomic_store_explicit(&l->done.goal, target, memory_order_relaxed);
     cpuexec__wait_until_equal(&l->done.finished, target, &l->done.caller_parked, &plan, &report);
     counters = cpuexec__counters_of(exec);
-    cpuexec__count_caller_wait(counters, report.slept, start ? cpuexec__os_now_ns() - start : 0);
+    cpuexec__count_caller_wait(counters, report.slept, report.long_spin, start ? cpuexec__os_now_ns() - start : 0);
   }
   l->done_target = target;
   if (strict) atomic_fetch_or_explicit(&l->admit, ADMIT_CLOSED, memory_order_relaxed);

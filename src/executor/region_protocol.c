@@ -177,16 +177,20 @@ static void settle_workers(struct cpuexec_executor *exec, uint32_t participants,
   }
   if (stuck && cpuexec__permit_caller_steps_off_for_stuck(&exec->permit)) {
     int32_t here = cpuexec__os_current_cpu();
-    if (here >= 0) cpuexec__os_step_off(&here, 1);
+    if (here >= 0) {
+      cpuexec__os_step_off(&here, 1);
+      CPUEXEC__COUNT(cpuexec__counters_of(exec), step_offs, 1);
+    }
   }
 }
 
 /* Waits, group by group, for the joined workers' finishing adds; returns
- * whether the caller had to wait, and *slept whether it parked. */
+ * whether the caller had to wait, and *slept whether it parked, *long_spin
+ * whether it spun past its plan's spin (wait.h), in any group. */
 static bool wait_for_workers(struct cpuexec_executor *exec, uint32_t participants,
-                             const _Atomic int32_t *waited_cpu, bool *slept) {
+                             const _Atomic int32_t *waited_cpu, bool *slept, bool *long_spin) {
   bool waited = false;
-  *slept = false;
+  *slept = *long_spin = false;
   for (uint32_t g = 0; g <= cpuexec__finish_group_of(participants - 1); g++) {
     cpuexec__finish_group *group = &exec->finish[g];
     uint32_t expect = exec->finish_tally[g].expect;
@@ -197,6 +201,7 @@ static bool wait_for_workers(struct cpuexec_executor *exec, uint32_t participant
     cpuexec__wait_until_equal(&group->finished, expect, &group->caller_parked, &plan, &report);
     waited = true;
     *slept = *slept || report.slept;
+    *long_spin = *long_spin || report.long_spin;
   }
   return waited;
 }
@@ -256,11 +261,11 @@ static uint32_t finish_region(struct cpuexec_executor *exec, uint32_t participan
    * of a hot pool reads one counter per group of workers). */
   if (!cpuexec__finish_count_all_done(exec->finish, exec->finish_tally, participants)) {
     if (!every) settle_workers(exec, participants, &waited_cpu);
-    bool slept;
+    bool slept, long_spin;
     uint64_t start = counters ? cpuexec__os_now_ns() : 0;
-    if (wait_for_workers(exec, participants, waited_cpu, &slept)) {
+    if (wait_for_workers(exec, participants, waited_cpu, &slept, &long_spin)) {
       counters = cpuexec__counters_of(exec);
-      cpuexec__count_caller_wait(counters, slept, start ? cpuexec__os_now_ns() - start : 0);
+      cpuexec__count_caller_wait(counters, slept, long_spin, start ? cpuexec__os_now_ns() - start : 0);
     }
     ran = 1;
     for (uint32_t g = 0; g <= cpuexec__finish_group_of(participants - 1); g++)
@@ -385,6 +390,7 @@ void *cpuexec__worker_main(void *arg) {
         /* Counted before leaving: once the caller returns, its counts are complete. */
         atomic_fetch_add_explicit(seen.slept ? &counters->workers.parks : &counters->workers.spins_found_work, 1,
                                   memory_order_relaxed);
+        if (seen.long_spin) atomic_fetch_add_explicit(&counters->workers.long_spins, 1, memory_order_relaxed);
         uint64_t start = cpuexec__os_now_ns();
         cpuexec__region_participate(exec, w->index);
         atomic_fetch_add_explicit(&counters->workers.worker_active_ns, cpuexec__os_now_ns() - start,
@@ -406,6 +412,7 @@ void *cpuexec__worker_main(void *arg) {
     cpuexec__counters_block *counters = cpuexec__counters_of(exec);
     if (counters) {
       if (!joined) atomic_fetch_add_explicit(&counters->workers.late_arrivals, 1, memory_order_relaxed);
+      if (!joined && seen.long_spin) atomic_fetch_add_explicit(&counters->workers.long_spins, 1, memory_order_relaxed);
       if (seen.outcome == CPUEXEC__CADENCE_HIT)
         atomic_fetch_add_explicit(&counters->workers.cadence_hits, 1, memory_order_relaxed);
       else if (seen.outcome == CPUEXEC__CADENCE_MISS)

@@ -18,27 +18,128 @@ static void put_json_ids(cpuexec__strbuf *sb, const int32_t *ids, uint32_t n) {
 
 static const char *name_or(const char *name, const char *fallback) { return name != NULL ? name : fallback; }
 
-static void describe_spin_text(cpuexec__strbuf *sb, const cpuexec_resolved *r) {
+/* What a waiting thread does, per the executor's spin plan
+ * (executor/executor.c, cpuexec__spin_plan_of), its waits (executor/wait.c)
+ * and the permit model's rules on them (executor/permit.h): a spin, then,
+ * adaptive only, the long spin, the gap spin and the cadence, then the
+ * park. An adaptive executor whose threads outnumber the visible
+ * processors parks at once (the permit model's "spin at all", the same
+ * test; tests/whitebox/test_executor_lifecycle.c holds the two together);
+ * so does park_immediately. */
+typedef struct spin_truth {
+  bool parks_at_once;
+  bool yields;             /* duration spins yield to the awaited thread on this processor */
+  uint64_t long_spin_ns;   /* 0: none */
+  uint64_t gap_spin_max_ns; /* 0: none */
+  bool follows_cadence;
+} spin_truth;
+
+static spin_truth spin_truth_of(const cpuexec_resolved *r) {
   const cpuexec_resolved_spin *s = &r->spin;
+  uint32_t threads = r->effective_threads ? r->effective_threads : 1;
+  spin_truth t = {0};
   switch (s->policy) {
   case CPUEXEC_SPIN_ADAPTIVE:
-    cpuexec__strbuf_printf(sb,
-                           "adaptive: spin %llu ns, then park; park at once while more threads are runnable "
-                           "than the %u visible processors; follow a steady call cadence, spinning at most "
-                           "%u permille of each worker's time",
-                           (unsigned long long)s->spin_ns, r->visible_processors, s->cadence_burn_permille);
+    t.parks_at_once = s->park_when_oversubscribed && r->visible_processors != 0 && threads > r->visible_processors;
+    if (t.parks_at_once) break;
+    t.yields = true;
+    t.long_spin_ns = CPUEXEC__LONG_SPIN_NS;
+    t.gap_spin_max_ns = CPUEXEC__GAP_SPIN_MAX_NS;
+    t.follows_cadence = s->cadence_burn_permille != 0;
     break;
   case CPUEXEC_SPIN_FIXED_DURATION:
-    cpuexec__strbuf_printf(sb, "fixed_duration: spin %llu ns, then park", (unsigned long long)s->spin_ns);
+    t.yields = true;
     break;
   case CPUEXEC_SPIN_FIXED_ITERATIONS:
-    cpuexec__strbuf_printf(sb, "fixed_iterations: spin %llu pause iterations, then park",
-                           (unsigned long long)s->spin_iterations);
     break;
   case CPUEXEC_SPIN_PARK_IMMEDIATELY:
-    cpuexec__strbuf_printf(sb, "park_immediately: no spinning, park at once");
+    t.parks_at_once = true;
     break;
   }
+  return t;
+}
+
+#define SPIN_INDENT "\n                       "
+
+static void describe_spin_text(cpuexec__strbuf *sb, const cpuexec_resolved *r) {
+  const cpuexec_resolved_spin *s = &r->spin;
+  spin_truth t = spin_truth_of(r);
+  uint32_t threads = r->effective_threads ? r->effective_threads : 1;
+  cpuexec__strbuf_printf(sb, "%s", name_or(cpuexec_spin_policy_name(s->policy), "invalid"));
+  if (threads == 1) {
+    cpuexec__strbuf_printf(sb, " (serial: no thread waits)");
+    return;
+  }
+  if (s->policy == CPUEXEC_SPIN_ADAPTIVE && r->visible_processors != 0)
+    cpuexec__strbuf_printf(sb, ", %u threads on %u visible processors", threads, r->visible_processors);
+  if (t.parks_at_once) {
+    cpuexec__strbuf_printf(sb, s->policy == CPUEXEC_SPIN_ADAPTIVE
+                                   ? ": oversubscribed, so a waiting thread parks at once (no spin, no long or gap "
+                                     "spin, no cadence)"
+                                   : ": a waiting thread parks at once");
+    return;
+  }
+  cpuexec__strbuf_printf(sb, ": a waiting thread" SPIN_INDENT "1. spins ");
+  if (s->policy == CPUEXEC_SPIN_FIXED_ITERATIONS)
+    cpuexec__strbuf_printf(sb, "%llu pause iterations", (unsigned long long)s->spin_iterations);
+  else
+    cpuexec__strbuf_printf(sb, "%llu ns", (unsigned long long)s->spin_ns);
+  if (t.yields)
+    cpuexec__strbuf_printf(sb, ", yielding while the thread it waits for runs on its processor (lane 0's caller "
+                               "and its workers)");
+  int step = 2;
+  if (t.long_spin_ns)
+    cpuexec__strbuf_printf(sb,
+                           SPIN_INDENT "%d. spins up to %llu ns more while what will wake it runs (a caller "
+                                       "waiting for its workers; a worker whose share was taken, while its caller "
+                                       "runs that region), unless it was preempted within the last %u ms",
+                           step++, (unsigned long long)t.long_spin_ns, CPUEXEC__CROWDED_WINDOW_NS / 1000000u);
+  if (t.gap_spin_max_ns) { /* only beside the long spin, whose skip it shares */
+    cpuexec__strbuf_printf(sb,
+                           SPIN_INDENT "%d. a worker that follows no cadence spins through the gaps it keeps "
+                                       "seeing: woken by a region within %llu ns of a wait's start, it spins 1.5 "
+                                       "times that gap (at most %llu ns) from the start of its next waits while "
+                                       "such gaps recur within %u waits; skipped as in %d",
+                           step, (unsigned long long)t.gap_spin_max_ns, (unsigned long long)t.gap_spin_max_ns,
+                           CPUEXEC__GAP_SPIN_MEMORY_WAITS, step - 1);
+    step++;
+  }
+  if (t.follows_cadence)
+    cpuexec__strbuf_printf(sb,
+                           SPIN_INDENT "%d. a worker follows a steady call cadence: sleeps until shortly before "
+                                       "the next region and spins across a window around it, at most %u permille "
+                                       "of its time",
+                           step++, s->cadence_burn_permille);
+  cpuexec__strbuf_printf(sb, SPIN_INDENT "%d. parks", step);
+  if (s->policy == CPUEXEC_SPIN_ADAPTIVE && s->park_when_oversubscribed)
+    cpuexec__strbuf_printf(sb, SPIN_INDENT "more threads than visible processors would park at once");
+  else
+    cpuexec__strbuf_printf(sb, SPIN_INDENT "exactly as asked: no long or gap spin, no cadence");
+  cpuexec__strbuf_printf(sb,
+                         SPIN_INDENT "a worker parks at once while it stands aside for callers running regions "
+                                     "beside each other, and for %u regions after callers met (the permit model, "
+                                     "doc/spinning.md)",
+                         CPUEXEC__UNSETTLED_REGIONS);
+}
+
+/* The same in JSON: what bounds each stage, then the stages a wait may go
+ * through, in order (a worker makes the gap spin only when it follows no
+ * cadence; long_spin_skipped_when is both long spins' rule). */
+static void describe_spin_json(cpuexec__strbuf *sb, const cpuexec_resolved *r) {
+  spin_truth t = spin_truth_of(r);
+  cpuexec__strbuf_printf(sb,
+                         ",\"parks_at_once\":%s,\"yields_when_sharing_processor\":%s,\"long_spin_ns\":%llu,"
+                         "\"gap_spin_max_ns\":%llu,\"long_spin_skipped_when\":",
+                         t.parks_at_once ? "true" : "false", t.yields ? "true" : "false",
+                         (unsigned long long)t.long_spin_ns, (unsigned long long)t.gap_spin_max_ns);
+  if (t.long_spin_ns)
+    cpuexec__strbuf_printf(sb, "\"preempted within %u ms\"", CPUEXEC__CROWDED_WINDOW_NS / 1000000u);
+  else
+    cpuexec__strbuf_printf(sb, "null");
+  cpuexec__strbuf_printf(sb, ",\"follows_cadence\":%s,\"stages\":[%s%s%s%s\"park\"]",
+                         t.follows_cadence ? "true" : "false", t.parks_at_once ? "" : "\"spin\",",
+                         t.long_spin_ns ? "\"long_spin\"," : "", t.gap_spin_max_ns ? "\"gap_spin\"," : "",
+                         t.follows_cadence ? "\"cadence\"," : "");
 }
 
 static void describe_request_json(cpuexec__strbuf *sb, const cpuexec_policy *p) {
@@ -92,9 +193,11 @@ static void describe_resolved(cpuexec__strbuf *sb, const cpuexec_resolved *r, cp
     cpuexec__strbuf_json_string(sb, name_or(cpuexec_spin_policy_name(r->spin.policy), "invalid"));
     cpuexec__strbuf_printf(sb,
                            ",\"spin_ns\":%llu,\"spin_iterations\":%llu,\"park_when_oversubscribed\":%s,"
-                           "\"cadence_burn_permille\":%u}",
+                           "\"cadence_burn_permille\":%u",
                            (unsigned long long)r->spin.spin_ns, (unsigned long long)r->spin.spin_iterations,
                            r->spin.park_when_oversubscribed ? "true" : "false", r->spin.cadence_burn_permille);
+    describe_spin_json(sb, r);
+    cpuexec__strbuf_printf(sb, "}");
     cpuexec__strbuf_printf(sb, ",\"visible_processors\":%u,\"sharing_key\":", r->visible_processors);
     cpuexec__strbuf_json_string(sb, r->sharing_key);
     cpuexec__strbuf_printf(sb, ",\"diagnostics\":[");

@@ -4,6 +4,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <pthread.h>
+#include <sched.h>
 #include <cmocka.h>
 
 #include "executor/executor_internal.h"
@@ -81,6 +83,11 @@ static void counters_count_a_scripted_sequence_exactly(void **state) {
     assert_int_equal(c.spins_found_work + c.parks, worker_waits + c.caller_waits);
     assert_true(c.wakeups <= worker_waits);
     if (spins[sp] == CPUEXEC_SPIN_PARK_IMMEDIATELY) assert_true(c.parks >= 1);
+    /* A long spin is one of the waits above, and only adaptive plans make
+     * one; nothing here moves a caller (no pinned worker, strict regions). */
+    assert_true(c.long_spins <= worker_waits + c.caller_waits);
+    if (spins[sp] != CPUEXEC_SPIN_ADAPTIVE) assert_int_equal(c.long_spins, 0);
+    assert_int_equal(c.step_offs, 0);
     assert_true(c.worker_active_ns > 0);
     cpuexec_executor_release(exec);
   }
@@ -170,11 +177,63 @@ static void the_descriptor_matches_its_executor_and_names_a_difference(void **st
   cpuexec_executor_release(exec);
 }
 
+/* The caller's long spin (wait.c): its plan's 100 us ran out while its
+ * worker still ran, so it spun on, then parked. The worker's range returns
+ * only once the caller parked, so the caller's wait went through every
+ * stage; never preempted (the permit model's fake preemption count), it is
+ * never crowded lately, so the long spin is made. */
+typedef struct long_wait {
+  cpuexec_executor *exec;
+  cpuexec_counters c;
+  int rc;
+} long_wait;
+
+static int hold_until_the_caller_parks(void *ctx, int64_t begin, int64_t end) {
+  long_wait *w = ctx;
+  (void)begin, (void)end;
+  if (cpuexec_participant_index() != 0)
+    while (!atomic_load(&w->exec->finish[0].caller_parked)) sched_yield();
+  return 0;
+}
+
+static uint64_t never_preempted(void) { return 0; }
+
+static void *wait_once_for_a_running_worker(void *arg) {
+  long_wait *w = arg;
+  w->rc = cpuexec_parallel_for_flags(w->exec, 2, 1, w, hold_until_the_caller_parks, 0,
+                                     CPUEXEC_FOR_EVERY_PARTICIPANT);
+  cpuexec_executor_counters_get(w->exec, &w->c);
+  return NULL;
+}
+
+static void a_caller_long_spin_is_counted(void **state) {
+  (void)state;
+  static const cpuexec_spin_policy spins[] = {CPUEXEC_SPIN_ADAPTIVE, CPUEXEC_SPIN_FIXED_DURATION};
+  for (size_t i = 0; i < 2; i++) {
+    long_wait w = {.exec = test_executor_spin(2, spins[i], spins[i] == CPUEXEC_SPIN_ADAPTIVE ? 0 : 50000)};
+    assert_int_equal(cpuexec_executor_counters_enable(w.exec), 0);
+    pthread_t t;
+    atomic_store(&cpuexec__test_permit_preemptions, never_preempted);
+    assert_int_equal(pthread_create(&t, NULL, wait_once_for_a_running_worker, &w), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    atomic_store(&cpuexec__test_permit_preemptions, NULL);
+    assert_int_equal(w.rc, 0);
+    assert_int_equal(w.c.caller_waits, 1);
+    assert_int_equal(w.c.caller_wait_ns > 0, 1);
+    /* The caller's wait parked (the worker saw it) after its long spin:
+     * the adaptive plan's only; a fixed one parks after its spin. The
+     * worker's own count of this region's wait is made before it ran. */
+    assert_int_equal(w.c.long_spins, spins[i] == CPUEXEC_SPIN_ADAPTIVE ? 1 : 0);
+    cpuexec_executor_release(w.exec);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(counters_are_zero_while_off),
       cmocka_unit_test(counters_count_a_scripted_sequence_exactly),
       cmocka_unit_test(counters_partition_calls_in_the_nested_scenario),
+      cmocka_unit_test(a_caller_long_spin_is_counted),
       cmocka_unit_test(the_observer_sees_each_region_with_the_executor_id),
       cmocka_unit_test(the_descriptor_matches_its_executor_and_names_a_difference),
   };

@@ -409,6 +409,62 @@ static void a_free_caller_steps_off_its_workers_processor_keeping_its_cpu_set(vo
   if (mask_count(&allowed) > 1) assert_true(sc.caller_cpu_after >= 90);
 }
 
+/* A caller that may run only on its pinned worker's processor is found
+ * there by every region: the adaptive dispatch steps off (tries to) each
+ * time and counts it, a fixed policy never does (region.c). */
+typedef struct step_count_case {
+  int32_t worker_cpu;
+  cpuexec_spin_policy spin;
+  uint64_t step_offs, dispatches;
+} step_count_case;
+
+static int nothing(void *ctx, int64_t b, int64_t e) {
+  (void)ctx, (void)b, (void)e;
+  return 0;
+}
+
+static void *dispatch_confined_to_the_worker_processor(void *arg) {
+  step_count_case *sc = arg;
+  thread_mask original;
+  mask_get(&original);
+  mask_only(sc->worker_cpu);
+  cpuexec_resolved *r = test_resolved_spin(2, sc->spin, sc->spin == CPUEXEC_SPIN_ADAPTIVE ? 0 : 20000);
+  r->worker_processors = calloc(1, sizeof(int32_t));
+  r->worker_processors[0] = sc->worker_cpu;
+  r->worker_processor_count = 1;
+  cpuexec_executor *exec = NULL;
+  if (cpuexec_executor_create(r, &exec) != 0) abort();
+  cpuexec_resolved_destroy(r);
+  if (cpuexec_executor_counters_enable(exec) != 0) abort();
+  for (int i = 0; i < 50; i++)
+    if (cpuexec_parallel_for(exec, 2, 1, NULL, nothing, 0) != 0) abort();
+  cpuexec_counters c;
+  cpuexec_executor_counters_get(exec, &c);
+  sc->step_offs = c.step_offs;
+  sc->dispatches = c.dispatches;
+  cpuexec_executor_release(exec);
+  mask_set(&original);
+  return NULL;
+}
+
+static void each_step_off_is_counted(void **state) {
+  (void)state;
+  if (!cpuexec__os_has_affinity()) {
+    /* No processor is known in this backend: nothing to step off. */
+    assert_int_equal(cpuexec__os_current_cpu(), -1);
+    return;
+  }
+  static const cpuexec_spin_policy spins[] = {CPUEXEC_SPIN_ADAPTIVE, CPUEXEC_SPIN_FIXED_DURATION};
+  for (size_t i = 0; i < 2; i++) {
+    step_count_case sc = {.worker_cpu = first_allowed_cpu(), .spin = spins[i]};
+    pthread_t t;
+    pthread_create(&t, NULL, dispatch_confined_to_the_worker_processor, &sc);
+    pthread_join(t, NULL);
+    assert_int_equal(sc.dispatches, 50);
+    assert_int_equal(sc.step_offs, spins[i] == CPUEXEC_SPIN_ADAPTIVE ? 50 : 0);
+  }
+}
+
 /* The OS layer's step-off itself: a thread on processor a, free to run
  * anywhere, asks to leave a; it runs elsewhere when the call returns (which
  * it reports) and its CPU set is what it was. Repeated, so a step-off that
@@ -485,6 +541,20 @@ static void spin_policies_resolve_to_the_waits_they_promise(void **state) {
     assert_int_equal(plan.iterations, rows[i].iterations);
     if (plan.mode == CPUEXEC__SPIN_DURATION) assert_int_equal(plan.ns, rows[i].ns);
     assert_int_equal(plan.adaptive, rows[i].adaptive);
+    /* The description says what this plan does (seed 000: the resolution
+     * reports what the pool will do): parks at once exactly when the plan
+     * does not spin, yields exactly when it spins a duration (wait.h), and
+     * only an adaptive plan makes the long and gap spins (wait.c) and
+     * follows the cadence. */
+    char json[2048];
+    assert_in_range(cpuexec_resolved_describe(r, CPUEXEC_FORMAT_JSON, json, sizeof json), 1, sizeof json - 1);
+    char want[256];
+    snprintf(want, sizeof want,
+             "\"parks_at_once\":%s,\"yields_when_sharing_processor\":%s,\"long_spin_ns\":%u,\"gap_spin_max_ns\":%u,",
+             plan.mode == CPUEXEC__SPIN_NONE ? "true" : "false", plan.mode == CPUEXEC__SPIN_DURATION ? "true" : "false",
+             plan.adaptive ? CPUEXEC__LONG_SPIN_NS : 0u, plan.adaptive ? CPUEXEC__GAP_SPIN_MAX_NS : 0u);
+    if (!strstr(json, want)) fail_msg("row %zu: no %s in %s", i, want, json);
+    assert_non_null(strstr(json, plan.adaptive ? "\"follows_cadence\":true" : "\"follows_cadence\":false"));
     cpuexec_resolved_destroy(r);
   }
 }
@@ -536,6 +606,7 @@ int main(void) {
       TEST_UNIX_ONLY(a_forked_child_gets_eforked_and_destroys_without_joining, "fork(): Windows has none"),
       cmocka_unit_test(a_free_caller_steps_off_its_workers_processor_keeping_its_cpu_set),
       cmocka_unit_test(the_os_step_off_moves_the_thread_and_keeps_its_cpu_set),
+      cmocka_unit_test(each_step_off_is_counted),
       cmocka_unit_test(the_lease_slot_is_empty_for_a_direct_executor),
       cmocka_unit_test(spin_policies_resolve_to_the_waits_they_promise),
       cmocka_unit_test(every_spin_policy_runs_regions),

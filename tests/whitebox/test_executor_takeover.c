@@ -373,6 +373,69 @@ static void the_spin_state_shows_the_policy(void **state) {
   assert_non_null(strstr(cpuexec_error_message(), "exec"));
 }
 
+/* A worker's long spin (wait.c): a worker whose share was taken over
+ * spins on past its plan's spin while its caller still runs that region,
+ * then parks. In region 1 the caller's first range waits until the worker
+ * saw the region open (at the gate, before it checks in), and the gate
+ * holds the worker until its share is taken; the caller then runs the
+ * worker's range, which waits until the worker parked: so the worker went
+ * through its spin, its long spin (never preempted, as the permit model's
+ * fake preemption count has it, it is never crowded lately) and its park.
+ * Region 2 wakes it, and it counts that wait as it joins. */
+static _Atomic bool hold_once, at_the_gate, held_then_released;
+
+static uint64_t never_preempted(void) { return 0; }
+
+static void hold_until_taken(struct cpuexec_executor *exec, uint32_t index) {
+  if (!atomic_exchange(&hold_once, false)) return;
+  atomic_store(&at_the_gate, true);
+  while (cpuexec__epoch_open(atomic_load(&exec->slots[index].epoch))) sched_yield();
+  atomic_store(&held_then_released, true);
+}
+
+static int wait_until_the_worker_parks(void *ctx, int64_t begin, int64_t end) {
+  cpuexec_executor *exec = ctx;
+  (void)end;
+  if (begin == 0) { /* the caller's own range: the worker has seen the region */
+    while (!atomic_load(&at_the_gate)) sched_yield();
+  } else { /* worker 1's reserved range, taken by the caller */
+    while (!atomic_load(&held_then_released)) sched_yield();
+    while (!atomic_load(&exec->slots[1].parked)) sched_yield();
+  }
+  return 0;
+}
+
+static int run_nothing(void *ctx, int64_t begin, int64_t end) {
+  (void)ctx, (void)begin, (void)end;
+  return 0;
+}
+
+static void a_late_worker_long_spin_is_counted(void **state) {
+  (void)state;
+  static const cpuexec_spin_policy spins[] = {CPUEXEC_SPIN_ADAPTIVE, CPUEXEC_SPIN_FIXED_DURATION};
+  for (size_t i = 0; i < 2; i++) {
+    cpuexec_executor *exec = test_executor_spin(2, spins[i], spins[i] == CPUEXEC_SPIN_ADAPTIVE ? 0 : 50000);
+    assert_int_equal(cpuexec_executor_counters_enable(exec), 0);
+    atomic_store(&at_the_gate, false);
+    atomic_store(&held_then_released, false);
+    atomic_store(&hold_once, true);
+    atomic_store(&cpuexec__test_permit_preemptions, never_preempted);
+    atomic_store(&cpuexec__test_worker_gate, hold_until_taken);
+    assert_int_equal(cpuexec_parallel_for(exec, 2, 1, exec, wait_until_the_worker_parks, 0), 0);
+    atomic_store(&cpuexec__test_worker_gate, NULL);
+    atomic_store(&cpuexec__test_permit_preemptions, NULL);
+    assert_true(atomic_load(&held_then_released));
+    assert_int_equal(cpuexec_parallel_for_flags(exec, 2, 1, NULL, run_nothing, 0, CPUEXEC_FOR_EVERY_PARTICIPANT), 0);
+    cpuexec_counters c;
+    counters_of(exec, &c);
+    assert_int_equal(c.takeovers, 1);
+    /* Counted by the worker: the caller's waits are its own business. */
+    assert_int_equal(atomic_load(&cpuexec__counters_of(exec)->workers.long_spins),
+                     spins[i] == CPUEXEC_SPIN_ADAPTIVE ? 1 : 0);
+    cpuexec_executor_release(exec);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(a_held_worker_does_not_stop_the_region_and_runs_nothing_for_it, gate_setup,
@@ -386,6 +449,7 @@ int main(void) {
       cmocka_unit_test(the_cadence_is_followed_once_steady_and_dropped_when_the_stream_stops),
       cmocka_unit_test(a_cadence_too_fast_for_the_budget_or_without_a_budget_is_not_followed),
       cmocka_unit_test(the_spin_state_shows_the_policy),
+      cmocka_unit_test(a_late_worker_long_spin_is_counted),
   };
   return cmocka_run_group_tests_name("executor take-overs and cadence", tests, NULL, NULL);
 }

@@ -596,21 +596,42 @@ static void a_live_thread_bound_narrower_keeps_its_place(void **state) {
   cpuexec_topology_destroy(live);
 }
 
+/* The JSON's spin object says what a waiting thread does, per the
+ * executor's plan (the agreement with cpuexec__spin_plan_of itself is
+ * test_executor_lifecycle's spin_policies_resolve_to_the_waits_they_promise):
+ * the stages in order, the long spin and when it is skipped, the cadence. */
 static void spin_resolves_to_concrete_behaviour(void **state) {
   (void)state;
   static const struct {
     cpuexec_spin_policy policy;
+    int32_t threads; /* on 2 visible processors */
+    cpuexec_affinity_policy affinity;
     uint64_t budget, spin_ns, iterations;
     bool park_oversubscribed;
+    const char *json_tail; /* the spin object from cadence_burn_permille on */
   } cases[] = {
-      {CPUEXEC_SPIN_ADAPTIVE, 0, CPUEXEC__ADAPTIVE_SPIN_NS, 0, true},
-      {CPUEXEC_SPIN_PARK_IMMEDIATELY, 0, 0, 0, false},
-      {CPUEXEC_SPIN_FIXED_DURATION, 50000, 50000, 0, false},
-      {CPUEXEC_SPIN_FIXED_ITERATIONS, 1000, 0, 1000, false},
+      {CPUEXEC_SPIN_ADAPTIVE, 2, PHYS, 0, CPUEXEC__ADAPTIVE_SPIN_NS, 0, true,
+       "\"cadence_burn_permille\":200,\"parks_at_once\":false,\"yields_when_sharing_processor\":true,"
+       "\"long_spin_ns\":1000000,\"gap_spin_max_ns\":2000000,\"long_spin_skipped_when\":\"preempted within 10 ms\","
+       "\"follows_cadence\":true,\"stages\":[\"spin\",\"long_spin\",\"gap_spin\",\"cadence\",\"park\"]}"},
+      /* More threads than processors: parks at once, none of the rest. */
+      {CPUEXEC_SPIN_ADAPTIVE, 3, NONE, 0, CPUEXEC__ADAPTIVE_SPIN_NS, 0, true,
+       "\"cadence_burn_permille\":200,\"parks_at_once\":true,\"yields_when_sharing_processor\":false,"
+       "\"long_spin_ns\":0,\"gap_spin_max_ns\":0,\"long_spin_skipped_when\":null,\"follows_cadence\":false,\"stages\":[\"park\"]}"},
+      {CPUEXEC_SPIN_PARK_IMMEDIATELY, 2, PHYS, 0, 0, 0, false,
+       "\"cadence_burn_permille\":0,\"parks_at_once\":true,\"yields_when_sharing_processor\":false,"
+       "\"long_spin_ns\":0,\"gap_spin_max_ns\":0,\"long_spin_skipped_when\":null,\"follows_cadence\":false,\"stages\":[\"park\"]}"},
+      {CPUEXEC_SPIN_FIXED_DURATION, 2, PHYS, 50000, 50000, 0, false,
+       "\"cadence_burn_permille\":0,\"parks_at_once\":false,\"yields_when_sharing_processor\":true,"
+       "\"long_spin_ns\":0,\"gap_spin_max_ns\":0,\"long_spin_skipped_when\":null,\"follows_cadence\":false,\"stages\":[\"spin\",\"park\"]}"},
+      /* Fixed policies spin as asked, oversubscribed or not. */
+      {CPUEXEC_SPIN_FIXED_ITERATIONS, 3, NONE, 1000, 0, 1000, false,
+       "\"cadence_burn_permille\":0,\"parks_at_once\":false,\"yields_when_sharing_processor\":false,"
+       "\"long_spin_ns\":0,\"gap_spin_max_ns\":0,\"long_spin_skipped_when\":null,\"follows_cadence\":false,\"stages\":[\"spin\",\"park\"]}"},
   };
   cpuexec_topology *t = load_machine(machine_named("2cores.xml"), NULL);
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    cpuexec_policy p = request(2, PHYS);
+    cpuexec_policy p = request(cases[i].threads, cases[i].affinity);
     p.spin_policy = cases[i].policy;
     p.spin_budget = cases[i].budget;
     cpuexec_resolved *r;
@@ -622,10 +643,70 @@ static void spin_resolves_to_concrete_behaviour(void **state) {
     assert_int_equal(s.park_when_oversubscribed, cases[i].park_oversubscribed);
     /* Only the adaptive policy follows the call cadence (doc/spinning.md). */
     assert_int_equal(s.cadence_burn_permille, cases[i].policy == CPUEXEC_SPIN_ADAPTIVE ? 200u : 0u);
-    char text[2048];
-    assert_true(cpuexec_resolved_describe(r, CPUEXEC_FORMAT_JSON, text, sizeof text) > 0);
-    assert_non_null(strstr(text, cases[i].policy == CPUEXEC_SPIN_ADAPTIVE ? "\"cadence_burn_permille\":200}"
-                                                                          : "\"cadence_burn_permille\":0}"));
+    char *json = json_of(r);
+    const char *spin = strstr(json, "\"spin\":{");
+    assert_non_null(spin);
+    const char *tail = strstr(spin, "\"cadence_burn_permille\"");
+    assert_non_null(tail);
+    if (strncmp(tail, cases[i].json_tail, strlen(cases[i].json_tail)) != 0)
+      fail_msg("case %zu: spin JSON\n  %.*s\nexpected\n  %s", i, (int)strlen(cases[i].json_tail), tail,
+               cases[i].json_tail);
+    free(json);
+    cpuexec_resolved_destroy(r);
+  }
+  cpuexec_topology_destroy(t);
+}
+
+/* The text says the same in words, stage by stage. */
+static void the_text_tells_each_stage_of_a_wait(void **state) {
+  (void)state;
+  static const struct {
+    cpuexec_spin_policy policy;
+    int32_t threads;
+    uint64_t budget;
+    const char *has[10];
+    const char *lacks;
+  } cases[] = {
+      {CPUEXEC_SPIN_ADAPTIVE,
+       2,
+       0,
+       {"adaptive, 2 threads on 2 visible processors: a waiting thread\n",
+        "1. spins 100000 ns, yielding while the thread it waits for runs on its processor (lane 0's caller and its workers)\n",
+        "2. spins up to 1000000 ns more while what will wake it runs",
+        "unless it was preempted within the last 10 ms\n",
+        "3. a worker that follows no cadence spins through the gaps it keeps seeing: woken by a region within 2000000 ns",
+        "while such gaps recur within 64 waits; skipped as in 2\n",
+        "4. a worker follows a steady call cadence", "5. parks\n",
+        "and for 64 regions after callers met"},
+       NULL},
+      {CPUEXEC_SPIN_ADAPTIVE,
+       3,
+       0,
+       {"adaptive, 3 threads on 2 visible processors: oversubscribed, so a waiting thread parks at once"},
+       "1. spins"},
+      {CPUEXEC_SPIN_FIXED_DURATION,
+       3,
+       20000,
+       {"fixed_duration: a waiting thread\n", "1. spins 20000 ns, yielding", "2. parks\n",
+        "exactly as asked: no long or gap spin, no cadence"},
+       "spins up to"},
+      {CPUEXEC_SPIN_FIXED_ITERATIONS, 2, 700, {"1. spins 700 pause iterations\n", "2. parks\n"}, "yielding"},
+      {CPUEXEC_SPIN_PARK_IMMEDIATELY, 2, 0, {"park_immediately: a waiting thread parks at once\n"}, "spins"},
+      {CPUEXEC_SPIN_ADAPTIVE, 1, 0, {"spin:                  adaptive (serial: no thread waits)\n"}, "spins"},
+  };
+  cpuexec_topology *t = load_machine(machine_named("2cores.xml"), NULL);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    cpuexec_policy p = request(cases[i].threads, NONE);
+    p.spin_policy = cases[i].policy;
+    p.spin_budget = cases[i].budget;
+    cpuexec_resolved *r;
+    assert_int_equal(cpuexec_policy_resolve(&p, t, &r), 0);
+    char text[4096];
+    assert_in_range(cpuexec_resolved_describe(r, CPUEXEC_FORMAT_TEXT, text, sizeof text), 1, sizeof text - 1);
+    for (size_t k = 0; k < 10 && cases[i].has[k]; k++)
+      if (!strstr(text, cases[i].has[k])) fail_msg("case %zu: no \"%s\" in\n%s", i, cases[i].has[k], text);
+    if (cases[i].lacks && strstr(text, cases[i].lacks))
+      fail_msg("case %zu: \"%s\" in\n%s", i, cases[i].lacks, text);
     cpuexec_resolved_destroy(r);
   }
   cpuexec_topology_destroy(t);
@@ -651,7 +732,9 @@ static void describe_names_everything_and_truncates_like_snprintf(void **state) 
   assert_int_equal(cpuexec_resolved_describe(r, CPUEXEC_FORMAT_TEXT, text, (size_t)n + 1), n);
   assert_non_null(strstr(text, "effective threads:     8"));
   assert_non_null(strstr(text, "worker processors:     2,4,6,8,10,12,14"));
-  assert_non_null(strstr(text, "spin 100000 ns, then park"));
+  assert_non_null(strstr(text, "adaptive, 8 threads on 32 visible processors: a waiting thread\n"));
+  assert_non_null(strstr(text, "1. spins 100000 ns"));
+  assert_non_null(strstr(text, "5. parks\n"));
   assert_non_null(strstr(text, cpuexec_resolved_sharing_key(r)));
   char small[16];
   assert_int_equal(cpuexec_resolved_describe(r, CPUEXEC_FORMAT_TEXT, small, sizeof small), n);
@@ -688,6 +771,7 @@ int main(void) {
       cmocka_unit_test(a_caller_pinned_by_someone_else_keeps_its_place),
       cmocka_unit_test(a_live_thread_bound_narrower_keeps_its_place),
       cmocka_unit_test(spin_resolves_to_concrete_behaviour),
+      cmocka_unit_test(the_text_tells_each_stage_of_a_wait),
       cmocka_unit_test(describe_names_everything_and_truncates_like_snprintf),
       cmocka_unit_test(references_keep_a_resolution_alive),
   };
