@@ -22,13 +22,23 @@
  *     task group does) until it is destroyed;
  *   - Schedule(fn) submits fn as one task of the pool's group: a worker of
  *     the executor runs it when free, through the executor's scheduler (a
- *     group holds one of its region lanes while tasks are queued). fn runs
- *     at once on the calling thread instead when the calling thread is
- *     inside a libcpuexec callback that is not one of this pool's tasks (a
- *     region's range, another group's task: Eigen inside a callback runs
- *     inline, on one thread), when the group's queue is full, and when the
- *     executor is serial or none could be had. A closure that throws ends
- *     the process (std::terminate), as on Eigen's own threads;
+ *     group holds one of its region lanes while tasks are queued). The
+ *     closure that starts an operation (none of the pool's closures is
+ *     queued or running) is the exception: the thread that schedules it,
+ *     which Eigen then blocks until the work is done, runs it at once and
+ *     then the pool's queued closures, as a worker would
+ *     (cpuexec_task_group_help()), so Eigen's closures run on as many
+ *     threads as NumThreads(), as on Eigen's own pool of that size, the
+ *     executor's workers and the calling thread; the closures it schedules
+ *     go to the workers. When the first closure of an operation schedules
+ *     nothing (a full reduction schedules its blocks one by one), the
+ *     operation's other closures go to the workers. fn also runs at once on
+ *     the calling thread when that thread is inside a libcpuexec callback
+ *     that is not one of this pool's tasks (a region's range, another
+ *     group's task: Eigen inside a callback runs inline, on one thread),
+ *     when the group's queue is full, and when the executor is serial or
+ *     none could be had. A closure that throws ends the process
+ *     (std::terminate), as on Eigen's own threads;
  *   - Cancel(): closures not started yet are dropped without being called,
  *     and so is every later one; running ones finish;
  *   - NumThreads(): the executor's effective threads (1 without one), the
@@ -37,9 +47,9 @@
  *   - CurrentThreadId(): on an executor's worker, while it runs or after it
  *     ran one of this pool's closures, its participant index among the
  *     pool's threads, 1 .. NumThreads() - 1 in the order the workers first
- *     ran one (index 0 is the session's calling thread, which waits in
- *     Eigen rather than running closures); -1 on every other thread,
- *     including a thread that ran a closure inline.
+ *     ran one; -1 on every other thread, including a thread that ran
+ *     closures itself (the thread that starts an operation, inline calls):
+ *     several threads may share one pool, and an index is one thread's.
  * The destructor waits for every closure scheduled and not cancelled.
  *
  * Limits. The pool's task group takes one of the executor's 8 region lanes
@@ -95,7 +105,7 @@ public:
   thread_pool(const thread_pool &) = delete;
   thread_pool &operator=(const thread_pool &) = delete;
 
-  /** Runs fn on one of the executor's workers (or inline: see the top). */
+  /** Runs fn on one of the executor's workers, or here (see the top). */
   void Schedule(std::function<void()> fn) override {
     if (cancelled_.load(std::memory_order_acquire)) return;
     if (group_ == nullptr || (cpuexec_library_call_inline() && running_ != this)) {
@@ -104,10 +114,20 @@ public:
     }
     closure *c = new closure{this, std::move(fn)};
     thread_pool *outer = not_worker_;
-    not_worker_ = this; /* a full queue runs it here: not on a worker */
-    int rc = cpuexec_task_group_submit(group_, c, &closure::run);
+    not_worker_ = this; /* closures it runs itself (a full queue, help): not on a worker */
+    int rc;
+    if (starts_an_operation()) {
+      uint64_t before = submitted_.load(std::memory_order_relaxed);
+      rc = cpuexec_task_group_help(group_, c, &closure::run); /* fn here, then the queued ones */
+      if (rc == 0 && submitted_.load(std::memory_order_relaxed) == before)
+        blocks_one_by_one_.store(true, std::memory_order_relaxed); /* fn scheduled nothing */
+    } else {
+      submitted_.fetch_add(1, std::memory_order_relaxed);
+      rc = cpuexec_task_group_submit(group_, c, &closure::run);
+    }
     not_worker_ = outer;
     if (rc != 0) { /* cannot happen with a group and a task; keep Eigen's work done */
+      outstanding_.fetch_sub(1, std::memory_order_relaxed);
       std::function<void()> f = std::move(c->fn);
       delete c;
       f();
@@ -143,6 +163,8 @@ private:
         running_ = outer;
       }
       delete c;
+      if (p->outstanding_.fetch_sub(1, std::memory_order_acq_rel) == 1) /* the pool is idle */
+        p->blocks_one_by_one_.store(false, std::memory_order_relaxed);
       return 0;
     }
   };
@@ -154,6 +176,25 @@ private:
   static uint64_t next_serial() {
     static std::atomic<uint64_t> serials{0};
     return serials.fetch_add(1, std::memory_order_relaxed) + 1;
+  }
+
+  /* Counts the closure about to be scheduled and says whether the calling
+   * thread runs it itself (doc/libraries.md, "Eigen"). Eigen blocks a
+   * thread that schedules from outside the pool's closures in its own
+   * Barrier until the work is done, and for work of more blocks than
+   * threads it schedules only the root of its tree of closures: on the
+   * executor's workers alone that runs on one thread fewer than Eigen's own
+   * pool of NumThreads() threads. So the closure that starts an operation
+   * (none of the pool's is queued or running) runs on the thread that
+   * schedules it, which then runs the queued ones, as one of NumThreads()
+   * threads; the closures that one schedules go to the workers. An
+   * operation that schedules its blocks one by one from its caller (a full
+   * reduction) shows itself by a first closure that schedules nothing: its
+   * other blocks then go to the workers until the pool is idle again,
+   * rather than running one after another here. */
+  bool starts_an_operation() {
+    bool first = outstanding_.fetch_add(1, std::memory_order_acq_rel) == 0;
+    return first && running_ != this && !blocks_one_by_one_.load(std::memory_order_relaxed);
   }
 
   /* The first closure a worker runs gives it the next index; more workers
@@ -174,6 +215,9 @@ private:
   cpuexec_task_group *group_ = nullptr;
   std::atomic<bool> cancelled_{false};
   std::atomic<int> next_id_{1};
+  std::atomic<int> outstanding_{0};            /* closures scheduled and not finished */
+  std::atomic<uint64_t> submitted_{0};         /* closures ever given to the workers */
+  std::atomic<bool> blocks_one_by_one_{false}; /* see starts_an_operation() */
 };
 
 } // namespace eigen
