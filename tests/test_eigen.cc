@@ -343,6 +343,41 @@ void two_threads_run_eigens_closures_at_once(void **) {
   cpuexec_session_destroy(s);
 }
 
+// A full reduction schedules its blocks one by one from the calling thread
+// and then waits: the first runs here, and schedules nothing, so the others
+// go to the workers rather than one after another here; the operation after
+// it starts here again.
+void a_full_reductions_blocks_go_to_the_workers(void **) {
+  cpuexec_session *s = test_session(3);
+  rec.reset();
+  rec.allowed = threads_of(cpuexec_session_executor(s));
+  rec.caller = gettid_now();
+  cube t(256, 256, 16);
+  fill(t, 5);
+  run_in(s, [&] {
+    recording_pool pool;
+    Eigen::ThreadPoolDevice device(&pool, pool.NumThreads());
+    Eigen::Tensor<float, 0> total;
+    for (int round = 0; round < 3; round++) {
+      rec.closures = 0;
+      rec.on_caller = 0;
+      total.device(device) = t.sum(); // Eigen's full reducer: one block per thread
+      assert_int_equal(rec.closures.load(), 3);
+      assert_int_equal(rec.on_caller.load(), 1);
+      rec.closures = 0;
+      rec.on_caller = 0;
+      Eigen::array<int, 1> inner = {1};
+      Eigen::Tensor<float, 2> partial(256, 16);
+      partial.device(device) = t.sum(inner); // a tree of closures, its root run here
+      assert_true(rec.closures.load() > 3);
+      assert_true(rec.on_caller.load() > 0);
+    }
+  });
+  assert_int_equal(rec.outside.load(), 0);
+  assert_int_equal(rec.bad_id.load(), 0);
+  cpuexec_session_destroy(s);
+}
+
 // ---- inside a callback, inline -----------------------------------------------------
 void eigen_inside_a_callback_runs_inline(void **) {
   cpuexec_session *s = test_session(2);
@@ -413,26 +448,23 @@ void cancel_drops_closures_not_started(void **) {
   latch started, release;
   {
     cpuexec::eigen::thread_pool pool(exec);
-    auto hold = [&] { // holds the thread that runs it until released
-      started.add();
-      release.wait_for(1);
-      finished++;
-    };
-    // The first closure runs on the thread that schedules it (nothing of
-    // the pool runs yet): another thread, held there; the second, scheduled
-    // while the first runs, goes to the one worker and holds it. Then no
-    // thread is free to start the next ones.
-    std::thread first([&] { pool.Schedule(hold); });
-    started.wait_for(1);
-    pool.Schedule(hold);
-    started.wait_for(2);
-    for (int i = 0; i < 10; i++) pool.Schedule([&] { ran++; });
-    pool.Cancel();
-    pool.Schedule([&] { ran++; }); // after Cancel: dropped too
-    release.add();
-    first.join();
+    // The first closure runs here (nothing is queued) and schedules the
+    // others, which are queued for the one worker: the first of them holds
+    // it, so the next ten wait in the queue while this thread is busy here.
+    pool.Schedule([&] {
+      pool.Schedule([&] {
+        started.add();
+        release.wait_for(1);
+        finished++;
+      });
+      started.wait_for(1);
+      for (int i = 0; i < 10; i++) pool.Schedule([&] { ran++; });
+      pool.Cancel();
+      pool.Schedule([&] { ran++; }); // after Cancel: dropped too
+      release.add();
+    }); // then this thread runs the queued ones: dropped
   } // the destructor waits for the running one
-  assert_int_equal(finished.load(), 2);
+  assert_int_equal(finished.load(), 1);
   assert_int_equal(ran.load(), 0);
   assert_int_equal(cpuexec_executor_release(exec), 0);
 }
@@ -462,6 +494,7 @@ int main() {
       cmocka_unit_test(operations_bit_identical_on_session_participants),
       cmocka_unit_test(thread_counts_and_ids),
       cmocka_unit_test(two_threads_run_eigens_closures_at_once),
+      cmocka_unit_test(a_full_reductions_blocks_go_to_the_workers),
       cmocka_unit_test(eigen_inside_a_callback_runs_inline),
       cmocka_unit_test(two_session_threads_at_once),
       cmocka_unit_test(cancel_drops_closures_not_started),

@@ -22,23 +22,24 @@
  *     task group does) until it is destroyed;
  *   - Schedule(fn) submits fn as one task of the pool's group: a worker of
  *     the executor runs it when free, through the executor's scheduler (a
- *     group holds one of its region lanes while tasks are queued). The
- *     closure that starts an operation (none of the pool's closures is
- *     queued or running) is the exception: the thread that schedules it,
- *     which Eigen then blocks until the work is done, runs it at once and
- *     then the pool's queued closures, as a worker would
- *     (cpuexec_task_group_help()), so Eigen's closures run on as many
- *     threads as NumThreads(), as on Eigen's own pool of that size, the
- *     executor's workers and the calling thread; the closures it schedules
- *     go to the workers. When the first closure of an operation schedules
- *     nothing (a full reduction schedules its blocks one by one), the
- *     operation's other closures go to the workers. fn also runs at once on
- *     the calling thread when that thread is inside a libcpuexec callback
- *     that is not one of this pool's tasks (a region's range, another
- *     group's task: Eigen inside a callback runs inline, on one thread),
- *     when the group's queue is full, and when the executor is serial or
- *     none could be had. A closure that throws ends the process
- *     (std::terminate), as on Eigen's own threads;
+ *     group holds one of its region lanes while tasks are queued). A
+ *     thread that is not running one of the pool's closures (the thread
+ *     evaluating an Eigen expression, which Eigen then blocks until the
+ *     work is done) runs its closure itself instead when none of the pool's
+ *     closures is queued, and then the queued ones, as a worker would
+ *     (cpuexec_task_group_help()): Eigen's closures run on as many threads
+ *     as NumThreads(), as on Eigen's own pool of that size, the executor's
+ *     workers and that thread; closures scheduled by closures go to the
+ *     workers. When a closure so run schedules nothing (a full reduction
+ *     schedules its blocks one by one), the next ones go to the workers
+ *     until as many as the workers have. So a closure must not wait for
+ *     the thread that schedules it to go on, which Eigen's never do. fn
+ *     also runs at once on the calling thread when that thread is inside
+ *     a libcpuexec callback that is not one of this pool's tasks (a
+ *     region's range, another group's task: Eigen inside a callback runs
+ *     inline, on one thread), when the group's queue is full, and when the
+ *     executor is serial or none could be had. A closure that throws ends
+ *     the process (std::terminate), as on Eigen's own threads;
  *   - Cancel(): closures not started yet are dropped without being called,
  *     and so is every later one; running ones finish;
  *   - NumThreads(): the executor's effective threads (1 without one), the
@@ -112,22 +113,27 @@ public:
       fn();
       return;
     }
-    closure *c = new closure{this, std::move(fn)};
+    closure *c = new closure{this, std::move(fn), false};
     thread_pool *outer = not_worker_;
     not_worker_ = this; /* closures it runs itself (a full queue, help): not on a worker */
     int rc;
-    if (starts_an_operation()) {
+    if (runs_here()) {
       uint64_t before = submitted_.load(std::memory_order_relaxed);
       rc = cpuexec_task_group_help(group_, c, &closure::run); /* fn here, then the queued ones */
-      if (rc == 0 && submitted_.load(std::memory_order_relaxed) == before)
-        blocks_one_by_one_.store(true, std::memory_order_relaxed); /* fn scheduled nothing */
+      if (rc == 0 && submitted_.load(std::memory_order_relaxed) == before) {
+        under_leaf_.store(0, std::memory_order_relaxed); /* fn scheduled nothing: blocks come one by one */
+        leaf_.store(true, std::memory_order_relaxed);
+      }
     } else {
+      c->queued = true;
+      queued_.fetch_add(1, std::memory_order_acq_rel);
       submitted_.fetch_add(1, std::memory_order_relaxed);
+      if (leaf_.load(std::memory_order_relaxed)) under_leaf_.fetch_add(1, std::memory_order_relaxed);
       rc = cpuexec_task_group_submit(group_, c, &closure::run);
     }
     not_worker_ = outer;
     if (rc != 0) { /* cannot happen with a group and a task; keep Eigen's work done */
-      outstanding_.fetch_sub(1, std::memory_order_relaxed);
+      if (c->queued) queued_.fetch_sub(1, std::memory_order_acq_rel);
       std::function<void()> f = std::move(c->fn);
       delete c;
       f();
@@ -152,9 +158,11 @@ private:
   struct closure {
     thread_pool *pool;
     std::function<void()> fn;
+    bool queued; /* given to the workers: counted in queued_ until it starts */
     static int run(void *ctx) noexcept {
       closure *c = static_cast<closure *>(ctx);
       thread_pool *p = c->pool;
+      if (c->queued) p->queued_.fetch_sub(1, std::memory_order_acq_rel);
       if (!p->cancelled_.load(std::memory_order_acquire)) {
         if (not_worker_ != p) p->note_worker();
         thread_pool *outer = running_;
@@ -163,8 +171,6 @@ private:
         running_ = outer;
       }
       delete c;
-      if (p->outstanding_.fetch_sub(1, std::memory_order_acq_rel) == 1) /* the pool is idle */
-        p->blocks_one_by_one_.store(false, std::memory_order_relaxed);
       return 0;
     }
   };
@@ -178,23 +184,35 @@ private:
     return serials.fetch_add(1, std::memory_order_relaxed) + 1;
   }
 
-  /* Counts the closure about to be scheduled and says whether the calling
-   * thread runs it itself (doc/libraries.md, "Eigen"). Eigen blocks a
-   * thread that schedules from outside the pool's closures in its own
-   * Barrier until the work is done, and for work of more blocks than
-   * threads it schedules only the root of its tree of closures: on the
-   * executor's workers alone that runs on one thread fewer than Eigen's own
-   * pool of NumThreads() threads. So the closure that starts an operation
-   * (none of the pool's is queued or running) runs on the thread that
-   * schedules it, which then runs the queued ones, as one of NumThreads()
-   * threads; the closures that one schedules go to the workers. An
-   * operation that schedules its blocks one by one from its caller (a full
-   * reduction) shows itself by a first closure that schedules nothing: its
-   * other blocks then go to the workers until the pool is idle again,
-   * rather than running one after another here. */
-  bool starts_an_operation() {
-    bool first = outstanding_.fetch_add(1, std::memory_order_acq_rel) == 0;
-    return first && running_ != this && !blocks_one_by_one_.load(std::memory_order_relaxed);
+  /* Whether the calling thread runs the closure it schedules itself
+   * (doc/libraries.md, "Eigen"). Eigen blocks a thread that schedules from
+   * outside the pool's closures in its own Barrier until the work is done,
+   * and for work of more blocks than threads it schedules only the root of
+   * its tree of closures: on the executor's workers alone that runs on one
+   * thread fewer than Eigen's own pool of NumThreads() threads. So such a
+   * thread, when none of the pool's closures waits in the queue (the
+   * workers keep up), runs its closure itself and then the queued ones, as
+   * one of NumThreads() threads; the closures scheduled from closures go to
+   * the workers. A closure run so that schedules nothing shows an operation
+   * that schedules its blocks one by one from its caller (a full
+   * reduction): the next closures go to the workers, rather than one
+   * after another here, until as many as the workers (a full reduction's
+   * other blocks) have gone to them and all have started, which the end of
+   * the operation implies (Eigen returns when all are done): the next
+   * operation starts as the first did. Only counts of closures not started
+   * are asked, never whether one has returned: Eigen's caller wakes when a
+   * closure's work is done, before the closure itself returns. Counts and
+   * this state are the pool's, and with threads sharing a pool a guess:
+   * where a closure runs changes no result. */
+  bool runs_here() {
+    if (running_ == this) return false;
+    bool idle = queued_.load(std::memory_order_acquire) == 0;
+    if (!leaf_.load(std::memory_order_relaxed)) return idle;
+    if (idle && under_leaf_.load(std::memory_order_relaxed) >= threads_ - 1) { /* the other blocks started */
+      leaf_.store(false, std::memory_order_relaxed);
+      return true;
+    }
+    return false;
   }
 
   /* The first closure a worker runs gives it the next index; more workers
@@ -215,9 +233,11 @@ private:
   cpuexec_task_group *group_ = nullptr;
   std::atomic<bool> cancelled_{false};
   std::atomic<int> next_id_{1};
-  std::atomic<int> outstanding_{0};            /* closures scheduled and not finished */
-  std::atomic<uint64_t> submitted_{0};         /* closures ever given to the workers */
-  std::atomic<bool> blocks_one_by_one_{false}; /* see starts_an_operation() */
+  /* Where closures run (runs_here()). */
+  std::atomic<int> queued_{0};           /* closures given to the workers, not started */
+  std::atomic<uint64_t> submitted_{0};   /* closures ever given to the workers */
+  std::atomic<bool> leaf_{false};        /* a closure run here scheduled nothing */
+  std::atomic<int> under_leaf_{0};       /* closures given to the workers since */
 };
 
 } // namespace eigen
