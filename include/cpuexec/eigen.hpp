@@ -49,8 +49,8 @@
  *     ran one of this pool's closures, its participant index among the
  *     pool's threads, 1 .. NumThreads() - 1 in the order the workers first
  *     ran one; -1 on every other thread, including a thread that ran
- *     closures itself (the thread that starts an operation, inline calls):
- *     several threads may share one pool, and an index is one thread's.
+ *     closures itself (one evaluating an expression, an inline call):
+ *     several such threads may share one pool, and an index is one thread's.
  * The destructor waits for every closure scheduled and not cancelled.
  *
  * Limits. The pool's task group takes one of the executor's 8 region lanes
