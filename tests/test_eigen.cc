@@ -269,7 +269,7 @@ void thread_counts_and_ids(void **) {
     std::vector<int> tid(closures), id(closures);
     latch done;
     int outer_id = 0;
-    // The first closure runs here (nothing else of the pool runs yet) and
+    // The first closure runs here (none of the pool's is queued) and
     // schedules the others, which go to the workers; it holds this thread
     // until they are done, so they all run on the workers.
     pool.Schedule([&] {
