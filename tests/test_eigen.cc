@@ -2,9 +2,11 @@
 // tensor contraction and reductions on Eigen::ThreadPoolDevice give
 // bit-identical output on the session's participants and on Eigen's own
 // NonBlockingThreadPool at the same thread count; the pool starts no thread;
-// CurrentThreadId names the workers; Eigen inside a callback runs inline;
-// two session threads at once get the right output; Cancel drops what has
-// not started.
+// the thread Eigen blocks runs closures beside the workers, so a session of
+// 2 runs Eigen's closures on 2 threads at once, as Eigen's own pool of 2
+// does, and on no thread outside it; CurrentThreadId names the workers;
+// Eigen inside a callback runs inline; two session threads at once get the
+// right output; Cancel drops what has not started.
 // Eigen's NonBlockingThreadPool (the reference below) uses
 // std::atomic_thread_fence, which GCC warns about under ThreadSanitizer
 // (-Wtsan); its reports are suppressed instead (tests/support/eigen_tsan.c).
@@ -58,7 +60,8 @@ struct record {
   std::atomic<int> on_caller{0};  // ... on `caller`, the session's calling thread
   std::atomic<int> outside{0};    // ... on a thread not in `allowed`
   std::atomic<int> not_inline{0}; // ... off the scheduling thread while inline_expected
-  std::atomic<int> bad_id{0};     // CurrentThreadId() outside [1, NumThreads()) on a worker
+  std::atomic<int> bad_id{0};     // CurrentThreadId() outside [1, NumThreads()) on a worker,
+                                  // or not -1 on `caller`
   std::vector<int> allowed;       // the session's participants (empty: any)
   int caller = 0;                 // the session's calling thread (0: none)
   bool inline_expected = false;
@@ -92,6 +95,7 @@ public:
       if (rec.inline_expected && tid != from) rec.not_inline++;
       int id = CurrentThreadId();
       if (rec.caller != 0 && tid != rec.caller && (id < 1 || id >= NumThreads())) rec.bad_id++;
+      if (rec.caller != 0 && tid == rec.caller && id != -1) rec.bad_id++;
       fn();
     });
   }
@@ -217,10 +221,10 @@ void operations_bit_identical_on_session_participants(void **) {
     assert_int_equal(rec.outside.load(), 0);
     assert_int_equal(rec.bad_id.load(), 0);
     assert_int_equal(caller, rec.caller);
-    // Every closure Eigen scheduled ran on the session's worker, none on
-    // the calling thread (it waits in Eigen): the large shapes were split.
+    // The large shapes were split, and the calling thread, which Eigen
+    // blocks until its closures are done, ran the first of them itself.
     if (sh.m > 7) assert_true(rec.closures.load() > 0);
-    assert_int_equal(rec.on_caller.load(), 0);
+    if (sh.m > 7) assert_true(rec.on_caller.load() > 0);
   }
   cpuexec_session_destroy(s);
 }
@@ -264,13 +268,21 @@ void thread_counts_and_ids(void **) {
     const int closures = 200;
     std::vector<int> tid(closures), id(closures);
     latch done;
-    for (int i = 0; i < closures; i++)
-      pool.Schedule([&, i] {
-        tid[static_cast<size_t>(i)] = gettid_now();
-        id[static_cast<size_t>(i)] = pool.CurrentThreadId();
-        done.add();
-      });
-    done.wait_for(closures);
+    int outer_id = 0;
+    // The first closure runs here (none of the pool's is queued) and
+    // schedules the others, which go to the workers; it holds this thread
+    // until they are done, so they all run on the workers.
+    pool.Schedule([&] {
+      outer_id = pool.CurrentThreadId();
+      for (int i = 0; i < closures; i++)
+        pool.Schedule([&, i] {
+          tid[static_cast<size_t>(i)] = gettid_now();
+          id[static_cast<size_t>(i)] = pool.CurrentThreadId();
+          done.add();
+        });
+      done.wait_for(closures);
+    });
+    assert_int_equal(outer_id, -1); // a closure on this thread: it is not one of the workers
     for (int i = 0; i < closures; i++) {
       int t = tid[static_cast<size_t>(i)], d = id[static_cast<size_t>(i)];
       assert_true(t == workers[1] || t == workers[2]); // the pool's workers, never the caller
@@ -283,6 +295,87 @@ void thread_counts_and_ids(void **) {
   assert_int_equal(cpuexec_executor_release(three), 0);
   cpuexec_session_destroy(one);
   cpuexec_session_destroy(two);
+}
+
+// ---- as many threads as Eigen's own pool ----------------------------------------------
+// Eigen's parallelFor, for more blocks than threads, schedules only the root
+// of its tree of closures and blocks its caller until every block is done.
+// Each block here waits until two distinct threads have entered a block: on
+// a session of 2 that returns only if the calling thread and the worker run
+// blocks at once (on the worker alone it would never return: the watchdog
+// names the case). Every block runs once, on the session's two threads.
+struct distinct_threads {
+  std::mutex lock;
+  std::condition_variable changed;
+  std::vector<int> seen;
+  void enter_and_wait_for(size_t n) {
+    std::unique_lock<std::mutex> hold(lock);
+    int me = gettid_now();
+    bool known = false;
+    for (int t : seen) known |= t == me;
+    if (!known) seen.push_back(me);
+    changed.notify_all();
+    changed.wait(hold, [&] { return seen.size() >= n; });
+  }
+};
+
+void two_threads_run_eigens_closures_at_once(void **) {
+  cpuexec_session *s = test_session(2);
+  std::vector<int> session = threads_of(cpuexec_session_executor(s));
+  for (int round = 0; round < 3; round++) {
+    distinct_threads met;
+    const Eigen::Index n = 64;
+    std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+    run_in(s, [&] {
+      cpuexec::eigen::thread_pool pool;
+      Eigen::ThreadPoolDevice device(&pool, pool.NumThreads());
+      assert_int_equal(device.numThreads(), 2);
+      // A costly coefficient: 64 of them make 8 blocks of 8, more than 2.
+      device.parallelFor(n, Eigen::TensorOpCost(0, 0, 1e6), [&](Eigen::Index first, Eigen::Index last) {
+        met.enter_and_wait_for(2);
+        for (Eigen::Index i = first; i < last; i++) hits[static_cast<size_t>(i)]++;
+      });
+    });
+    for (const std::atomic<int> &h : hits) assert_int_equal(h.load(), 1);
+    assert_int_equal(met.seen.size(), 2);
+    for (int t : met.seen) assert_true(t == session[0] || t == session[1]);
+  }
+  cpuexec_session_destroy(s);
+}
+
+// A full reduction schedules its blocks one by one from the calling thread
+// and then waits: the first runs here, and schedules nothing, so the others
+// go to the workers rather than one after another here; the operation after
+// it starts here again.
+void a_full_reductions_blocks_go_to_the_workers(void **) {
+  cpuexec_session *s = test_session(3);
+  rec.reset();
+  rec.allowed = threads_of(cpuexec_session_executor(s));
+  rec.caller = gettid_now();
+  cube t(256, 256, 16);
+  fill(t, 5);
+  run_in(s, [&] {
+    recording_pool pool;
+    Eigen::ThreadPoolDevice device(&pool, pool.NumThreads());
+    Eigen::Tensor<float, 0> total;
+    for (int round = 0; round < 3; round++) {
+      rec.closures = 0;
+      rec.on_caller = 0;
+      total.device(device) = t.sum(); // Eigen's full reducer: one block per thread
+      assert_int_equal(rec.closures.load(), 3);
+      assert_int_equal(rec.on_caller.load(), 1);
+      rec.closures = 0;
+      rec.on_caller = 0;
+      Eigen::array<int, 1> inner = {1};
+      Eigen::Tensor<float, 2> partial(256, 16);
+      partial.device(device) = t.sum(inner); // a tree of closures, its root run here
+      assert_true(rec.closures.load() > 3);
+      assert_true(rec.on_caller.load() > 0);
+    }
+  });
+  assert_int_equal(rec.outside.load(), 0);
+  assert_int_equal(rec.bad_id.load(), 0);
+  cpuexec_session_destroy(s);
 }
 
 // ---- inside a callback, inline -----------------------------------------------------
@@ -351,23 +444,27 @@ void two_session_threads_at_once(void **) {
 // ---- Cancel -------------------------------------------------------------------------
 void cancel_drops_closures_not_started(void **) {
   cpuexec_executor *exec = test_executor(2); // one worker
-  std::atomic<int> ran{0};
+  std::atomic<int> ran{0}, finished{0};
   latch started, release;
-  bool first_finished = false;
   {
     cpuexec::eigen::thread_pool pool(exec);
-    pool.Schedule([&] { // holds the one worker until released
-      started.add();
-      release.wait_for(1);
-      first_finished = true;
-    });
-    started.wait_for(1);
-    for (int i = 0; i < 10; i++) pool.Schedule([&] { ran++; });
-    pool.Cancel();
-    pool.Schedule([&] { ran++; }); // after Cancel: dropped too
-    release.add();
+    // The first closure runs here (nothing is queued) and schedules the
+    // others, which are queued for the one worker: the first of them holds
+    // it, so the next ten wait in the queue while this thread is busy here.
+    pool.Schedule([&] {
+      pool.Schedule([&] {
+        started.add();
+        release.wait_for(1);
+        finished++;
+      });
+      started.wait_for(1);
+      for (int i = 0; i < 10; i++) pool.Schedule([&] { ran++; });
+      pool.Cancel();
+      pool.Schedule([&] { ran++; }); // after Cancel: dropped too
+      release.add();
+    }); // then this thread runs the queued ones: dropped
   } // the destructor waits for the running one
-  assert_true(first_finished);
+  assert_int_equal(finished.load(), 1);
   assert_int_equal(ran.load(), 0);
   assert_int_equal(cpuexec_executor_release(exec), 0);
 }
@@ -396,6 +493,8 @@ int main() {
       cmocka_unit_test(the_pool_starts_no_thread),
       cmocka_unit_test(operations_bit_identical_on_session_participants),
       cmocka_unit_test(thread_counts_and_ids),
+      cmocka_unit_test(two_threads_run_eigens_closures_at_once),
+      cmocka_unit_test(a_full_reductions_blocks_go_to_the_workers),
       cmocka_unit_test(eigen_inside_a_callback_runs_inline),
       cmocka_unit_test(two_session_threads_at_once),
       cmocka_unit_test(cancel_drops_closures_not_started),

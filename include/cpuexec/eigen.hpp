@@ -22,9 +22,20 @@
  *     task group does) until it is destroyed;
  *   - Schedule(fn) submits fn as one task of the pool's group: a worker of
  *     the executor runs it when free, through the executor's scheduler (a
- *     group holds one of its region lanes while tasks are queued). fn runs
- *     at once on the calling thread instead when the calling thread is
- *     inside a libcpuexec callback that is not one of this pool's tasks (a
+ *     group holds one of its region lanes while tasks are queued). A
+ *     thread that is not running one of the pool's closures (the thread
+ *     evaluating an Eigen expression, which Eigen then blocks until the
+ *     work is done) runs its closure itself instead when none of the pool's
+ *     closures is queued, and then the queued ones, as a worker would
+ *     (cpuexec_task_group_help()): Eigen's closures run on as many threads
+ *     as NumThreads(), as on Eigen's own pool of that size, the executor's
+ *     workers and that thread; closures scheduled by closures go to the
+ *     workers. When a closure so run schedules nothing (a full reduction
+ *     schedules its blocks one by one), the next ones go to the workers
+ *     until as many as the workers have. So a closure must not wait for
+ *     the thread that schedules it to go on, which Eigen's never do. fn
+ *     also runs at once on the calling thread when that thread is inside
+ *     a libcpuexec callback that is not one of this pool's tasks (a
  *     region's range, another group's task: Eigen inside a callback runs
  *     inline, on one thread), when the group's queue is full, and when the
  *     executor is serial or none could be had. A closure that throws ends
@@ -37,9 +48,9 @@
  *   - CurrentThreadId(): on an executor's worker, while it runs or after it
  *     ran one of this pool's closures, its participant index among the
  *     pool's threads, 1 .. NumThreads() - 1 in the order the workers first
- *     ran one (index 0 is the session's calling thread, which waits in
- *     Eigen rather than running closures); -1 on every other thread,
- *     including a thread that ran a closure inline.
+ *     ran one; -1 on every other thread, including a thread that ran
+ *     closures itself (one evaluating an expression, an inline call):
+ *     several such threads may share one pool, and an index is one thread's.
  * The destructor waits for every closure scheduled and not cancelled.
  *
  * Limits. The pool's task group takes one of the executor's 8 region lanes
@@ -95,19 +106,34 @@ public:
   thread_pool(const thread_pool &) = delete;
   thread_pool &operator=(const thread_pool &) = delete;
 
-  /** Runs fn on one of the executor's workers (or inline: see the top). */
+  /** Runs fn on one of the executor's workers, or here (see the top). */
   void Schedule(std::function<void()> fn) override {
     if (cancelled_.load(std::memory_order_acquire)) return;
     if (group_ == nullptr || (cpuexec_library_call_inline() && running_ != this)) {
       fn();
       return;
     }
-    closure *c = new closure{this, std::move(fn)};
+    closure *c = new closure{this, std::move(fn), false};
     thread_pool *outer = not_worker_;
-    not_worker_ = this; /* a full queue runs it here: not on a worker */
-    int rc = cpuexec_task_group_submit(group_, c, &closure::run);
+    not_worker_ = this; /* closures it runs itself (a full queue, help): not on a worker */
+    int rc;
+    if (runs_here()) {
+      uint64_t before = submitted_.load(std::memory_order_relaxed);
+      rc = cpuexec_task_group_help(group_, c, &closure::run); /* fn here, then the queued ones */
+      if (rc == 0 && submitted_.load(std::memory_order_relaxed) == before) {
+        under_leaf_.store(0, std::memory_order_relaxed); /* fn scheduled nothing: blocks come one by one */
+        leaf_.store(true, std::memory_order_relaxed);
+      }
+    } else {
+      c->queued = true;
+      queued_.fetch_add(1, std::memory_order_acq_rel);
+      submitted_.fetch_add(1, std::memory_order_relaxed);
+      if (leaf_.load(std::memory_order_relaxed)) under_leaf_.fetch_add(1, std::memory_order_relaxed);
+      rc = cpuexec_task_group_submit(group_, c, &closure::run);
+    }
     not_worker_ = outer;
     if (rc != 0) { /* cannot happen with a group and a task; keep Eigen's work done */
+      if (c->queued) queued_.fetch_sub(1, std::memory_order_acq_rel);
       std::function<void()> f = std::move(c->fn);
       delete c;
       f();
@@ -132,9 +158,11 @@ private:
   struct closure {
     thread_pool *pool;
     std::function<void()> fn;
+    bool queued; /* given to the workers: counted in queued_ until it starts */
     static int run(void *ctx) noexcept {
       closure *c = static_cast<closure *>(ctx);
       thread_pool *p = c->pool;
+      if (c->queued) p->queued_.fetch_sub(1, std::memory_order_acq_rel);
       if (!p->cancelled_.load(std::memory_order_acquire)) {
         if (not_worker_ != p) p->note_worker();
         thread_pool *outer = running_;
@@ -156,6 +184,37 @@ private:
     return serials.fetch_add(1, std::memory_order_relaxed) + 1;
   }
 
+  /* Whether the calling thread runs the closure it schedules itself
+   * (doc/libraries.md, "Eigen"). Eigen blocks a thread that schedules from
+   * outside the pool's closures in its own Barrier until the work is done,
+   * and for work of more blocks than threads it schedules only the root of
+   * its tree of closures: on the executor's workers alone that runs on one
+   * thread fewer than Eigen's own pool of NumThreads() threads. So such a
+   * thread, when none of the pool's closures waits in the queue (the
+   * workers keep up), runs its closure itself and then the queued ones, as
+   * one of NumThreads() threads; the closures scheduled from closures go to
+   * the workers. A closure run so that schedules nothing shows an operation
+   * that schedules its blocks one by one from its caller (a full
+   * reduction): the next closures go to the workers, rather than one
+   * after another here, until as many as the workers (a full reduction's
+   * other blocks) have gone to them and all have started, which the end of
+   * the operation implies (Eigen returns when all are done): the next
+   * operation starts as the first did. Only counts of closures not started
+   * are asked, never whether one has returned: Eigen's caller wakes when a
+   * closure's work is done, before the closure itself returns. Counts and
+   * this state are the pool's, and with threads sharing a pool a guess:
+   * where a closure runs changes no result. */
+  bool runs_here() {
+    if (running_ == this) return false;
+    bool idle = queued_.load(std::memory_order_acquire) == 0;
+    if (!leaf_.load(std::memory_order_relaxed)) return idle;
+    if (idle && under_leaf_.load(std::memory_order_relaxed) >= threads_ - 1) { /* the other blocks started */
+      leaf_.store(false, std::memory_order_relaxed);
+      return true;
+    }
+    return false;
+  }
+
   /* The first closure a worker runs gives it the next index; more workers
    * than the executor has (none: its workers are fixed) would get -1. */
   void note_worker() {
@@ -174,6 +233,11 @@ private:
   cpuexec_task_group *group_ = nullptr;
   std::atomic<bool> cancelled_{false};
   std::atomic<int> next_id_{1};
+  /* Where closures run (runs_here()). */
+  std::atomic<int> queued_{0};           /* closures given to the workers, not started */
+  std::atomic<uint64_t> submitted_{0};   /* closures ever given to the workers */
+  std::atomic<bool> leaf_{false};        /* a closure run here scheduled nothing */
+  std::atomic<int> under_leaf_{0};       /* closures given to the workers since */
 };
 
 } // namespace eigen

@@ -41,7 +41,7 @@
  * After fork(), a group of the parent returns CPUEXEC_EFORKED from submit
  * and wait in the child.
  *
- * Thread safety: submit may be called from any thread at once; wait and
+ * Thread safety: submit and help may be called from any thread at once; wait and
  * destroy by one thread at a time (while no other thread submits, for
  * destroy). The group holds a reference on its executor. */
 #ifndef CPUEXEC_TASKS_H
@@ -83,6 +83,20 @@ CPUEXEC_EXPORT int cpuexec_task_group_submit(cpuexec_task_group *group, void *ct
  * skipped: 0, or CPUEXEC_ECALLBACK (the first failing task's value). The
  * group is then empty and reusable. */
 CPUEXEC_EXPORT int cpuexec_task_group_wait(cpuexec_task_group *group);
+
+/** Lends the calling thread to the group without waiting for it: runs
+ * fn(ctx) at once on the calling thread as one of the group's tasks (fn
+ * NULL: none), then the group's queued tasks until none is queued, and
+ * returns while tasks that workers started may still run. For a thread
+ * that would otherwise block until the group's work is done (a library's
+ * caller that waits on its own barrier): its tasks run as a worker's do
+ * (participant 0 of 1, hooks around each), a task's failure stops the group
+ * and goes to the next wait, and tasks submitted meanwhile (by these tasks
+ * too) are queued for the workers and for this thread alike. Returns 0;
+ * group NULL is CPUEXEC_EINVAL; after fork(), a group of the parent is
+ * CPUEXEC_EFORKED and runs nothing, fn included. It may be called from any
+ * thread, from inside the group's own tasks too (it never waits). */
+CPUEXEC_EXPORT int cpuexec_task_group_help(cpuexec_task_group *group, void *ctx, cpuexec_task_fn fn);
 
 /** Waits (as cpuexec_task_group_wait(), returning its result), then frees
  * the group. NULL is ignored and returns 0. */

@@ -174,6 +174,14 @@ CPUEXEC_EXPORT int cpuexec_task_group_submit(cpuexec_task_group *g, void *ctx, c
   return 0;
 }
 
+CPUEXEC_EXPORT int cpuexec_task_group_help(cpuexec_task_group *g, void *ctx, cpuexec_task_fn fn) {
+  int rc = check_group(g);
+  if (rc != 0) return rc;
+  if (fn) run_task(g, (task){fn, ctx});
+  cpuexec__tasks_serve(g); /* the queued ones, as a worker inside the lane would; never waits */
+  return 0;
+}
+
 CPUEXEC_EXPORT int cpuexec_task_group_wait(cpuexec_task_group *g) {
   int rc = check_group(g);
   if (rc != 0) return rc;

@@ -1,5 +1,6 @@
 /* Task groups (include/cpuexec/tasks.h): every task once, errors to the
- * wait, the waiting thread runs tasks, submitting from callbacks and tasks,
+ * wait, the waiting thread runs tasks, a helping thread runs its task and
+ * the queued ones without waiting, submitting from callbacks and tasks,
  * a full queue, fork with tasks queued, the concurrency cap, and tasks
  * beside regions of other callers. Workers are held with the worker gate
  * (executor_internal.h), never with time. */
@@ -11,6 +12,7 @@
 #include <cmocka.h>
 
 #include "executor/executor_internal.h"
+#include "support/stage_latch.h"
 #include "support/test_util.h"
 
 /* ---- holding every worker away from the lanes --------------------------- */
@@ -167,6 +169,95 @@ static void the_waiting_thread_runs_tasks_itself(void **state) {
   cpuexec_executor_release(exec);
 }
 
+/* ---- helping without waiting ---------------------------------------------- */
+
+static tally *first_seen;
+static int queued_done_before;
+
+static int note_first(void *ctx) {
+  (void)ctx;
+  queued_done_before = (int)atomic_load(&first_seen->hits[0]);
+  return 0;
+}
+
+/* Every worker held: help runs its own task first, then every queued one,
+ * all on the calling thread as tasks (participant 0 of 1), and a failing
+ * one's value goes to the next wait. */
+static void help_runs_its_task_then_the_queued_ones_here(void **state) {
+  (void)state;
+  cpuexec_executor *exec = test_executor(3);
+  cpuexec_task_group *g;
+  assert_int_equal(cpuexec_task_group_create(exec, NULL, &g), 0);
+  hold_workers(true);
+  tally *t = new_tally();
+  t->fail_at = 399;
+  submit_all(g, t, 400);
+  assert_int_equal(atomic_load(&t->hits[0]), 0); /* queued, not run at submit */
+  first_seen = t;
+  queued_done_before = -1;
+  assert_int_equal(cpuexec_task_group_help(g, NULL, note_first), 0);
+  assert_int_equal(queued_done_before, 0); /* its own task ran before any queued one */
+  assert_each_once(t, 400);
+  for (int i = 0; i < 400; i++) assert_true(atomic_load(&t->thread_of[i]) == t->main_thread);
+  assert_int_equal(cpuexec_task_group_wait(g), CPUEXEC_ECALLBACK);
+  assert_int_equal(cpuexec_error_callback_value(), 77);
+  /* Nothing queued and no task of its own: it returns at once. */
+  assert_int_equal(cpuexec_task_group_help(g, NULL, NULL), 0);
+  hold_workers(false);
+  free(t);
+  assert_int_equal(cpuexec_task_group_destroy(g), 0);
+  cpuexec_executor_release(exec);
+}
+
+typedef struct held_task {
+  stage_latch latch; /* 1: the task started on a worker; 2: it may finish */
+  _Atomic int finished;
+  cpuexec_task_group *g;
+  _Atomic int helped_inside;
+} held_task;
+
+static int held(void *ctx) {
+  held_task *h = ctx;
+  stage_latch_set(&h->latch, 1);
+  stage_latch_wait(&h->latch, 2);
+  atomic_store(&h->finished, 1);
+  return 0;
+}
+
+static int helps_from_inside(void *ctx) {
+  held_task *h = ctx;
+  atomic_store(&h->helped_inside, cpuexec_task_group_help(h->g, NULL, NULL) == 0 ? 1 : 2);
+  return 0;
+}
+
+/* A task running on a worker does not hold the helper back: help returns
+ * while it runs (the wait then waits for it); a task may help its own group. */
+static void help_does_not_wait_for_running_tasks(void **state) {
+  (void)state;
+  cpuexec_executor *exec = test_executor(2);
+  cpuexec_task_group *g;
+  assert_int_equal(cpuexec_task_group_create(exec, NULL, &g), 0);
+  held_task h = {STAGE_LATCH_INITIALIZER, 0, g, 0};
+  assert_int_equal(cpuexec_task_group_submit(g, &h, held), 0);
+  stage_latch_wait(&h.latch, 1); /* on the one worker now */
+  assert_int_equal(cpuexec_task_group_help(g, &h, helps_from_inside), 0);
+  assert_int_equal(atomic_load(&h.helped_inside), 1);
+  assert_int_equal(atomic_load(&h.finished), 0);
+  stage_latch_set(&h.latch, 2);
+  assert_int_equal(cpuexec_task_group_wait(g), 0);
+  assert_int_equal(atomic_load(&h.finished), 1);
+  assert_int_equal(cpuexec_task_group_destroy(g), 0);
+  cpuexec_executor_release(exec);
+  /* An inline group (no executor): help runs its task at once, like submit. */
+  assert_int_equal(cpuexec_task_group_create(NULL, NULL, &g), 0);
+  tally *t = new_tally();
+  items[0] = (item){t, 0};
+  assert_int_equal(cpuexec_task_group_help(g, &items[0], count_task), 0);
+  assert_each_once(t, 1);
+  free(t);
+  assert_int_equal(cpuexec_task_group_destroy(g), 0);
+}
+
 /* ---- submitting from tasks and from callbacks ---------------------------- */
 
 typedef struct chain {
@@ -243,6 +334,9 @@ static cpuexec_task_group *fork_group;
 static int child_checks(void) {
   if (cpuexec_task_group_submit(fork_group, &items[0], count_task) != CPUEXEC_EFORKED) return 10;
   if (cpuexec_task_group_wait(fork_group) != CPUEXEC_EFORKED) return 11;
+  tally *t = items[0].t;
+  if (cpuexec_task_group_help(fork_group, &items[0], count_task) != CPUEXEC_EFORKED) return 12;
+  if (atomic_load(&t->hits[0]) != 0) return 13; /* neither its task nor the queued ones ran */
   return 0;
 }
 
@@ -344,6 +438,7 @@ static void bad_arguments(void **state) {
   assert_int_equal(cpuexec_task_group_create(NULL, NULL, NULL), CPUEXEC_EINVAL);
   assert_int_equal(cpuexec_task_group_submit(NULL, NULL, count_task), CPUEXEC_EINVAL);
   assert_int_equal(cpuexec_task_group_wait(NULL), CPUEXEC_EINVAL);
+  assert_int_equal(cpuexec_task_group_help(NULL, NULL, count_task), CPUEXEC_EINVAL);
   assert_int_equal(cpuexec_task_group_create(NULL, NULL, &g), 0);
   assert_int_equal(cpuexec_task_group_submit(g, NULL, NULL), CPUEXEC_EINVAL);
   assert_int_equal(cpuexec_task_group_destroy(g), 0);
@@ -358,9 +453,11 @@ int main(void) {
       cmocka_unit_test(tasks_submitted_from_tasks_and_callbacks_all_run),
       cmocka_unit_test(the_concurrency_cap_bounds_the_workers_running_a_group),
       cmocka_unit_test(tasks_and_regions_of_other_callers_share_the_workers),
+      cmocka_unit_test(help_does_not_wait_for_running_tasks),
   };
   const struct CMUnitTest held[] = {
       cmocka_unit_test(the_waiting_thread_runs_tasks_itself),
+      cmocka_unit_test(help_runs_its_task_then_the_queued_ones_here),
       cmocka_unit_test(a_full_queue_runs_the_task_on_the_submitter),
       TEST_UNIX_ONLY(fork_with_tasks_queued, "fork(): Windows has none"),
   };
