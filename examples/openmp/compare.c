@@ -146,7 +146,7 @@ int main(void) {
     }
   bool ok = true;
   for (size_t s = 0; ok && s < sizeof shapes / sizeof shapes[0]; s++) {
-    kernel_case want, got;
+    kernel_case want = {0}, got = {0};
     ok = make_case(&want, shapes[s].kernel, shapes[s].d[0], shapes[s].d[1], shapes[s].d[2]) &&
          make_case(&got, shapes[s].kernel, shapes[s].d[0], shapes[s].d[1], shapes[s].d[2]);
     if (!ok)
