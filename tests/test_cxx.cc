@@ -749,6 +749,46 @@ void kernel_executors() {
   CHECK(cpuexec::kernel_executor("gemm") == cpuexec::executor_ref(exec));
 }
 
+// range_executor::run_all: every index once whatever the executor does;
+// the executor's error in the report, an exception of the body rethrown.
+void run_all_never_loses_an_index(cpuexec::executor_ref exec) {
+  start_case("run_all: a libcpuexec executor runs every index once and reports nothing");
+  {
+    coverage cov(5000);
+    cpuexec::run_all_report r = cpuexec::range_executor::of(exec).run_all(5000, [&](int64_t b, int64_t e) { cov.add(b, e); });
+    CHECK(cov.each_once());
+    CHECK(r.error == 0 && r.caller_indices == 0);
+  }
+  start_case("run_all: an executor that fails part-way leaves the rest to the caller");
+  {
+    auto half = cpuexec::make_range_executor([](int64_t count, cpuexec::range_callback cb) -> int {
+      for (int64_t s = 0; s < count / 2; s += 10)
+        if (!cb(s, std::min(count / 2, s + 10))) return 0;
+      return CPUEXEC_ENOMEM; /* as if its job record could not be allocated */
+    });
+    coverage cov(1000);
+    cpuexec::run_all_report r = half.executor().run_all(1000, [&](int64_t b, int64_t e) { cov.add(b, e); });
+    CHECK(cov.each_once());
+    CHECK(r.error == CPUEXEC_ENOMEM);
+    CHECK(r.caller_indices == 500);
+  }
+  start_case("run_all: a body's exception stops the call and is rethrown with its type");
+  {
+    coverage cov(1000);
+    bool threw = false;
+    try {
+      cpuexec::range_executor::serial().run_all(1000, [&](int64_t b, int64_t e) {
+        cov.add(b, e);
+        throw std::out_of_range("body");
+      });
+    } catch (const std::out_of_range &) {
+      threw = true;
+    }
+    CHECK(threw);
+    CHECK(cov.each_once()); /* the serial executor's one range ran, nothing ran again */
+  }
+}
+
 int main() {
   errors_and_values();
   kernel_executors();
@@ -757,6 +797,7 @@ int main() {
   CHECK(exec.effective_threads() == 3);
   if (exec.effective_threads() != 3) return 1;
   adapters(exec);
+  run_all_never_loses_an_index(exec);
   exceptions(exec);
   foreign_pool();
   tasks(exec);
