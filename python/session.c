@@ -134,7 +134,9 @@ static PyObject *session_counters(PyObject *obj, PyObject *unused) {
   /* The first 8 are the tuple; the rest are named only (counters_desc). */
   const uint64_t values[] = {c.dispatches, c.nested_inline, c.limited_inline, c.spins_found_work,
                              c.parks,      c.wakeups,       c.caller_waits,   c.worker_active_ns,
-                             c.takeovers,  c.participants_run, c.occupied_inline, c.stood_aside};
+                             c.takeovers,  c.participants_run, c.occupied_inline, c.stood_aside,
+                             c.parallel_regions, c.late_arrivals, c.cadence_hits, c.cadence_misses,
+                             c.concurrent_regions, c.caller_wait_ns, c.bound_inline};
   PyObject *s = PyStructSequence_New(st->counters_type);
   if (s == NULL)
     return NULL;
@@ -234,6 +236,15 @@ static PyStructSequence_Field counters_fields[] = {
     {"occupied_inline", "calls run on the caller alone because the callers running regions on the executor "
                         "already occupied every one of its threads"},
     {"stood_aside", "times a worker left a region to its caller for the same reason"},
+    {"parallel_regions", "regions in which more than one participant ran a part of the work: the count that "
+                         "says whether work went parallel (dispatches also counts regions whose caller ran "
+                         "every chunk before a worker checked in)"},
+    {"late_arrivals", "times a worker woke to a region whose share was already taken"},
+    {"cadence_hits", "regions that found a worker spinning in its cadence window"},
+    {"cadence_misses", "cadence windows that ended without a region, or regions that came before theirs"},
+    {"concurrent_regions", "regions that ran in a lane beside the lane-0 region of another caller"},
+    {"caller_wait_ns", "time callers waited, after their share, for workers to finish"},
+    {"bound_inline", "calls run inline on the caller because the executor ran its most regions already"},
     {NULL, NULL},
 };
 

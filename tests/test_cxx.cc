@@ -789,6 +789,30 @@ void run_all_never_loses_an_index(cpuexec::executor_ref exec) {
   }
 }
 
+// cpuexec::counters: the C struct's fields; parallel_regions says what went parallel.
+void counters_say_what_went_parallel() {
+  start_case("counters: every region of a strict 2-thread executor went parallel, and says so");
+  cpuexec::executor exec(cpuexec::policy().num_threads(2).affinity_policy(cpuexec::affinity::none).participation_rule(
+      cpuexec::participation::every_participant));
+  cpuexec::counters before = cpuexec::counters_of(exec);
+  CHECK(before.dispatches == 0 && before.parallel_regions == 0); /* off: all zero */
+  cpuexec::enable_counters(exec);
+  for (int i = 0; i < 50; i++) cpuexec::parallel_for(exec, 8, 1, [](int64_t, int64_t) {});
+  cpuexec::parallel_for(exec, 1, 1, [](int64_t, int64_t) {}); /* one participant: not a region of workers */
+  cpuexec::counters c = cpuexec::counters_of(exec);
+  CHECK(c.dispatches == 50);
+  CHECK(c.parallel_regions == 50);
+  CHECK(c.participants_run == 100);
+  CHECK(c.limited_inline == 1);
+  bool threw = false;
+  try {
+    (void)cpuexec::counters_of(cpuexec::executor_ref());
+  } catch (const cpuexec::error &e) {
+    threw = e.code().value() == CPUEXEC_EINVAL;
+  }
+  CHECK(threw);
+}
+
 int main() {
   errors_and_values();
   kernel_executors();
@@ -798,6 +822,7 @@ int main() {
   if (exec.effective_threads() != 3) return 1;
   adapters(exec);
   run_all_never_loses_an_index(exec);
+  counters_say_what_went_parallel();
   exceptions(exec);
   foreign_pool();
   tasks(exec);

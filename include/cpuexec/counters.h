@@ -39,12 +39,26 @@ typedef struct cpuexec_counters {
                                     already occupied every one of its threads (cpuexec/executor.h) */
   uint64_t stood_aside;        /**< times a worker left a region to its caller for the same reason */
   uint64_t reserved_[2];
+  /** "Did this go parallel?" (see below): */
+  uint64_t parallel_regions;   /**< regions in which more than one participant ran a part of the work */
+  uint64_t reserved_more_[3];  /**< zeroed: room for fields of later versions */
 } cpuexec_counters;
 /* On an executor of our pool, every call with total > 0 counts once in one
  * of dispatches, nested_inline, limited_inline, bound_inline and
  * occupied_inline. A foreign executor (<cpuexec/foreign.h>) counts
  * dispatches (calls handed to its pool), nested_inline and limited_inline;
- * its pool does the waiting, so the others stay 0. */
+ * its pool does the waiting, so the others stay 0.
+ *
+ * Did this go parallel? parallel_regions answers it: the regions in which
+ * more than one participant (the caller and the workers that checked in)
+ * ran a part of the work. dispatches does not: it counts the regions
+ * opened to workers, also those whose caller ran every chunk before any
+ * worker checked in (its workers' chunks counted in takeovers). Of the
+ * dispatches, dispatches - parallel_regions ran on their caller alone;
+ * participants_run / parallel_regions is not the width of a parallel
+ * region (one-participant regions are in the sum). A foreign executor's
+ * pool runs the ranges where libcpuexec cannot see it: its
+ * parallel_regions stays 0. */
 
 /** What an executor's waiting threads do now (cpuexec_executor_spin_state_get).
  * The adaptive policy follows the cadence of calls: once the time between

@@ -49,6 +49,7 @@ CPUEXEC_EXPORT int cpuexec_executor_counters_get(const cpuexec_executor *exec, c
   CPUEXEC__READ(bound_inline);
   CPUEXEC__READ(occupied_inline);
   CPUEXEC__READ(stood_aside);
+  CPUEXEC__READ(parallel_regions);
 #undef CPUEXEC__READ
   return 0;
 }

@@ -31,6 +31,7 @@ typedef struct cpuexec__counter_set {
   _Atomic uint64_t bound_inline;
   _Atomic uint64_t occupied_inline;
   _Atomic uint64_t stood_aside;
+  _Atomic uint64_t parallel_regions;
 } cpuexec__counter_set;
 
 /* Dispatching threads count in `callers`, workers in `workers`: two lines,
