@@ -755,7 +755,8 @@ void run_all_never_loses_an_index(cpuexec::executor_ref exec) {
   start_case("run_all: a libcpuexec executor runs every index once and reports nothing");
   {
     coverage cov(5000);
-    cpuexec::run_all_report r = cpuexec::range_executor::of(exec).run_all(5000, [&](int64_t b, int64_t e) { cov.add(b, e); });
+    cpuexec::run_all_report r =
+        cpuexec::range_executor::of(exec).run_all(5000, [&](int64_t b, int64_t e) { cov.add(b, e); });
     CHECK(cov.each_once());
     CHECK(r.error == 0 && r.caller_indices == 0);
   }
