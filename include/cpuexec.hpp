@@ -49,6 +49,7 @@
 #include <cpuexec/cxx/range_executor.hpp>
 #include <cpuexec/cxx/foreign.hpp>
 #include <cpuexec/cxx/tasks.hpp>
+#include <cpuexec/cxx/counters.hpp>
 
 /** The C++ interface of libcpuexec (cpuexec.hpp and cpuexec/cxx/). */
 namespace cpuexec {}

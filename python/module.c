@@ -80,6 +80,13 @@ static PyMethodDef module_functions[] = {
      "fn(begin, end) may get several grains at once. Each call takes the GIL, so this parallelises only "
      "work that releases it. The first exception fn raises stops new ranges and is raised here. Returns the "
      "participants that ran a range (0 when total <= 0)."},
+    {"run_all", (PyCFunction)(void (*)(void))cpx_run_all, METH_VARARGS | METH_KEYWORDS,
+     "run_all(fn, count) -> (Error | None, int)\n\nfn(begin, end) over ranges covering range(count) on the "
+     "executor installed on this thread (cpuexec_range_executor_run_all), every index exactly once whatever "
+     "the executor does: after an error of the executor or the library (an executor inherited across fork, "
+     "no memory) the ranges left run on the calling thread. Returns that error (a cpuexec.Error, not "
+     "raised; None when there was none) and how many indices the calling thread ran because of it. The first "
+     "exception fn raises stops new ranges and is raised here."},
     {"current_executor_id", cpx_current_executor_id, METH_NOARGS,
      "The id of the executor installed on this thread (Session.executor_id), or None."},
     {"kernel_executor_id", (PyCFunction)(void (*)(void))cpx_kernel_executor_id, METH_VARARGS | METH_KEYWORDS,

@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include <cpuexec/compat/range_executor.h>
+
 /* Shared by the participants of one parallel_for; every field is touched
  * with the GIL held. */
 typedef struct {
@@ -73,6 +75,59 @@ PyObject *cpx_parallel_for(PyObject *module, PyObject *args, PyObject *kwargs) {
   if (rc != 0)
     return cpx_raise(st, rc);
   return PyLong_FromLong(c.executed);
+}
+
+/* The error of a run_all as a cpuexec.Error object, not raised. */
+static PyObject *error_object(cpx_state *st, int code) {
+  cpx_raise(st, code);
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyErr_NormalizeException(&type, &value, &tb);
+  Py_XDECREF(type);
+  Py_XDECREF(tb);
+  return value;
+}
+
+PyObject *cpx_run_all(PyObject *module, PyObject *args, PyObject *kwargs) {
+  cpx_state *st = cpx_state_of_module(module);
+  static char *kw[] = {"fn", "count", NULL};
+  PyObject *fn, *count_obj;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OO:run_all", kw, &fn, &count_obj))
+    return NULL;
+  if (!PyCallable_Check(fn)) {
+    PyErr_Format(PyExc_TypeError, "fn: got %.100s; use a callable fn(begin, end)", Py_TYPE(fn)->tp_name);
+    return NULL;
+  }
+  int64_t count;
+  if (cpx_int64_arg(st, count_obj, "count", INT64_MIN, INT64_MAX, &count) < 0)
+    return NULL;
+  cpuexec_executor *exec = cpuexec_executor_current();
+  int32_t threads = exec ? cpuexec_executor_effective_threads(exec) : 1;
+  uint64_t *ran = PyMem_Calloc((size_t)(threads + 63) / 64, sizeof *ran);
+  if (ran == NULL)
+    return PyErr_NoMemory();
+  range_ctx c = {.fn = fn, .ran = ran, .threads = (uint32_t)threads};
+  cpuexec_range_executor installed = cpuexec_range_executor_installed();
+  cpuexec_run_all_report report;
+  int rc;
+  Py_BEGIN_ALLOW_THREADS
+  rc = cpuexec_range_executor_run_all(&installed, count, &c, run_range, &report);
+  Py_END_ALLOW_THREADS
+  PyMem_Free(ran);
+  if (c.exc_type != NULL) {
+    PyErr_Restore(c.exc_type, c.exc_value, c.exc_tb);
+    return NULL;
+  }
+  if (rc != 0)
+    return cpx_raise(st, rc);
+  PyObject *error = Py_None;
+  if (report.error != 0)
+    error = error_object(st, report.error);
+  else
+    Py_INCREF(error);
+  if (error == NULL)
+    return NULL;
+  return Py_BuildValue("(NL)", error, (long long)report.caller_indices);
 }
 
 PyObject *cpx_current_executor_id(PyObject *module, PyObject *unused) {

@@ -10,6 +10,7 @@
  * session so the executor outlives every scope that installs it. */
 #include "module.h"
 
+#include <stddef.h>
 #include <pythread.h>
 
 typedef struct scope_entry {
@@ -137,8 +138,9 @@ static PyObject *session_counters(PyObject *obj, PyObject *unused) {
                              c.parks,              c.wakeups,          c.caller_waits,   c.worker_active_ns,
                              c.takeovers,          c.late_arrivals,    c.cadence_hits,   c.cadence_misses,
                              c.concurrent_regions, c.participants_run, c.caller_wait_ns, c.bound_inline,
-                             c.occupied_inline,    c.stood_aside,      c.step_offs,      c.long_spins};
-  _Static_assert(sizeof values == sizeof c, "every counter, once");
+                             c.occupied_inline,    c.stood_aside,      c.step_offs,      c.long_spins,
+                             c.parallel_regions};
+  _Static_assert(sizeof values == offsetof(cpuexec_counters, reserved_more_), "every counter, once");
   PyObject *s = PyStructSequence_New(st->counters_type);
   if (s == NULL)
     return NULL;
@@ -247,6 +249,9 @@ static PyStructSequence_Field counters_fields[] = {
     {"step_offs", "times a free caller moved off its processor so that a worker could run there"},
     {"long_spins", "waits that spun on past the policy's spin (adaptive only): while the thread waited for ran, "
                    "or through the short gaps between regions a worker keeps seeing"},
+    {"parallel_regions", "regions in which more than one participant ran a part of the work: the count that "
+                         "says whether work went parallel (dispatches also counts regions whose caller ran "
+                         "every chunk before a worker checked in)"},
     {NULL, NULL},
 };
 

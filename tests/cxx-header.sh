@@ -19,7 +19,7 @@ flags="-std=c++17 -Wall -Wextra -Wpedantic -Werror -fsyntax-only -I$src/include"
 "$cxx" $flags -fno-exceptions "$src/tests/test_cxx_noexcept.cc"
 # Each header alone, first in its translation unit (each stands alone).
 for h in cpuexec.hpp cpuexec/cxx/capi.hpp cpuexec/cxx/error.hpp cpuexec/cxx/call_state.hpp cpuexec/cxx/policy.hpp \
-  cpuexec/cxx/session.hpp cpuexec/cxx/loops.hpp cpuexec/cxx/range_executor.hpp; do
+  cpuexec/cxx/session.hpp cpuexec/cxx/loops.hpp cpuexec/cxx/range_executor.hpp cpuexec/cxx/counters.hpp; do
   printf '#include <%s>\nint main() { return 0; }\n' "$h" | "$cxx" $flags -Wshadow -x c++ -
 done
 echo "cxx-header: $cxx compiles cpuexec.hpp's tests without warnings"

@@ -749,6 +749,71 @@ void kernel_executors() {
   CHECK(cpuexec::kernel_executor("gemm") == cpuexec::executor_ref(exec));
 }
 
+// range_executor::run_all: every index once whatever the executor does;
+// the executor's error in the report, an exception of the body rethrown.
+void run_all_never_loses_an_index(cpuexec::executor_ref exec) {
+  start_case("run_all: a libcpuexec executor runs every index once and reports nothing");
+  {
+    coverage cov(5000);
+    cpuexec::run_all_report r =
+        cpuexec::range_executor::of(exec).run_all(5000, [&](int64_t b, int64_t e) { cov.add(b, e); });
+    CHECK(cov.each_once());
+    CHECK(r.error == 0 && r.caller_indices == 0);
+  }
+  start_case("run_all: an executor that fails part-way leaves the rest to the caller");
+  {
+    auto half = cpuexec::make_range_executor([](int64_t count, cpuexec::range_callback cb) -> int {
+      for (int64_t s = 0; s < count / 2; s += 10)
+        if (!cb(s, std::min(count / 2, s + 10))) return 0;
+      return CPUEXEC_ENOMEM; /* as if its job record could not be allocated */
+    });
+    coverage cov(1000);
+    cpuexec::run_all_report r = half.executor().run_all(1000, [&](int64_t b, int64_t e) { cov.add(b, e); });
+    CHECK(cov.each_once());
+    CHECK(r.error == CPUEXEC_ENOMEM);
+    CHECK(r.caller_indices == 500);
+  }
+  start_case("run_all: a body's exception stops the call and is rethrown with its type");
+  {
+    coverage cov(1000);
+    bool threw = false;
+    try {
+      cpuexec::range_executor::serial().run_all(1000, [&](int64_t b, int64_t e) {
+        cov.add(b, e);
+        throw std::out_of_range("body");
+      });
+    } catch (const std::out_of_range &) {
+      threw = true;
+    }
+    CHECK(threw);
+    CHECK(cov.each_once()); /* the serial executor's one range ran, nothing ran again */
+  }
+}
+
+// cpuexec::counters: the C struct's fields; parallel_regions says what went parallel.
+void counters_say_what_went_parallel() {
+  start_case("counters: every region of a strict 2-thread executor went parallel, and says so");
+  cpuexec::executor exec(cpuexec::policy().num_threads(2).affinity_policy(cpuexec::affinity::none).participation_rule(
+      cpuexec::participation::every_participant));
+  cpuexec::counters before = cpuexec::counters_of(exec);
+  CHECK(before.dispatches == 0 && before.parallel_regions == 0); /* off: all zero */
+  cpuexec::enable_counters(exec);
+  for (int i = 0; i < 50; i++) cpuexec::parallel_for(exec, 8, 1, [](int64_t, int64_t) {});
+  cpuexec::parallel_for(exec, 1, 1, [](int64_t, int64_t) {}); /* one participant: not a region of workers */
+  cpuexec::counters c = cpuexec::counters_of(exec);
+  CHECK(c.dispatches == 50);
+  CHECK(c.parallel_regions == 50);
+  CHECK(c.participants_run == 100);
+  CHECK(c.limited_inline == 1);
+  bool threw = false;
+  try {
+    (void)cpuexec::counters_of(cpuexec::executor_ref());
+  } catch (const cpuexec::error &e) {
+    threw = e.code().value() == CPUEXEC_EINVAL;
+  }
+  CHECK(threw);
+}
+
 int main() {
   errors_and_values();
   kernel_executors();
@@ -757,6 +822,8 @@ int main() {
   CHECK(exec.effective_threads() == 3);
   if (exec.effective_threads() != 3) return 1;
   adapters(exec);
+  run_all_never_loses_an_index(exec);
+  counters_say_what_went_parallel();
   exceptions(exec);
   foreign_pool();
   tasks(exec);

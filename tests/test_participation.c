@@ -134,7 +134,7 @@ static void every_participant_gives_every_call_both_threads(void **state) {
 
 typedef struct report {
   uint64_t executor_id;
-  _Atomic int64_t announced, completed, admitted, executed, executed_above_admitted;
+  _Atomic int64_t announced, completed, admitted, executed, executed_above_admitted, parallel;
 } report;
 
 static void record(void *ctx, const cpuexec_dispatch_event *ev) {
@@ -147,6 +147,7 @@ static void record(void *ctx, const cpuexec_dispatch_event *ev) {
   }
   atomic_fetch_add(&r->completed, 1);
   atomic_fetch_add(&r->executed, ev->executed_participants);
+  if (ev->executed_participants > 1) atomic_fetch_add(&r->parallel, 1);
   if (ev->executed_participants < 1 || ev->executed_participants > ev->admitted_participants)
     atomic_fetch_add(&r->executed_above_admitted, 1);
 }
@@ -172,6 +173,9 @@ static void observe_runs(const char *text, report *r, cpuexec_counters *c) {
   assert_int_equal(atomic_load(&r->executed_above_admitted), 0);
   /* The observer's executed count per region sums to the counters'. */
   assert_int_equal((uint64_t)atomic_load(&r->executed), c->participants_run);
+  /* "Did it go parallel?": the regions the observer saw run on more than one. */
+  assert_int_equal((uint64_t)atomic_load(&r->parallel), c->parallel_regions);
+  assert_true(c->parallel_regions <= c->dispatches);
 }
 
 static void observers_and_counters_report_executed_participants(void **state) {
@@ -181,10 +185,13 @@ static void observers_and_counters_report_executed_participants(void **state) {
   observe_runs("num_threads=2,participation=every_participant", &r, &c);
   assert_int_equal(atomic_load(&r.executed), 2 * REPETITIONS);
   assert_int_equal(c.takeovers, 0);
+  assert_int_equal(c.parallel_regions, REPETITIONS); /* every region ran on both */
   observe_runs("num_threads=2", &r, &c);
   /* The take-over rule: each region ran on 1 or 2; a region on 1 is a
    * take-over, so the executed count is exactly what the take-overs left. */
   assert_int_equal((uint64_t)atomic_load(&r.executed), 2 * (uint64_t)REPETITIONS - c.takeovers);
+  /* On two threads a region ran on one exactly when its worker's chunk was taken over. */
+  assert_int_equal(c.parallel_regions, (uint64_t)REPETITIONS - c.takeovers);
 }
 
 /* ---- the rule is the executor's: sharing key, description, descriptor ---- */

@@ -7,7 +7,7 @@
  * Thread safety: every function here may be called from any thread at any
  * time, also while regions run (a snapshot is then approximate). The
  * structs below are written by the library (reserved_ zeroed): allocate
- * them anywhere; later versions only use the reserved room. */
+ * them anywhere; later versions add fields only where the struct says it has room. */
 #ifndef CPUEXEC_COUNTERS_H
 #define CPUEXEC_COUNTERS_H
 
@@ -46,12 +46,26 @@ typedef struct cpuexec_counters {
   uint64_t long_spins;         /**< waits that spun on past the policy's spin (ADAPTIVE only, skipped by a thread
                                     preempted lately): up to 1 ms more because the thread waited for was running,
                                     or a worker's spin through the short gaps between regions it keeps seeing */
+  /** "Did this go parallel?" (see below): */
+  uint64_t parallel_regions;   /**< regions in which more than one participant ran a part of the work */
+  uint64_t reserved_more_[3];  /**< zeroed: room for fields of later versions */
 } cpuexec_counters;
 /* On an executor of our pool, every call with total > 0 counts once in one
  * of dispatches, nested_inline, limited_inline, bound_inline and
  * occupied_inline. A foreign executor (<cpuexec/foreign.h>) counts
  * dispatches (calls handed to its pool), nested_inline and limited_inline;
- * its pool does the waiting, so the others stay 0. */
+ * its pool does the waiting, so the others stay 0.
+ *
+ * Did this go parallel? parallel_regions answers it: the regions in which
+ * more than one participant (the caller and the workers that checked in)
+ * ran a part of the work. dispatches does not: it counts the regions
+ * opened to workers, also those whose caller ran every chunk before any
+ * worker checked in (its workers' chunks counted in takeovers). Of the
+ * dispatches, dispatches - parallel_regions ran on their caller alone;
+ * participants_run / parallel_regions is not the width of a parallel
+ * region (one-participant regions are in the sum). A foreign executor's
+ * pool runs the ranges where libcpuexec cannot see it: its
+ * parallel_regions stays 0. */
 
 /** What an executor's waiting threads do now (cpuexec_executor_spin_state_get).
  * The adaptive policy follows the cadence of calls: once the time between

@@ -12,6 +12,18 @@
  * scope uses it is safe. The executors returned by cpuexec_session_executor()
  * and cpuexec_executor_current() are borrowed: never release them.
  *
+ * A session kept by a library: a library may create a session when it is
+ * loaded, install its executor around each of its calls with a scope
+ * (cpuexec_scope_enter/leave on the calling thread), never calling
+ * cpuexec_session_run(), and destroy it at teardown. Supported, with these
+ * rules: the borrowed executor is valid while the session lives or a scope
+ * holds it (teardown while a call is inside its scope on another thread is
+ * safe: the scope's reference keeps the pool until it leaves); in a fork
+ * child the session's executor refuses work (CPUEXEC_EFORKED) and destroying
+ * the session frees memory only, so the library replaces it there (a
+ * pthread_atfork child handler marking it stale, the next call making a new
+ * one). doc/executor-hooks.md has the pattern and its test.
+ *
  * Thread safety: a session is immutable after create; any number of threads
  * may run one session at once. Destroying a session while a run of it is in
  * progress is the caller's error. Scopes are per thread: a scope is entered

@@ -147,10 +147,12 @@ def test_counters_off_by_default_then_exact():
     assert c.nested_inline == 1
     assert c.caller_waits <= c.dispatches
     assert twin.counters() == c
-    assert cpuexec.Counters.n_fields == 20
+    assert cpuexec.Counters.n_fields == 21
     assert cpuexec.Counters.n_sequence_fields == 8
     # Executed participants: at least the caller per dispatched region, at most all admitted.
     assert c.dispatches <= c.participants_run <= 2 * c.dispatches
+    # Went parallel: the dispatched regions that ran on both threads.
+    assert c.parallel_regions == c.participants_run - c.dispatches
     assert [name for name in ("dispatches", "nested_inline", "limited_inline", "spins_found_work", "parks",
                               "wakeups", "caller_waits", "worker_active_ns") if hasattr(c, name)] == [
         "dispatches", "nested_inline", "limited_inline", "spins_found_work", "parks", "wakeups", "caller_waits",
@@ -236,6 +238,7 @@ def test_every_participant_runs_on_every_admitted_thread():
     c = s.counters()
     assert c.dispatches == 200
     assert c.participants_run == 400
+    assert c.parallel_regions == 200
     assert c.takeovers == 0
     # One caller: the occupancy rule never leaves a region to it alone.
     assert c.occupied_inline == 0 and c.stood_aside == 0

@@ -1,4 +1,5 @@
 /* Counters and the execution descriptor (the dispatch observers: observers.c). */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,8 +25,10 @@ CPUEXEC_EXPORT int cpuexec_executor_counters_enable(cpuexec_executor *exec) {
 }
 
 /* The snapshot reads every counter of the set, and the set is every field
- * of the public struct (counters_internal.h keeps them in its order). */
-_Static_assert(sizeof(cpuexec__counter_set) == sizeof(cpuexec_counters), "one atomic per public counter");
+ * of the public struct before its reserved room (counters_internal.h keeps
+ * them in its order). */
+_Static_assert(sizeof(cpuexec__counter_set) == offsetof(cpuexec_counters, reserved_more_),
+               "one atomic per public counter");
 
 CPUEXEC_EXPORT int cpuexec_executor_counters_get(const cpuexec_executor *exec, cpuexec_counters *out) {
   if (!exec || !out) return cpuexec__fail(CPUEXEC_EINVAL, "%s: NULL", !exec ? "exec" : "out");
@@ -55,6 +58,7 @@ CPUEXEC_EXPORT int cpuexec_executor_counters_get(const cpuexec_executor *exec, c
   CPUEXEC__READ(stood_aside);
   CPUEXEC__READ(step_offs);
   CPUEXEC__READ(long_spins);
+  CPUEXEC__READ(parallel_regions);
 #undef CPUEXEC__READ
   return 0;
 }

@@ -33,6 +33,7 @@ typedef struct cpuexec__counter_set {
   _Atomic uint64_t stood_aside;
   _Atomic uint64_t step_offs;
   _Atomic uint64_t long_spins;
+  _Atomic uint64_t parallel_regions;
 } cpuexec__counter_set;
 
 /* Dispatching threads count in `callers`, workers in `workers`: two lines,

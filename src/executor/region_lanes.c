@@ -175,6 +175,7 @@ bool cpuexec__lane_run(struct cpuexec_executor *exec, const cpuexec__region *r, 
   *rc = atomic_load_explicit(&l->error, memory_order_relaxed);
   CPUEXEC__COUNT(counters, concurrent_regions, 1);
   CPUEXEC__COUNT(counters, participants_run, joined);
+  if (joined > 1) CPUEXEC__COUNT(counters, parallel_regions, 1);
   *ran = joined;
   if (wakes) CPUEXEC__COUNT(counters, wakeups, wakes);
   /* release: the next owner sees done_target and generation. */

@@ -272,6 +272,7 @@ static uint32_t finish_region(struct cpuexec_executor *exec, uint32_t participan
       ran += exec->finish_tally[g].expect - exec->finish_tally[g].target;
   }
   CPUEXEC__COUNT(counters, participants_run, ran);
+  if (ran > 1) CPUEXEC__COUNT(counters, parallel_regions, 1);
   for (uint32_t g = 0; g <= cpuexec__finish_group_of(participants - 1); g++)
     exec->finish_tally[g].target = exec->finish_tally[g].expect;
   return ran;

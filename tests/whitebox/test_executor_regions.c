@@ -324,6 +324,7 @@ static void strict_region_gets_a_full_team_while_workers_are_busy_elsewhere(void
   for (int layout = 0; layout < 2; layout++) {
     uint32_t threads = layout == 0 ? 3 : 4;
     cpuexec_executor *exec = test_executor(threads);
+    assert_int_equal(cpuexec_executor_counters_enable(exec), 0);
     _Atomic int64_t release = 0;
     busy_caller busy[2] = {{exec, {0, &release}, layout == 0 ? 3 : 2, -1}, {exec, {0, &release}, 2, -1}};
     int callers = layout == 0 ? 1 : 2;
@@ -342,6 +343,12 @@ static void strict_region_gets_a_full_team_while_workers_are_busy_elsewhere(void
       pthread_join(t[i], NULL);
       assert_int_equal(busy[i].rc, 0);
     }
+    /* Every region here ran on more than one participant, lane 0's and
+     * (layout 1) the one in another lane alike. */
+    cpuexec_counters c;
+    assert_int_equal(cpuexec_executor_counters_get(exec, &c), 0);
+    assert_int_equal(c.parallel_regions, (uint64_t)callers + 1);
+    if (layout == 1) assert_true(c.concurrent_regions >= 1);
     cpuexec_executor_release(exec);
   }
 }

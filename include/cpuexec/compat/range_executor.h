@@ -81,6 +81,54 @@ CPUEXEC_EXPORT cpuexec_range_executor cpuexec_range_executor_of(cpuexec_executor
 CPUEXEC_EXPORT int cpuexec_range_executor_run(const cpuexec_range_executor *executor, int64_t count, void *ctx,
                                               cpuexec_range_fn callback);
 
+/** What cpuexec_range_executor_run_all() reports besides its result: the
+ * side channel of a library error after which it ran the ranges left on
+ * the caller. Written by the call (reserved_ zeroed). */
+typedef struct cpuexec_run_all_report {
+  /** 0, or the error (a negative CPUEXEC_E*; cpuexec_error_message() names
+   * it) of the executor or the library, after which the call ran every
+   * range that had not run on the calling thread. */
+  int error;
+  int32_t reserved_pad_; /**< zero */
+  /** The indices the call ran on the calling thread because of error (0
+   * when error is 0; count when the executor ran nothing, as after fork()). */
+  int64_t caller_indices;
+  uint64_t reserved_[2]; /**< zero: room for fields of later versions */
+} cpuexec_run_all_report;
+
+/** The call for hooks that return void (a library's run_blocks,
+ * parallel_for or threads callback, which cannot report an error and must
+ * not lose a block): every index of [0, count) runs exactly once, whatever
+ * the executor does, unless a callback fails. As cpuexec_range_executor_run()
+ * (bounds, nesting, zero and one group), and:
+ *   - on an error of the executor or of the library (an executor inherited
+ *     across fork() returns CPUEXEC_EFORKED, memory that cannot be had
+ *     CPUEXEC_ENOMEM, a range out of bounds CPUEXEC_ERANGE, an executor that
+ *     returned 0 without running every range or while callbacks were still
+ *     running CPUEXEC_ESTATE), every range that had not run then runs on
+ *     the calling thread, inline (participant 0 of 1), and the call returns
+ *     0 with the error in report->error, its message in
+ *     cpuexec_error_message() and the indices run so in
+ *     report->caller_indices. The call waits for callbacks still running
+ *     when the executor returned;
+ *   - an index the executor passes twice runs once (CPUEXEC_ERANGE in
+ *     report->error);
+ *   - a callback returning non-zero stops the call as in
+ *     cpuexec_range_executor_run(): ranges not started do not run and the
+ *     call returns CPUEXEC_ECALLBACK (the value: cpuexec_error_callback_value());
+ *     an error of the executor beside it is in report->error;
+ *   - callback NULL or count < 0 is CPUEXEC_EINVAL and nothing runs.
+ * To know which indices ran it keeps one bit per piece on its own stack
+ * (it allocates nothing): with count above 4096 the executor is handed
+ * 4096 pieces of balanced size (count / 4096, give or take one) instead of
+ * count groups, and a range of pieces reaches the callback as the range of
+ * indices they cover (adjacent pieces merged). Ranges run on the caller
+ * after an error run serially, one after the other: blocks that wait for
+ * each other (all jobs of a call running at once) must not rely on this
+ * fallback. report may be NULL. Thread safety: as cpuexec_range_executor_run(). */
+CPUEXEC_EXPORT int cpuexec_range_executor_run_all(const cpuexec_range_executor *executor, int64_t count, void *ctx,
+                                                  cpuexec_range_fn callback, cpuexec_run_all_report *report);
+
 /** The checking wrapper: an executor that runs `inner` and, after it
  * returns, also reports contract violations the core cannot see:
  *   - a range that overlaps another (an index passed twice) or an index no

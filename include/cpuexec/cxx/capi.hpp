@@ -48,6 +48,10 @@ inline int range_executor_run(const cpuexec_range_executor *executor, int64_t co
                               cpuexec_range_fn fn) noexcept {
   return cpuexec_range_executor_run(executor, count, ctx, fn);
 }
+inline int range_executor_run_all(const cpuexec_range_executor *executor, int64_t count, void *ctx, cpuexec_range_fn fn,
+                                  cpuexec_run_all_report *report) noexcept {
+  return cpuexec_range_executor_run_all(executor, count, ctx, fn, report);
+}
 /** The signature of cpuexec_range_executor::run. */
 using range_executor_run_fn = int (*)(void *self, int64_t count, void *ctx, cpuexec_range_fn callback);
 inline cpuexec_range_executor make_range_executor(range_executor_run_fn run, void *self) noexcept {

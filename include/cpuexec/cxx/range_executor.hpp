@@ -44,6 +44,14 @@ private:
   std::atomic<int> *first_;
 };
 
+/** What range_executor::run_all() reports (cpuexec_run_all_report): the
+ * executor's or the library's error after which the ranges left ran on the
+ * calling thread (0: none), and how many indices ran so. */
+struct run_all_report {
+  int error = 0;               /**< 0, or a negative CPUEXEC_E* (cpuexec_error_message() names it) */
+  int64_t caller_indices = 0;  /**< indices run on the calling thread because of error */
+};
+
 /** A range executor (cpuexec_range_executor): a value naming how
  * to run the ranges of [0, count). Copy freely; what it refers to must
  * outlive its uses. */
@@ -76,6 +84,28 @@ public:
       rc = detail::capi::range_executor_run(&e_, count, &call, &call.invoke);
     }
     call.state.finish(rc);
+  }
+
+  /** Runs f(start, end) so that every index of [0, count) runs exactly
+   * once whatever the executor does (cpuexec_range_executor_run_all(), for
+   * hooks that return void): an error of the executor or the library is
+   * not thrown; the indices left run on the calling thread and the error is
+   * in the report. An exception of f stops the call and is rethrown, as by
+   * run(); count < 0 throws cpuexec::error. */
+  template <class F> run_all_report run_all(int64_t count, F &&f) const {
+    static_assert(detail::range_body_ok<F>::value, "f must be callable as f(int64_t begin, int64_t end) const");
+    detail::range_call<std::remove_reference_t<F>> call(f);
+    cpuexec_run_all_report report{};
+    int rc;
+    {
+      detail::active_call_guard active(&call.state);
+      rc = detail::capi::range_executor_run_all(&e_, count, &call, &call.invoke, &report);
+    }
+    call.state.finish(rc);
+    run_all_report out;
+    out.error = report.error;
+    out.caller_indices = report.caller_indices;
+    return out;
   }
 
 private:
