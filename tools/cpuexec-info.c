@@ -252,8 +252,11 @@ static void print_report(const info_options *o, const cpuexec_topology *topology
     info_runtimes_print(stdout, true);
     printf(",\"resolution\":%s}\n", res_text != NULL ? res_text : "null");
   } else {
-    printf("libcpuexec %s\n\n== Topology ==\n%s\n\n== OpenMP runtimes ==\n", cpuexec_version_string(),
-           topo_text != NULL ? topo_text : "(out of memory)");
+    char node[2048];
+    if (cpuexec_node_budget_describe(node, sizeof node) < 0) node[0] = '\0';
+    printf("libcpuexec %s\n\n== Topology ==\n%s\n\n== Node budget (doc/node-budget.md) ==\n%s\n\n"
+           "== OpenMP runtimes ==\n",
+           cpuexec_version_string(), topo_text != NULL ? topo_text : "(out of memory)", node);
     for (size_t i = 0; i < nomp; i++)
       printf("%-13s %s, %s\n", omp[i].soname, omp[i].loaded ? "loaded in this process" : "not loaded",
              omp[i].loadable ? "installed" : "not installed");

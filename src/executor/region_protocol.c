@@ -26,6 +26,7 @@
  * every admitted worker, as the executor always did before. */
 #include "core/debug.h"
 #include "executor_internal.h"
+#include "node/node_budget.h"
 #include "os/os.h"
 #include "participant.h"
 #include "region_lanes.h"
@@ -325,14 +326,14 @@ void *cpuexec__worker_main(void *arg) {
      * nobody writes. */
     if (atomic_load_explicit(&exec->lanes_busy, memory_order_relaxed) != 0 &&
         cpuexec__epoch_clear_nudge(&slot->epoch, atomic_load_explicit(&slot->epoch, memory_order_relaxed)) == e &&
-        cpuexec__lanes_serve(exec, w->index))
+        cpuexec__node_permit_run() && cpuexec__lanes_serve(exec, w->index))
       continue;
     bool joined = false, aside = cpuexec__occupancy_stand_aside(exec, w->index);
     cpuexec__wait_report seen;
     /* Standing aside, or soon after callers ran beside each other
      * (region_lanes.h), a worker parks at once: its spin could take a
      * processor from a caller. */
-    bool spin = cpuexec__occupancy_lets_spin(exec, w, aside);
+    bool spin = cpuexec__occupancy_lets_spin(exec, w, aside) && cpuexec__node_permit_run();
     /* A worker that missed a region (its share was taken over: it woke too
      * late) spins on after its plan's spin while lane 0's caller still runs
      * that region (wait.h, `busy`): the next region comes when this one
@@ -360,8 +361,11 @@ void *cpuexec__worker_main(void *arg) {
         e = atomic_load_explicit(&slot->epoch, memory_order_relaxed);
         if (!cpuexec__epoch_open(e)) break;
       }
-      /* The region is left to its caller, who takes the share over. */
-      if ((aside = cpuexec__occupancy_stand_aside(exec, w->index))) break;
+      /* The region is left to its caller, who takes the share over: so it
+       * is when the node level of the permit model has no CPU for this
+       * worker (node/node_budget.h: a permit taken before joining or
+       * spinning, given back before parking, in wait.c). */
+      if ((aside = cpuexec__occupancy_stand_aside(exec, w->index) || !cpuexec__node_permit_run())) break;
       if (cpuexec__epoch_try_join(&slot->epoch, &e)) {
         joined = true;
         break;
@@ -375,7 +379,10 @@ void *cpuexec__worker_main(void *arg) {
     /* Taken, and nudged since: the nudge is looked at, at the top. */
     if (e & CPUEXEC__EPOCH_NUDGE) e = cpuexec__epoch_clear_nudge(&slot->epoch, e);
     if (joined) {
-      if (slot->participants == 0) break;
+      if (slot->participants == 0) {
+        cpuexec__node_permit_park(); /* the pool ends: nothing to wait for */
+        break;
+      }
       CPUEXEC__CHECK(w->index < slot->participants && slot->participants <= exec->threads,
                      "executor %llu: worker %u admitted to a region of %u participants (executor of %u)",
                      (unsigned long long)exec->id, w->index, slot->participants, exec->threads);
