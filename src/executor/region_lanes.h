@@ -101,6 +101,7 @@
 #include "executor_internal.h"
 #include "finish_count.h"
 #include "fpenv.h"
+#include "node/node_budget.h"
 
 /* The participants a take-over region opened now may admit, of the
  * `participants` it asks for: the occupancy rule (above). */
@@ -122,6 +123,16 @@ static inline bool cpuexec__occupancy_stand_aside(struct cpuexec_executor *exec,
   uint32_t side = atomic_load_explicit(&exec->side, memory_order_relaxed) & CPUEXEC__SIDE_CALLERS;
   return side != 0 && worker + 1 + side > exec->threads && !exec->resolved->every_participant &&
          atomic_load_explicit(&exec->strict_running, memory_order_relaxed) == 0;
+}
+
+/* The node level of the permit model (node/node_budget.h): a worker joins
+ * a region only with a permit, which it keeps while it spins and gives back
+ * before it parks (wait.c); without one it leaves its share to the caller
+ * as a worker standing aside does. A strict region waits for its whole
+ * team, so its workers join regardless (over the budget, as callers run). */
+static inline bool cpuexec__node_lets_join(struct cpuexec_executor *exec) {
+  return cpuexec__node_permit_run() || exec->resolved->every_participant ||
+         atomic_load_explicit(&exec->strict_running, memory_order_relaxed) != 0;
 }
 
 /* Whether worker w spins while it waits for a region: not while standing

@@ -26,7 +26,6 @@
  * every admitted worker, as the executor always did before. */
 #include "core/debug.h"
 #include "executor_internal.h"
-#include "node/node_budget.h"
 #include "os/os.h"
 #include "participant.h"
 #include "region_lanes.h"
@@ -326,7 +325,7 @@ void *cpuexec__worker_main(void *arg) {
      * nobody writes. */
     if (atomic_load_explicit(&exec->lanes_busy, memory_order_relaxed) != 0 &&
         cpuexec__epoch_clear_nudge(&slot->epoch, atomic_load_explicit(&slot->epoch, memory_order_relaxed)) == e &&
-        cpuexec__node_permit_run() && cpuexec__lanes_serve(exec, w->index))
+        cpuexec__node_lets_join(exec) && cpuexec__lanes_serve(exec, w->index))
       continue;
     bool joined = false, aside = cpuexec__occupancy_stand_aside(exec, w->index);
     cpuexec__wait_report seen;
@@ -363,9 +362,8 @@ void *cpuexec__worker_main(void *arg) {
       }
       /* The region is left to its caller, who takes the share over: so it
        * is when the node level of the permit model has no CPU for this
-       * worker (node/node_budget.h: a permit taken before joining or
-       * spinning, given back before parking, in wait.c). */
-      if ((aside = cpuexec__occupancy_stand_aside(exec, w->index) || !cpuexec__node_permit_run())) break;
+       * worker (region_lanes.h, cpuexec__node_lets_join). */
+      if ((aside = cpuexec__occupancy_stand_aside(exec, w->index) || !cpuexec__node_lets_join(exec))) break;
       if (cpuexec__epoch_try_join(&slot->epoch, &e)) {
         joined = true;
         break;

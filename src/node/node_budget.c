@@ -114,15 +114,18 @@ static void make_state(bool inherited) {
     return;
   }
   node.visible = visible_processors();
+  bool rc_refused = false;
   size_t len;
   const char *mode = cpuexec__env_value("CPUEXEC_NODE_BUDGET", &len);
   if (mode != NULL && cpuexec__text_is(mode, len, "off")) {
     node.mode = MODE_OFF;
   } else {
     if (mode != NULL && !cpuexec__text_is(mode, len, "cgroup") && !cpuexec__text_is(mode, len, "host") &&
-        !cpuexec__text_is(mode, len, "on"))
+        !cpuexec__text_is(mode, len, "on")) {
       snprintf(node.problem, sizeof node.problem,
                "CPUEXEC_NODE_BUDGET: \"%.*s\" is not off, on, cgroup or host; using cgroup", (int)len, mode);
+      rc_refused = true;
+    }
     node.host_scope = mode != NULL && cpuexec__text_is(mode, len, "host");
     uint32_t n = budget_now(true);
     if (node.host_scope) snprintf(node.identity, sizeof node.identity, "host");
@@ -137,7 +140,10 @@ static void make_state(bool inherited) {
       node.mode = MODE_TABLE;
     } else {
       node.mode = MODE_OWN;
-      snprintf(node.problem, sizeof node.problem, "%s; the process keeps its own count", cpuexec_error_message());
+      rc_refused = true;
+      size_t used = strlen(node.problem);
+      snprintf(node.problem + used, sizeof node.problem - used, "%s%s; the process keeps its own count",
+               used ? "; " : "", cpuexec_error_message());
     }
   }
   int js = cpuexec__jobserver_open(cpuexec__env_raw("MAKEFLAGS"), &node.jobserver);
@@ -146,12 +152,16 @@ static void make_state(bool inherited) {
     size_t used = strlen(node.problem);
     snprintf(node.problem + used, sizeof node.problem - used, "%s%s", used ? "; " : "", cpuexec_error_message());
   }
-  if (node.problem[0] != '\0') fprintf(stderr, "libcpuexec: %s\n", node.problem);
+  /* A refused table is worth a line on stderr (someone else's file, or a
+   * corrupted one); a jobserver that is not there is the common case of a
+   * program run by make without '+', said by the description only. */
+  if (rc_refused) fprintf(stderr, "libcpuexec: %s\n", node.problem);
   if (!atomic_exchange(&exit_registered, true)) atexit(at_exit);
 }
 
 /* True once the state of this fork generation is made; false while another
- * thread makes it (the asker runs meanwhile, as if unlimited). */
+ * thread makes it (the asker gets no permit meanwhile: it parks, and its
+ * caller runs its share, so the budget is never exceeded on the way in). */
 static bool ready(uint64_t generation) {
   uint64_t p = atomic_load_explicit(&phase, memory_order_acquire);
   if (p == (generation << 2 | 2)) return true;
@@ -185,7 +195,8 @@ bool cpuexec__node_permit_run(void) {
   held = false;
   held_slot = -1;
   held_token = false;
-  if (!ready(generation) || node.mode == MODE_OFF || (node.mode == MODE_OWN && !node.jobserver_on)) return true;
+  if (!ready(generation)) return false;
+  if (node.mode != MODE_TABLE && !node.jobserver_on) return true;
   if (node.mode == MODE_TABLE) {
     int32_t s = take_slot();
     if (s < 0) return false;
