@@ -20,6 +20,7 @@
 #if CPUEXEC_TEST_HOOKS
 _Atomic(const char *) cpuexec__test_node_cgroup_root;
 _Atomic uint64_t cpuexec__test_node_reclaim_every_ns;
+_Atomic bool cpuexec__test_node_refresh_always;
 #endif
 
 enum { MODE_OFF, MODE_OWN, MODE_TABLE };
@@ -34,8 +35,8 @@ static struct {
   cpuexec__jobserver jobserver;
   bool jobserver_on;
   char path[1100];
-  char identity[CPUEXEC__CGROUP_PATH_MAX + 64];
-  char source[CPUEXEC__CGROUP_PATH_MAX + 64]; /* where N came from */
+  char identity[CPUEXEC__CGROUP_PATH_MAX + 128];
+  char source[CPUEXEC__CGROUP_PATH_MAX + 256]; /* where N came from */
   char problem[512];          /* the diagnostic of a refused table or jobserver */
   uint32_t visible;
 } node;
@@ -50,6 +51,9 @@ static __thread int32_t held_slot = -1;
 static __thread bool held_token;
 static __thread char token_byte;
 static __thread uint32_t slot_hint;
+static __thread uint32_t gives;
+
+#define CPUEXEC__NODE_REFRESH_LOOK_EVERY 16u
 
 static const char *cgroup_root(void) { return CPUEXEC__TEST_HOOK(cpuexec__test_node_cgroup_root, NULL); }
 
@@ -224,8 +228,11 @@ void cpuexec__node_permit_park(void) {
     cpuexec__node_table_give(node.table, node.tag, held_slot);
     held_slot = -1;
     /* A park is about to make a system call anyway: the cheapest place to
-     * notice a resized cgroup, once a second across the node. */
-    if (!node.host_scope && turn(&node.table->refresh_after_ns, CPUEXEC__NODE_REFRESH_EVERY_NS))
+     * notice a resized cgroup, once a second across the node; the clock is
+     * read at every CPUEXEC__NODE_REFRESH_LOOK_EVERY-th give only. */
+    if (!node.host_scope && (CPUEXEC__TEST_HOOK(cpuexec__test_node_refresh_always, false) ||
+                             (++gives % CPUEXEC__NODE_REFRESH_LOOK_EVERY == 0 &&
+                              turn(&node.table->refresh_after_ns, CPUEXEC__NODE_REFRESH_EVERY_NS))))
       atomic_store_explicit(&node.table->capacity, budget_now(false), memory_order_relaxed);
   }
   if (held_token) {

@@ -57,6 +57,8 @@ const char *cpuexec__node_budget_table_path(void);
 extern _Atomic(const char *) cpuexec__test_node_cgroup_root;
 /* Non-zero: the reclaim interval in nanoseconds (1: every failed take). */
 extern _Atomic uint64_t cpuexec__test_node_reclaim_every_ns;
+/* True: every give re-reads the cgroup's limits (a resize seen at once). */
+extern _Atomic bool cpuexec__test_node_refresh_always;
 #endif
 
 #endif

@@ -107,7 +107,7 @@ int cpuexec__node_table_open(const char *path, const char *identity, uint32_t ca
   t->size = sizeof *t;
   t->slot_count = CPUEXEC__NODE_SLOTS;
   t->entry_count = CPUEXEC__NODE_ENTRIES;
-  strcpy(t->identity, identity);
+  snprintf(t->identity, sizeof t->identity, "%s", identity);
   atomic_store_explicit(&t->capacity, capacity, memory_order_relaxed);
   atomic_store_explicit(&t->magic, CPUEXEC__NODE_MAGIC, memory_order_release);
   *out = t;

@@ -38,7 +38,7 @@ static bool list_has(const char *list, const char *item) {
 static int copy_path(char *dst, const char *src, const char *what) {
   if (strlen(src) >= CPUEXEC__CGROUP_PATH_MAX)
     return cpuexec__fail(CPUEXEC_ETOPOLOGY, "%s: path \"%.64s...\" is too long", what, src);
-  strcpy(dst, src);
+  memcpy(dst, src, strlen(src) + 1);
   return 0;
 }
 
@@ -97,8 +97,8 @@ static void read_mountinfo(const char *file, hierarchies *h) {
     for (int i = 0; i < 2; i++) {
       hierarchy *x = target[i];
       if (x == NULL || x->found || x->cgroup[0] == '\0') continue;
-      strcpy(x->mount, point);
-      strcpy(x->mount_root, root);
+      snprintf(x->mount, sizeof x->mount, "%s", point);
+      snprintf(x->mount_root, sizeof x->mount_root, "%s", root);
       x->found = true;
     }
   }
@@ -240,7 +240,7 @@ static int read_cpuset(const char *root, const hierarchy *x, const char *name, c
 
 int cpuexec__cgroup_limits_read(const char *root, cpuexec__cgroup_limits *out) {
   memset(out, 0, sizeof *out);
-  strcpy(out->identity, "host");
+  snprintf(out->identity, sizeof out->identity, "host");
   if (root == NULL) root = "";
   hierarchies *h = calloc(1, sizeof *h);
   if (h == NULL) return cpuexec__fail(CPUEXEC_ENOMEM, "cgroup: out of memory");
@@ -258,10 +258,10 @@ int cpuexec__cgroup_limits_read(const char *root, cpuexec__cgroup_limits *out) {
   free(h);
   if (rc != 0) {
     memset(out, 0, sizeof *out);
-    strcpy(out->identity, "host");
+    snprintf(out->identity, sizeof out->identity, "host");
   } else if (out->quota == 0 && out->cpuset_count > 0) {
     /* No quota: processes of one cpuset share its processors. */
-    snprintf(out->identity, sizeof out->identity, "cpuset:%.1000s", out->cpuset_file);
+    snprintf(out->identity, sizeof out->identity, "cpuset:%s", out->cpuset_file);
   }
   return rc;
 }

@@ -25,12 +25,12 @@
 typedef struct cpuexec__cgroup_limits {
   double quota;                              /* CPUs, 0: unlimited */
   int quota_version;                         /* 1 or 2: the hierarchy the quota came from; 0: none */
-  char quota_file[CPUEXEC__CGROUP_PATH_MAX]; /* the file of the smallest quota; "": none */
+  char quota_file[CPUEXEC__CGROUP_PATH_MAX + 64]; /* the file of the smallest quota; "": none */
   /* The cgroup whose quota won ("v1:/sys/fs/cgroup/cpu/a"), or "host" when
    * no quota limits the process: what processes share a budget by. */
-  char identity[CPUEXEC__CGROUP_PATH_MAX];
+  char identity[CPUEXEC__CGROUP_PATH_MAX + 80];
   uint32_t cpuset_count;                     /* processors in the cpuset; 0: no cpuset read */
-  char cpuset_file[CPUEXEC__CGROUP_PATH_MAX];/* where it came from; "": none */
+  char cpuset_file[CPUEXEC__CGROUP_PATH_MAX + 64]; /* where it came from; "": none */
 } cpuexec__cgroup_limits;
 
 /* Fills *out from the tree under root (NULL or "": the live system). A

@@ -15,9 +15,13 @@
  *   jobs T                 under make: T threads take a permit each and the
  *                          process exits holding them ("held N")
  *   count-tokens           under make: the tokens free in the jobserver
+ *   cost N                 N uncontended takes and gives: ns per pair (not
+ *                          a test: a figure for doc/node-budget.md)
  *
  * NODE_CLIENT_UID=U: run as user U (root only), for an unwritable
- * directory. NODE_CLIENT_RECLAIM_NOW=1: reclaim on every failed take. */
+ * directory. NODE_CLIENT_RECLAIM_NOW=1: reclaim on every failed take;
+ * NODE_CLIENT_REFRESH_NOW=1: re-read the cgroup's limits on every give;
+ * NODE_CLIENT_CGROUP_ROOT=DIR: the cgroup tree to read (tests/data/cgroups). */
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -26,6 +30,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "node/node_budget.h"
@@ -105,6 +110,7 @@ int main(int argc, char **argv) {
   const char *uid = getenv("NODE_CLIENT_UID");
   if (uid != NULL && (setgid((gid_t)atoi(uid)) != 0 || setuid((uid_t)atoi(uid)) != 0)) return puts("setuid failed"), 3;
   if (getenv("NODE_CLIENT_RECLAIM_NOW")) atomic_store(&cpuexec__test_node_reclaim_every_ns, 1);
+  if (getenv("NODE_CLIENT_REFRESH_NOW")) atomic_store(&cpuexec__test_node_refresh_always, true);
   const char *root = getenv("NODE_CLIENT_CGROUP_ROOT");
   if (root != NULL) atomic_store(&cpuexec__test_node_cgroup_root, root);
   setvbuf(stdout, NULL, _IONBF, 0);
@@ -168,6 +174,21 @@ int main(int argc, char **argv) {
     const char *mine = strstr(text, "(this process ");
     printf("parent held=%d\n", mine ? atoi(mine + strlen("(this process ")) : -1);
     cpuexec__node_permit_park();
+    return 0;
+  }
+  if (strcmp(mode, "cost") == 0 && argc == 3) {
+    /* Not a test: the uncontended take and give, timed for the report. */
+    long n = atol(argv[2]);
+    struct timespec a, b;
+    if (!cpuexec__node_permit_run()) return puts("refused"), 0;
+    cpuexec__node_permit_park();
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    for (long i = 0; i < n; i++) {
+      if (!cpuexec__node_permit_run()) return puts("refused"), 0;
+      cpuexec__node_permit_park();
+    }
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    printf("take+give: %.1f ns\n", ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / (double)n);
     return 0;
   }
   if (strcmp(mode, "count-tokens") == 0) return count_tokens();

@@ -289,6 +289,34 @@ static void fork_child_holds_nothing(void **state) {
   assert_non_null(strstr(out, "parent held=1"));
 }
 
+static void resized_quota_is_seen_without_a_restart(void **state) {
+  (void)state;
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+    print_message("skipped: one processor: a quota of 1.5 CPUs gives the same budget as 0.5\n");
+    skip();
+  }
+  /* A copy of the half-CPU tree this case may change, as docker update
+   * --cpus changes a live one. */
+  char cmd[1200], root[400], quota[600], env_root[440];
+  snprintf(root, sizeof root, "%s/tree", dir);
+  snprintf(cmd, sizeof cmd, "cp -r '%sv1-half' '%s'", TREES, root);
+  assert_int_equal(system(cmd), 0);
+  snprintf(env_root, sizeof env_root, "NODE_CLIENT_CGROUP_ROOT=%s", root);
+  const char *const env[] = {env_root, "NODE_CLIENT_REFRESH_NOW=1", NULL};
+  char out[4096];
+  run((const char *[]){"describe", NULL}, env, out, sizeof out);
+  assert_non_null(strstr(out, "1 CPUs shared"));
+  snprintf(quota, sizeof quota, "%s/sys/fs/cgroup/cpu,cpuacct/job/cpu.cfs_quota_us", root);
+  FILE *f = fopen(quota, "w");
+  assert_non_null(f);
+  fputs("150000\n", f);
+  assert_int_equal(fclose(f), 0);
+  /* A worker's give (here the client's one take and give) re-reads it. */
+  expect_take(env, "took\n");
+  run((const char *[]){"describe", NULL}, env, out, sizeof out);
+  assert_non_null(strstr(out, "2 CPUs shared"));
+}
+
 static void off_and_host_scope(void **state) {
   (void)state;
   char out[4096];
@@ -332,6 +360,7 @@ int main(void) {
       NODE_CASE(unwritable_directory_falls_back),
       NODE_CASE(two_cgroups_never_share_a_table),
       NODE_CASE(fork_child_holds_nothing),
+      NODE_CASE(resized_quota_is_seen_without_a_restart),
       NODE_CASE(off_and_host_scope),
       NODE_CASE(broken_jobservers_fall_back),
   };
