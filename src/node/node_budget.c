@@ -109,6 +109,11 @@ static void make_state(bool inherited) {
     }
     return;
   }
+#ifdef _WIN32
+  node.mode = MODE_OFF;
+  snprintf(node.problem, sizeof node.problem, "not built for Windows: each process keeps its own count");
+  return;
+#endif
   /* The fork generation tells a child from its parent (permits, tokens):
    * it moves only once the library's fork handlers are registered. */
   if (cpuexec__fork_init() != 0) {
