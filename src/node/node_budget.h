@@ -12,7 +12,8 @@
  * The executor asks twice, on its worker's loop: cpuexec__node_permit_run
  * before a worker joins a region or spins (false: it does not join; the
  * caller takes its share over, and it parks), and cpuexec__node_permit_park
- * before it parks. A thread that already holds its permit pays a
+ * before it parks (src/executor/wait.c; a cadence window's short timed park,
+ * cadence.h, keeps the permit: the worker spins again within the window). A thread that already holds its permit pays a
  * thread-local load; a take or give is one compare-and-swap in the shared
  * table; the slow path (a take that found no slot) reclaims the slots of
  * dead processes at most every CPUEXEC__NODE_RECLAIM_EVERY_NS across the
