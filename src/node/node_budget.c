@@ -55,6 +55,24 @@ static __thread uint32_t gives;
 
 #define CPUEXEC__NODE_REFRESH_LOOK_EVERY 16u
 
+/* make's jobserver is looked for as the library loads, before the program
+ * opens anything: a descriptor make closed (a recipe without '+') may be
+ * reused by the program's own files later, and must not be mistaken for
+ * make's pipe then. */
+static int jobserver_found;
+static _Atomic bool jobserver_looked;
+static char jobserver_problem[400];
+
+static void jobserver_at_load(void) {
+  if (atomic_exchange(&jobserver_looked, true)) return;
+  jobserver_found = cpuexec__jobserver_open(cpuexec__env_raw("MAKEFLAGS"), &node.jobserver);
+  if (jobserver_found < 0) snprintf(jobserver_problem, sizeof jobserver_problem, "%s", cpuexec_error_message());
+}
+
+#if defined(__GNUC__) && !defined(_WIN32)
+__attribute__((constructor)) static void look_for_jobserver(void) { jobserver_at_load(); }
+#endif
+
 static const char *cgroup_root(void) { return CPUEXEC__TEST_HOOK(cpuexec__test_node_cgroup_root, NULL); }
 
 static uint32_t visible_processors(void) {
@@ -155,11 +173,11 @@ static void make_state(bool inherited) {
                used ? "; " : "", cpuexec_error_message());
     }
   }
-  int js = cpuexec__jobserver_open(cpuexec__env_raw("MAKEFLAGS"), &node.jobserver);
-  node.jobserver_on = js == 1;
-  if (js < 0) {
+  if (!atomic_load(&jobserver_looked)) jobserver_at_load();
+  node.jobserver_on = jobserver_found == 1;
+  if (jobserver_found < 0) {
     size_t used = strlen(node.problem);
-    snprintf(node.problem + used, sizeof node.problem - used, "%s%s", used ? "; " : "", cpuexec_error_message());
+    snprintf(node.problem + used, sizeof node.problem - used, "%s%s", used ? "; " : "", jobserver_problem);
   }
   /* A refused table is worth a line on stderr (someone else's file, or a
    * corrupted one); a jobserver that is not there is the common case of a
@@ -175,7 +193,7 @@ static bool ready(uint64_t generation) {
   uint64_t p = atomic_load_explicit(&phase, memory_order_acquire);
   if (p == (generation << 2 | 2)) return true;
   if (p >> 2 == generation && (p & 3) == 1) return false;
-  bool inherited = (p & 3) != 0 && p >> 2 != generation && node.mode != MODE_OFF;
+  bool inherited = (p & 3) != 0 && p >> 2 != generation;
   if (!atomic_compare_exchange_strong(&phase, &p, generation << 2 | 1)) return false;
   make_state(inherited);
   atomic_store_explicit(&phase, generation << 2 | 2, memory_order_release);
