@@ -20,5 +20,6 @@
 #include <cpuexec/session.h>
 #include <cpuexec/interop.h>
 #include <cpuexec/runtimes.h>
+#include <cpuexec/node.h>
 
 #endif

@@ -23,7 +23,7 @@
 
 # The modules, lowest first; "a|b" are of one rank (neither uses the other).
 # compat/ is the layer above every src/ module. HACKING.md carries this line.
-RANK="core os policy topology resolve executor sessions|guards openmp compat"
+RANK="core os policy topology resolve node executor sessions|guards openmp compat"
 
 # The src/ headers compat/adapter_private.h may include: the region
 # primitive's header, error.h, the only way to report a failure through cpuexec_error_message()

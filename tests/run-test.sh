@@ -6,6 +6,14 @@
 # hwloc's DLLs on WINEPATH (CPUEXEC_TEST_DLL_PATH); shell checks run as
 # they are.
 limit=${CPUEXEC_TEST_TIMEOUT:-300}
+# The node budget (doc/node-budget.md) would make every test process of a
+# parallel `make check` share the machine's CPUs: a test that counts which
+# workers took part would then see whatever its neighbours left it. Its own
+# tests turn it on (tests/whitebox/test_node_budget.c,
+# tests/whitebox/test_node_wiring.c); CPUEXEC_NODE_BUDGET=cgroup make check
+# runs the whole suite under it.
+CPUEXEC_NODE_BUDGET=${CPUEXEC_NODE_BUDGET:-off}
+export CPUEXEC_NODE_BUDGET
 case $1 in
   *.exe)
     if [ -n "${CPUEXEC_TEST_RUNNER:-}" ]; then

@@ -262,6 +262,11 @@ static void print_report(const info_options *o, const cpuexec_topology *topology
     printf("\n== Threaded libraries in this process (--libraries-report PROGRAM for a program's) ==\n%s", libraries);
     fflush(stdout); /* the runtimes section forks children */
     info_runtimes_print(stdout, false);
+    if (o->topology == NULL) { /* this process's: not a stored machine's */
+      char node[2048];
+      if (cpuexec_node_budget_describe(node, sizeof node) < 0) node[0] = '\0';
+      printf("\n== Node budget (CPUs shared with this user's other processes) ==\n%s\n", node);
+    }
     printf("\n== Resolution of %s ==\n%s\n", o->policy != NULL ? "--policy" : "the default policy",
            res_text != NULL ? res_text : "(out of memory)");
   }

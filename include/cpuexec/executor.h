@@ -41,7 +41,8 @@
  *     participant (the caller included) runs out of work is run by that
  *     participant, and the worker, arriving later, runs nothing for that
  *     call. So every admitted participant runs a range whenever its share
- *     takes longer than its wake-up; with shorter shares fewer may run
+ *     takes longer than its wake-up and the node budget (cpuexec/node.h)
+ *     has a CPU for it; with shorter shares fewer may run
  *     (cpuexec_parallel_for_flags with CPUEXEC_FOR_EVERY_PARTICIPANT makes
  *     every admitted participant run its range, waiting for it; a policy's
  *     participation=every_participant does so for every region of its

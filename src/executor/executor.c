@@ -53,6 +53,10 @@ cpuexec__spin_plan cpuexec__spin_plan_of(const cpuexec_resolved *resolved, uint3
 
 /* Stops and joins workers[0, started): they are all idle (no region runs). */
 static void stop_workers(struct cpuexec_executor *exec, uint32_t started) {
+  /* Like a strict region, the stop waits for every worker: none may stand
+   * aside from it (permit.h, cpuexec__permit_node_lets_join); the admits
+   * below publish this. */
+  atomic_store_explicit(&exec->permit.strict_running, 1, memory_order_relaxed);
   for (uint32_t k = 1; k <= started; k++) {
     cpuexec__slot *s = &exec->slots[k];
     s->participants = 0;

@@ -43,6 +43,9 @@
  *                      CPUEXEC__LONG_SPIN_NS, while what will wake it runs;
  *   share processor    a spinning thread on the processor of the thread it
  *                      waits for yields at each clock check;
+ *   node budget        a worker joins and spins only with a permit of the
+ *                      node's budget (the processes of its cgroup, make's
+ *                      jobserver), given back before it parks;
  *   gap spin           an adaptive worker that was woken by a region within
  *                      CPUEXEC__GAP_SPIN_MAX_NS of its park spins through
  *                      such gaps while they recur.
@@ -61,6 +64,7 @@
 #include "core/cache_line.h"
 #include "core/test_hooks.h"
 #include "core/tunables.h"
+#include "node/node_budget.h"
 #include "os/os.h"
 
 /* `side`: callers running take-over regions beside lane 0's (bits 0-15)
@@ -184,6 +188,17 @@ static inline bool cpuexec__permit_worker_spins(const cpuexec__permit *p, cpuexe
     w->unsettled_regions--;
   }
   return !aside && w->unsettled_regions == 0;
+}
+
+/* The node level (node/node_budget.h, doc/node-budget.md): whether a
+ * worker may join a region now. It needs a permit of the node's budget,
+ * which it keeps while it runs or spins and gives back before it parks;
+ * without one it leaves its share to the caller, as a worker standing
+ * aside does. A strict region waits for its whole team, so its workers
+ * join regardless (over the budget, as callers run). */
+static inline bool cpuexec__permit_node_lets_join(const cpuexec__permit *p) {
+  return cpuexec__node_permit_run() || p->strict_policy ||
+         atomic_load_explicit(&((cpuexec__permit *)p)->strict_running, memory_order_relaxed) != 0;
 }
 
 /* Serving a task group settles a worker: the group's waiter helps, it does

@@ -298,7 +298,8 @@ int cpuexec__lane0_run(struct cpuexec_executor *exec, const cpuexec__region *r, 
 static const cpuexec__spin_plan park_at_once = {CPUEXEC__SPIN_NONE, 0, 0, false};
 
 /* Worker w's next wait, as the permit model has it: parked at once while it
- * stands aside or settles (its spin could take a processor from a caller);
+ * stands aside or settles (its spin could take a processor from a caller),
+ * or while the node level gives it no permit (node/node_budget.h);
  * otherwise the plan's spin, the long spin after a missed region, the gap
  * spin it learnt, and the cadence.
  *
@@ -310,7 +311,7 @@ static const cpuexec__spin_plan park_at_once = {CPUEXEC__SPIN_NONE, 0, 0, false}
 static cpuexec__wait_plan worker_wait_plan(struct cpuexec_executor *exec, cpuexec__worker *w, bool aside,
                                            const cpuexec__cadence_hint *hint) {
   cpuexec__wait_plan plan = {.spin = &park_at_once, .share_cpu = &exec->caller_cpu};
-  if (!cpuexec__permit_worker_spins(&exec->permit, &w->permit, aside)) return plan;
+  if (!cpuexec__permit_worker_spins(&exec->permit, &w->permit, aside) || !cpuexec__node_permit_run()) return plan;
   plan.spin = &exec->spin;
   plan.busy = w->missed ? &exec->lane0_running : NULL;
   plan.gap_spin_ns = cpuexec__permit_gap_spin_ns(&w->permit);
@@ -336,7 +337,7 @@ void *cpuexec__worker_main(void *arg) {
      * nobody writes. */
     if (atomic_load_explicit(&exec->lanes_busy, memory_order_relaxed) != 0 &&
         cpuexec__epoch_clear_nudge(&slot->epoch, atomic_load_explicit(&slot->epoch, memory_order_relaxed)) == e &&
-        cpuexec__lanes_serve(exec, w->index))
+        cpuexec__permit_node_lets_join(&exec->permit) && cpuexec__lanes_serve(exec, w->index))
       continue;
     bool joined = false, aside = cpuexec__permit_stands_aside(&exec->permit, w->index);
     cpuexec__wait_report seen;
@@ -358,8 +359,12 @@ void *cpuexec__worker_main(void *arg) {
         e = atomic_load_explicit(&slot->epoch, memory_order_relaxed);
         if (!cpuexec__epoch_open(e)) break;
       }
-      /* The region is left to its caller, who takes the share over. */
-      if ((aside = cpuexec__permit_stands_aside(&exec->permit, w->index))) break;
+      /* The region is left to its caller, who takes the share over: so it
+       * is when the node level of the permit model has no CPU for this
+       * worker (permit.h, cpuexec__permit_node_lets_join). */
+      if ((aside = cpuexec__permit_stands_aside(&exec->permit, w->index) ||
+                   !cpuexec__permit_node_lets_join(&exec->permit)))
+        break;
       if (cpuexec__epoch_try_join(&slot->epoch, &e)) {
         joined = true;
         break;
@@ -373,7 +378,10 @@ void *cpuexec__worker_main(void *arg) {
     /* Taken, and nudged since: the nudge is looked at, at the top. */
     if (e & CPUEXEC__EPOCH_NUDGE) e = cpuexec__epoch_clear_nudge(&slot->epoch, e);
     if (joined) {
-      if (slot->participants == 0) break;
+      if (slot->participants == 0) {
+        cpuexec__node_permit_park(); /* the pool ends: nothing to wait for */
+        break;
+      }
       CPUEXEC__CHECK(w->index < slot->participants && slot->participants <= exec->threads,
                      "executor %llu: worker %u admitted to a region of %u participants (executor of %u)",
                      (unsigned long long)exec->id, w->index, slot->participants, exec->threads);

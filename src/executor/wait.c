@@ -3,6 +3,7 @@
 #include "wait.h"
 
 #include "permit.h"
+#include "node/node_budget.h"
 
 /* The cadence part of a worker's wait: true when the word moved (*outcome
  * says whether in the window), false when the window passed. */
@@ -80,6 +81,7 @@ uint32_t cpuexec__wait_while_equal(_Atomic uint32_t *word, uint32_t seen, _Atomi
     return atomic_load_explicit(word, memory_order_acquire);
   }
   uint32_t now;
+  cpuexec__node_permit_park(); /* the node level of the permit model (node_budget.h) */
   atomic_store_explicit(parked, 1, memory_order_seq_cst);
   while ((now = atomic_load_explicit(word, memory_order_seq_cst)) == seen) {
     report->slept = true;

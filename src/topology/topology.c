@@ -3,6 +3,9 @@
 #include "core/test_hooks.h"
 #include "topology_internal.h"
 
+#include "cgroup_limits.h"
+#include "os/os.h"
+
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -195,6 +198,18 @@ out:
   return rc;
 }
 
+/* The live process's quota from its v1 or v2 cgroups. */
+static int live_quota(cpuexec_topology *t) {
+  if (cpuexec__os_proc_self_cgroup() == NULL) return 0; /* the OS backend knows no cgroup */
+  cpuexec__cgroup_limits limits;
+  int rc = cpuexec__cgroup_limits_read(NULL, &limits);
+  if (rc != 0 || limits.quota == 0) return rc;
+  t->quota_source = dup_printf("%s", limits.quota_file);
+  if (t->quota_source == NULL) return cpuexec__fail(CPUEXEC_ENOMEM, "cgroup quota: out of memory");
+  t->cpu_quota = limits.quota;
+  return 0;
+}
+
 static int fill_options_side(const cpuexec_topology_options *o, bool tolerant, cpuexec_topology *t) {
   if (o->cpu_quota < 0 || !isfinite(o->cpu_quota))
     return cpuexec__fail(CPUEXEC_EINVAL, "cpu_quota: %g is not a CPU count; use 0 for none or a positive number",
@@ -205,7 +220,11 @@ static int fill_options_side(const cpuexec_topology_options *o, bool tolerant, c
     if (t->quota_source == NULL)
       return CPUEXEC_ENOMEM;
   } else if (t->live || o->cgroup_root != NULL || o->proc_self_cgroup != NULL) {
-    int rc = cpuexec__cgroup_cpu_quota(o, &t->cpu_quota, &t->quota_source);
+    /* Paths given: the v2 files they name; otherwise the process's own v1
+     * and v2 hierarchies (cgroup_limits.h). */
+    int rc = o->cgroup_root != NULL || o->proc_self_cgroup != NULL
+                 ? cpuexec__cgroup_cpu_quota(o, &t->cpu_quota, &t->quota_source)
+                 : live_quota(t);
     if (rc != 0 && tolerant && rc != CPUEXEC_ENOMEM) {
       /* The default must not fail on a file the process does not own. */
       t->fallback = dup_printf("cgroup quota ignored: %s; the default is not capped by a quota", cpuexec_error_message());

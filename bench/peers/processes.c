@@ -1,0 +1,179 @@
+/* libcpuexec benchmarks: several processes on one machine, each with its
+ * own pool (issue 32: the node budget, doc/node-budget.md).
+ *
+ * One program per backend, like bench/peers/callers.c: this driver plus
+ * one backend file. NP processes (NP = 2, 4) are started together; each
+ * has one calling thread that repeats S us of serial work (S = 0, 50, 200)
+ * and a parallel region of 64 items that is W = 200 us of work in all
+ * (each item a 3.125 us spin on the clock, so the work does not depend on
+ * the processor's speed), chunk ceil(64 / participants). Each process's
+ * pool is either the runtime's default size, every processor ("default"),
+ * or processors / NP by hand ("split", at least 1). Rows, one sample per
+ * run, metric npN_sS_<pool>_<what>:
+ *   rps    regions per second, all processes together
+ *   p99    the worst process's 99th percentile of one region (us)
+ *   fair   fewest regions of one process / most of another
+ * Every region's items are counted (each exactly once); a wrong count
+ * prints FAIL and exits 1. Arguments: --seconds=X (default 1.5) per cell,
+ * --np=N and --serial=S for one cell. The libcpuexec rows with the node
+ * budget off: run with CPUEXEC_NODE_BUDGET=off. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../clock.h"
+#include "driver.h"
+
+#define ITEMS 64
+#define REGION_WORK_NS 200000.0
+
+static _Atomic int64_t items_done;
+
+static void spin_ns(double ns) {
+  double end = bench_now_ns() + ns;
+  while (bench_now_ns() < end) {
+  }
+}
+
+static int item_body(void *ctx, int64_t begin, int64_t end) {
+  (void)ctx;
+  for (int64_t i = begin; i < end; i++) spin_ns(REGION_WORK_NS / ITEMS);
+  atomic_fetch_add_explicit(&items_done, end - begin, memory_order_relaxed);
+  return 0;
+}
+
+static int compare_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* One process of a cell: "regions p99_us" on out, or FAIL. */
+static int child(unsigned threads, double serial_us, double seconds, int ready, int start, int out) {
+  char err[256] = "";
+  if (bench_backend_init(threads, err, sizeof err) != 0) {
+    dprintf(out, "FAIL %s\n", err);
+    return 1;
+  }
+  size_t cap = 1u << 20, count = 0;
+  double *lat = malloc(cap * sizeof *lat);
+  char c = 1;
+  if (lat == NULL || write(ready, &c, 1) != 1 || read(start, &c, 1) != 1) return 1;
+  int64_t chunk = (ITEMS + threads - 1) / threads;
+  double end = bench_now_ns() + seconds * 1e9;
+  while (bench_now_ns() < end && count < cap) {
+    int64_t before = atomic_load(&items_done);
+    double t = bench_now_ns();
+    bench_backend_for(ITEMS, chunk, item_body, NULL);
+    lat[count++] = (bench_now_ns() - t) / 1e3;
+    if (atomic_load(&items_done) - before != ITEMS) {
+      dprintf(out, "FAIL a region ran %lld items of %d\n", (long long)(atomic_load(&items_done) - before), ITEMS);
+      return 1;
+    }
+    if (serial_us > 0) spin_ns(serial_us * 1e3);
+  }
+  qsort(lat, count, sizeof *lat, compare_double);
+  dprintf(out, "%zu %.1f\n", count, count ? lat[(size_t)((double)(count - 1) * 0.99)] : 0.0);
+  bench_backend_fini();
+  return 0;
+}
+
+static unsigned processors(void) {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return (unsigned)CPU_COUNT(&set);
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (unsigned)n : 1;
+}
+
+/* One cell: NP processes started together; prints its rows. */
+static int cell(unsigned np, unsigned serial, bool split, double seconds) {
+  unsigned ncpu = processors(), threads = split ? (ncpu / np > 0 ? ncpu / np : 1) : ncpu;
+  int ready[2], start[2], out[2];
+  if (pipe(ready) || pipe(start) || pipe(out)) return 1;
+  pid_t pids[16];
+  for (unsigned i = 0; i < np; i++) {
+    pids[i] = fork();
+    if (pids[i] == 0) {
+      close(ready[0]);
+      close(start[1]);
+      close(out[0]);
+      _exit(child(threads, serial, seconds, ready[1], start[0], out[1]));
+    }
+  }
+  close(ready[1]);
+  close(start[0]);
+  close(out[1]);
+  char c;
+  for (unsigned i = 0; i < np; i++)
+    if (read(ready[0], &c, 1) != 1) break;
+  for (unsigned i = 0; i < np; i++)
+    if (write(start[1], &c, 1) != 1) break;
+  FILE *results = fdopen(out[0], "r");
+  double sum = 0, worst = 0, fewest = 1e300, most = 0;
+  int rc = 0;
+  char line[512];
+  for (unsigned i = 0; i < np; i++) {
+    size_t regions;
+    double p99;
+    if (fgets(line, sizeof line, results) == NULL || sscanf(line, "%zu %lf", &regions, &p99) != 2) {
+      printf("FAIL %s: np=%u serial=%u: %s", bench_backend_name, np, serial, line);
+      rc = 1;
+      break;
+    }
+    sum += (double)regions / seconds;
+    if (p99 > worst) worst = p99;
+    if ((double)regions < fewest) fewest = (double)regions;
+    if ((double)regions > most) most = (double)regions;
+  }
+  fclose(results);
+  close(ready[0]);
+  close(start[1]);
+  for (unsigned i = 0; i < np; i++) {
+    int status;
+    waitpid(pids[i], &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) rc = 1;
+  }
+  if (rc != 0) return rc;
+  const char *pool = split ? "split" : "default";
+  printf("M %s np%u_s%u_%s_rps regions/s %.0f\n", bench_backend_name, np, serial, pool, sum);
+  printf("M %s np%u_s%u_%s_p99 us %.0f\n", bench_backend_name, np, serial, pool, worst);
+  printf("M %s np%u_s%u_%s_fair ratio %.2f\n", bench_backend_name, np, serial, pool, most > 0 ? fewest / most : 0);
+  fflush(stdout);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  double seconds = 1.5;
+  int np = 0, serial = -1;
+  for (int i = 1; i < argc; i++) {
+    if (strncmp(argv[i], "--seconds=", 10) == 0) seconds = atof(argv[i] + 10);
+    else if (strncmp(argv[i], "--np=", 5) == 0) np = atoi(argv[i] + 5);
+    else if (strncmp(argv[i], "--serial=", 9) == 0) serial = atoi(argv[i] + 9);
+    else if (strncmp(argv[i], "--mode=", 7) == 0 || strncmp(argv[i], "--delay-len", 11) == 0) continue;
+    else {
+      fprintf(stderr, "usage: %s [--seconds=X] [--np=N] [--serial=S]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (np < 0 || np > 16 || seconds <= 0) return 2;
+  printf("# %s: NP processes, each one caller repeating S us serial + a 200 us region of 64 items; %u processors\n",
+         bench_backend_name, processors());
+  fflush(stdout);
+  static const unsigned nps[] = {2, 4}, serials[] = {0, 50, 200};
+  int rc = 0;
+  for (size_t a = 0; a < 2; a++)
+    for (size_t b = 0; b < 3; b++)
+      for (int split = 0; split < 2; split++) {
+        if ((np && (unsigned)np != nps[a]) || (serial >= 0 && (unsigned)serial != serials[b])) continue;
+        rc |= cell(nps[a], serials[b], split, seconds);
+      }
+  return rc;
+}

@@ -1,0 +1,294 @@
+/* The node level of the permit model: the process's side of the shared
+ * table and of make's jobserver (node_budget.h). */
+#include "node_budget.h"
+
+#include <cpuexec/node.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/env.h"
+#include "core/error.h"
+#include "core/text.h"
+#include "jobserver.h"
+#include "node_table.h"
+#include "os/fork.h"
+#include "os/os.h"
+#include "topology/cgroup_limits.h"
+
+#if CPUEXEC_TEST_HOOKS
+_Atomic(const char *) cpuexec__test_node_cgroup_root;
+_Atomic uint64_t cpuexec__test_node_reclaim_every_ns;
+_Atomic bool cpuexec__test_node_refresh_always;
+#endif
+
+enum { MODE_OFF, MODE_OWN, MODE_TABLE };
+
+/* The process's state, made once per fork generation by the first worker
+ * that asks (phase: generation << 2 | stage; stage 1 making, 2 made). */
+static struct {
+  int mode;                   /* MODE_TABLE: a shared table; MODE_OWN: own count (fallback) */
+  cpuexec__node_table *table;
+  uint32_t tag;               /* this process's slot tag in the table */
+  bool host_scope;
+  cpuexec__jobserver jobserver;
+  bool jobserver_on;
+  char path[1100];
+  char identity[CPUEXEC__CGROUP_PATH_MAX + 128];
+  char source[CPUEXEC__CGROUP_PATH_MAX + 256]; /* where N came from */
+  char problem[512];          /* the diagnostic of a refused table or jobserver */
+  uint32_t visible;
+} node;
+static _Atomic uint64_t phase;
+static _Atomic bool exit_registered;
+
+/* The calling worker's permit: held for this fork generation, its slot
+ * (-1: none held), the token byte (held_token), and where to look first. */
+static __thread bool held;
+static __thread uint64_t held_generation;
+static __thread int32_t held_slot = -1;
+static __thread bool held_token;
+static __thread char token_byte;
+static __thread uint32_t slot_hint;
+static __thread uint32_t gives;
+
+#define CPUEXEC__NODE_REFRESH_LOOK_EVERY 16u
+
+/* make's jobserver is looked for as the library loads, before the program
+ * opens anything: a descriptor make closed (a recipe without '+') may be
+ * reused by the program's own files later, and must not be mistaken for
+ * make's pipe then. */
+static int jobserver_found;
+static _Atomic bool jobserver_looked;
+static char jobserver_problem[400];
+
+static void jobserver_at_load(void) {
+  if (atomic_exchange(&jobserver_looked, true)) return;
+  jobserver_found = cpuexec__jobserver_open(cpuexec__env_raw("MAKEFLAGS"), &node.jobserver);
+  if (jobserver_found < 0) snprintf(jobserver_problem, sizeof jobserver_problem, "%s", cpuexec_error_message());
+}
+
+#if defined(__GNUC__) && !defined(_WIN32)
+__attribute__((constructor)) static void look_for_jobserver(void) { jobserver_at_load(); }
+#endif
+
+static const char *cgroup_root(void) { return CPUEXEC__TEST_HOOK(cpuexec__test_node_cgroup_root, NULL); }
+
+static uint32_t visible_processors(void) {
+  cpuexec__os_cpus set;
+  int32_t n = cpuexec__os_process_cpus(&set) ? cpuexec__os_cpus_count(&set) : 0;
+  return n > 0 ? (uint32_t)n : 1;
+}
+
+/* N now, and what it came from (into node.source when source). */
+static uint32_t budget_now(bool describe) {
+  if (node.host_scope) {
+    if (describe) snprintf(node.source, sizeof node.source, "the host's %u visible processors", node.visible);
+    return node.visible;
+  }
+  cpuexec__cgroup_limits limits;
+  /* A file that cannot be read leaves no limit (the reader zeroes them). */
+  (void)cpuexec__cgroup_limits_read(cgroup_root(), &limits);
+  uint32_t n = cpuexec__cgroup_limits_cpus(&limits, node.visible);
+  if (describe) {
+    snprintf(node.identity, sizeof node.identity, "%s", limits.identity);
+    if (limits.quota > 0)
+      snprintf(node.source, sizeof node.source, "cgroup v%d quota %.3g CPUs (%s)", limits.quota_version, limits.quota,
+               limits.quota_file);
+    else if (limits.cpuset_count > 0)
+      snprintf(node.source, sizeof node.source, "cgroup cpuset of %u processors (%s)", limits.cpuset_count,
+               limits.cpuset_file);
+    else
+      snprintf(node.source, sizeof node.source, "no cgroup limit: the %u visible processors", node.visible);
+  }
+  return n;
+}
+
+static void at_exit(void) {
+  uint64_t p = atomic_load(&phase);
+  if ((p & 3) != 2 || p >> 2 != cpuexec__fork_generation_now()) return; /* a fork child's copy: nothing held */
+  if (node.jobserver_on) cpuexec__jobserver_close(&node.jobserver);
+  if (node.mode == MODE_TABLE) cpuexec__node_table_unregister(node.table, node.tag);
+}
+
+/* Reads the variables and opens what they name. */
+static void make_state(bool inherited) {
+  if (inherited) {
+    /* A fork child: the parent's tokens and slots are the parent's. The
+     * mapping stays; the child registers anew. */
+    atomic_store(&node.jobserver.held, 0);
+    if (node.mode == MODE_TABLE) {
+      node.tag = cpuexec__node_table_register(node.table);
+      if (node.tag == 0) {
+        node.mode = MODE_OWN;
+        snprintf(node.problem, sizeof node.problem, "node budget: table \"%.400s\" has no free entry", node.path);
+      }
+    }
+    return;
+  }
+#ifdef _WIN32
+  node.mode = MODE_OFF;
+  snprintf(node.problem, sizeof node.problem, "not built for Windows: each process keeps its own count");
+  return;
+#endif
+  /* The fork generation tells a child from its parent (permits, tokens):
+   * it moves only once the library's fork handlers are registered. */
+  if (cpuexec__fork_init() != 0) {
+    node.mode = MODE_OFF;
+    snprintf(node.problem, sizeof node.problem, "node budget: off: %s", cpuexec_error_message());
+    fprintf(stderr, "libcpuexec: %s\n", node.problem);
+    return;
+  }
+  node.visible = visible_processors();
+  bool rc_refused = false;
+  size_t len;
+  const char *mode = cpuexec__env_value("CPUEXEC_NODE_BUDGET", &len);
+  if (mode != NULL && cpuexec__text_is(mode, len, "off")) {
+    node.mode = MODE_OFF;
+  } else {
+    if (mode != NULL && !cpuexec__text_is(mode, len, "cgroup") && !cpuexec__text_is(mode, len, "host") &&
+        !cpuexec__text_is(mode, len, "on")) {
+      snprintf(node.problem, sizeof node.problem,
+               "CPUEXEC_NODE_BUDGET: \"%.*s\" is not off, on, cgroup or host; using cgroup", (int)len, mode);
+      rc_refused = true;
+    }
+    node.host_scope = mode != NULL && cpuexec__text_is(mode, len, "host");
+    uint32_t n = budget_now(true);
+    if (node.host_scope) snprintf(node.identity, sizeof node.identity, "host");
+    char *dir = cpuexec__env_copy("CPUEXEC_NODE_DIR", NULL);
+    int rc = cpuexec__node_table_path(dir != NULL && dir[0] != '\0' ? dir : "/dev/shm", node.identity, node.path,
+                                      sizeof node.path);
+    free(dir);
+    if (rc == 0) rc = cpuexec__node_table_open(node.path, node.identity, n, &node.table);
+    if (rc == 0 && (node.tag = cpuexec__node_table_register(node.table)) == 0)
+      rc = cpuexec__fail(CPUEXEC_ESTATE, "node budget: table \"%s\" has no free entry", node.path);
+    if (rc == 0) {
+      node.mode = MODE_TABLE;
+    } else {
+      node.mode = MODE_OWN;
+      rc_refused = true;
+      size_t used = strlen(node.problem);
+      snprintf(node.problem + used, sizeof node.problem - used, "%s%s; the process keeps its own count",
+               used ? "; " : "", cpuexec_error_message());
+    }
+  }
+  if (!atomic_load(&jobserver_looked)) jobserver_at_load();
+  node.jobserver_on = jobserver_found == 1;
+  if (jobserver_found < 0) {
+    size_t used = strlen(node.problem);
+    snprintf(node.problem + used, sizeof node.problem - used, "%s%s", used ? "; " : "", jobserver_problem);
+  }
+  /* A refused table is worth a line on stderr (someone else's file, or a
+   * corrupted one); a jobserver that is not there is the common case of a
+   * program run by make without '+', said by the description only. */
+  if (rc_refused) fprintf(stderr, "libcpuexec: %s\n", node.problem);
+  if (!atomic_exchange(&exit_registered, true)) atexit(at_exit);
+}
+
+/* True once the state of this fork generation is made; false while another
+ * thread makes it (the asker gets no permit meanwhile: it parks, and its
+ * caller runs its share, so the budget is never exceeded on the way in). */
+static bool ready(uint64_t generation) {
+  uint64_t p = atomic_load_explicit(&phase, memory_order_acquire);
+  if (p == (generation << 2 | 2)) return true;
+  if (p >> 2 == generation && (p & 3) == 1) return false;
+  bool inherited = (p & 3) != 0 && p >> 2 != generation;
+  if (!atomic_compare_exchange_strong(&phase, &p, generation << 2 | 1)) return false;
+  make_state(inherited);
+  atomic_store_explicit(&phase, generation << 2 | 2, memory_order_release);
+  return true;
+}
+
+/* Once per interval across the node: whoever moves *after wins the turn. */
+static bool turn(_Atomic uint64_t *after, uint64_t every) {
+  uint64_t now = cpuexec__os_now_ns(), at = atomic_load_explicit(after, memory_order_relaxed);
+  return now >= at && atomic_compare_exchange_strong(after, &at, now + every);
+}
+
+static int32_t take_slot(void) {
+  int32_t s = cpuexec__node_table_take(node.table, node.tag, slot_hint);
+  if (s >= 0) return s;
+  uint64_t every = CPUEXEC__TEST_HOOK(cpuexec__test_node_reclaim_every_ns, 0);
+  if (turn(&node.table->reclaim_after_ns, every ? every - 1 : CPUEXEC__NODE_RECLAIM_EVERY_NS) &&
+      cpuexec__node_table_reclaim(node.table) > 0)
+    s = cpuexec__node_table_take(node.table, node.tag, slot_hint);
+  return s;
+}
+
+bool cpuexec__node_permit_run(void) {
+  uint64_t generation = cpuexec__fork_generation_now();
+  if (held && held_generation == generation) return true;
+  held = false;
+  held_slot = -1;
+  held_token = false;
+  if (!ready(generation)) return false;
+  if (node.mode != MODE_TABLE && !node.jobserver_on) return true;
+  if (node.mode == MODE_TABLE) {
+    int32_t s = take_slot();
+    if (s < 0) return false;
+    held_slot = s;
+    slot_hint = (uint32_t)s;
+  }
+  if (node.jobserver_on) {
+    if (!cpuexec__jobserver_take(&node.jobserver, &token_byte)) {
+      if (held_slot >= 0) cpuexec__node_table_give(node.table, node.tag, held_slot);
+      held_slot = -1;
+      return false;
+    }
+    held_token = true;
+  }
+  held = true;
+  held_generation = generation;
+  return true;
+}
+
+void cpuexec__node_permit_park(void) {
+  if (!held) return;
+  held = false;
+  if (held_generation != cpuexec__fork_generation_now()) return; /* the parent's, not ours */
+  if (held_slot >= 0) {
+    cpuexec__node_table_give(node.table, node.tag, held_slot);
+    held_slot = -1;
+    /* A park is about to make a system call anyway: the cheapest place to
+     * notice a resized cgroup, once a second across the node; the clock is
+     * read at every CPUEXEC__NODE_REFRESH_LOOK_EVERY-th give only. */
+    if (!node.host_scope && (CPUEXEC__TEST_HOOK(cpuexec__test_node_refresh_always, false) ||
+                             (++gives % CPUEXEC__NODE_REFRESH_LOOK_EVERY == 0 &&
+                              turn(&node.table->refresh_after_ns, CPUEXEC__NODE_REFRESH_EVERY_NS))))
+      atomic_store_explicit(&node.table->capacity, budget_now(false), memory_order_relaxed);
+  }
+  if (held_token) {
+    cpuexec__jobserver_give(&node.jobserver, token_byte);
+    held_token = false;
+  }
+}
+
+size_t cpuexec__node_budget_describe(char *buf, size_t size) {
+  uint64_t generation = cpuexec__fork_generation_now();
+  for (int i = 0; !ready(generation) && i < 1000; i++) cpuexec__os_yield();
+  char js[200] = "";
+  if (node.jobserver_on)
+    snprintf(js, sizeof js, "; make's jobserver (%s) bounds the workers too, %lld tokens held now",
+             node.jobserver.auth, (long long)atomic_load(&node.jobserver.held));
+  int n;
+  if (node.mode == MODE_OFF)
+    n = snprintf(buf, size, "off (%s)%s", node.problem[0] ? node.problem : "CPUEXEC_NODE_BUDGET=off", js);
+  else if (node.mode == MODE_OWN)
+    n = snprintf(buf, size, "the process's own count (%s)%s", node.problem, js);
+  else
+    n = snprintf(buf, size, "%u CPUs shared by this user's processes in %s, from %s; table %s, %u slots held "
+                 "(this process %u)%s",
+                 atomic_load(&node.table->capacity), node.host_scope ? "the whole host" : node.identity,
+                 node.source, node.path, cpuexec__node_table_held(node.table, 0),
+                 cpuexec__node_table_held(node.table, node.tag), js);
+  return n < 0 ? 0 : (size_t)n;
+}
+
+const char *cpuexec__node_budget_table_path(void) { return node.mode == MODE_TABLE ? node.path : ""; }
+
+CPUEXEC_EXPORT int cpuexec_node_budget_describe(char *buf, size_t size) {
+  if (buf == NULL && size > 0) return cpuexec__fail(CPUEXEC_EINVAL, "buf: NULL with size %zu; pass a buffer or size 0", size);
+  size_t n = cpuexec__node_budget_describe(buf, size);
+  return n > INT32_MAX ? INT32_MAX : (int)n;
+}

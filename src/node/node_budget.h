@@ -1,0 +1,65 @@
+/* Internal: the node level of the permit model (doc/node-budget.md).
+ *
+ * Every libcpuexec process of one user in one cgroup shares a budget of N
+ * CPUs (node_table.h): N is the cgroup's quota, rounded up as the resolver
+ * rounds it, capped by its cpuset, else the visible processors. Under GNU
+ * make the jobserver's tokens bound it too (jobserver.h): the smaller
+ * wins. A worker holds one permit (a slot, and a token under make) while it
+ * runs or spins and gives it back before it parks; a caller never needs
+ * one, so each process always makes progress on its own thread and at most
+ * N + (processes) library threads run at once.
+ *
+ * The executor asks twice, on its worker's loop: cpuexec__node_permit_run
+ * before a worker joins a region or spins (false: it does not join; the
+ * caller takes its share over, and it parks), and cpuexec__node_permit_park
+ * before it parks (src/executor/wait.c; a cadence window's short timed park,
+ * cadence.h, keeps the permit: the worker spins again within the window). A thread that already holds its permit pays a
+ * thread-local load; a take or give is one compare-and-swap in the shared
+ * table; the slow path (a take that found no slot) reclaims the slots of
+ * dead processes at most every CPUEXEC__NODE_RECLAIM_EVERY_NS across the
+ * node, and a give re-reads the cgroup's quota and cpuset at most every
+ * CPUEXEC__NODE_REFRESH_EVERY_NS, so an in-place resize (docker update
+ * --cpus) changes N without a restart.
+ *
+ * CPUEXEC_NODE_BUDGET=off turns it off, =host shares one budget of the
+ * visible processors across every cgroup of the user, =cgroup (default)
+ * keys it by the cgroup; CPUEXEC_NODE_DIR names the tables' directory
+ * (default /dev/shm). A table that cannot be used is reported in the
+ * description and the process keeps its own count: no crash, no hang. */
+#ifndef CPUEXEC_SRC_NODE_BUDGET_H
+#define CPUEXEC_SRC_NODE_BUDGET_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/test_hooks.h"
+
+#define CPUEXEC__NODE_RECLAIM_EVERY_NS 100000000ull /* 0.1 s: dead slots back well within 1 s */
+#define CPUEXEC__NODE_REFRESH_EVERY_NS 1000000000ull /* 1 s */
+
+/* The permit of the calling worker thread: true when it holds one (or the
+ * node level does not limit this process), false when none is free. */
+bool cpuexec__node_permit_run(void);
+
+/* Gives the calling thread's permit back, if it holds one. */
+void cpuexec__node_permit_park(void);
+
+/* What applies, one line ("node budget: 2 CPUs shared by ... (source)"), into
+ * buf; snprintf-like. Initializes the node level when it was not yet. */
+size_t cpuexec__node_budget_describe(char *buf, size_t size);
+
+/* The table's path in use, "" when none (tests). */
+const char *cpuexec__node_budget_table_path(void);
+
+#if CPUEXEC_TEST_HOOKS
+/* A system root the cgroup limits are read from instead of "/". */
+extern _Atomic(const char *) cpuexec__test_node_cgroup_root;
+/* Non-zero: the reclaim interval in nanoseconds (1: every failed take). */
+extern _Atomic uint64_t cpuexec__test_node_reclaim_every_ns;
+/* True: every give re-reads the cgroup's limits (a resize seen at once). */
+extern _Atomic bool cpuexec__test_node_refresh_always;
+#endif
+
+#endif

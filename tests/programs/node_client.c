@@ -1,0 +1,204 @@
+/* A process of the node budget's tests (tests/whitebox/test_node_budget.c,
+ * tests/node-jobserver.sh): it asks the node level of the permit model
+ * (src/node/node_budget.h) for permits as a worker would, on threads of its
+ * own, and prints what it got. Modes:
+ *
+ *   describe               the budget that applies, then "path=TABLE"
+ *   hold K                 K threads each take a permit; prints "held N",
+ *                          then holds them until stdin closes
+ *   take                   one permit: "took" or "refused"
+ *   stress T I FILE        T threads take and give a permit I times each,
+ *                          counting holders in FILE's first word (shared
+ *                          by every process of the test); prints "max=M"
+ *   fork                   takes a permit, forks: the child gives back
+ *                          nothing it did not take ("child held=N")
+ *   jobs T                 under make: T threads take a permit each and the
+ *                          process exits holding them ("held N")
+ *   count-tokens           under make: the tokens free in the jobserver
+ *   cost N                 N uncontended takes and gives: ns per pair (not
+ *                          a test: a figure for doc/node-budget.md)
+ *
+ * NODE_CLIENT_UID=U: run as user U (root only), for an unwritable
+ * directory. NODE_CLIENT_RECLAIM_NOW=1: reclaim on every failed take;
+ * NODE_CLIENT_REFRESH_NOW=1: re-read the cgroup's limits on every give;
+ * NODE_CLIENT_CGROUP_ROOT=DIR: the cgroup tree to read (tests/data/cgroups). */
+#ifdef _WIN32
+#include <stdio.h>
+int main(void) {
+  puts("SKIP: the node budget's table is POSIX shared memory");
+  return 77;
+}
+#else
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "node/node_budget.h"
+
+static pthread_barrier_t all_took;
+static _Atomic int took;
+
+static void *hold_one(void *arg) {
+  (void)arg;
+  if (cpuexec__node_permit_run()) atomic_fetch_add(&took, 1);
+  pthread_barrier_wait(&all_took);
+  char c;
+  while (read(0, &c, 1) > 0) {
+  }
+  cpuexec__node_permit_park();
+  return NULL;
+}
+
+static _Atomic uint32_t *holders;
+static _Atomic uint32_t most;
+static int iterations;
+
+static void *stress_one(void *arg) {
+  (void)arg;
+  for (int i = 0; i < iterations; i++) {
+    if (cpuexec__node_permit_run()) {
+      uint32_t now = atomic_fetch_add(holders, 1) + 1;
+      for (uint32_t m = atomic_load(&most); now > m && !atomic_compare_exchange_weak(&most, &m, now);) {
+      }
+      atomic_fetch_sub(holders, 1);
+    }
+    cpuexec__node_permit_park();
+  }
+  return NULL;
+}
+
+static void *jobs_one(void *arg) {
+  (void)arg;
+  if (cpuexec__node_permit_run()) atomic_fetch_add(&took, 1);
+  pthread_barrier_wait(&all_took);
+  for (;;) pause(); /* held while the process exits */
+  return NULL;
+}
+
+static int count_tokens(void) {
+  const char *flags = getenv("MAKEFLAGS");
+  const char *auth = flags ? strstr(flags, "--jobserver-auth=") : NULL;
+  if (auth == NULL) return puts("no jobserver"), 1;
+  auth += strlen("--jobserver-auth=");
+  char path[512];
+  int r, w;
+  int fd;
+  if (strncmp(auth, "fifo:", 5) == 0) {
+    snprintf(path, sizeof path, "%.*s", (int)strcspn(auth + 5, " "), auth + 5);
+    fd = open(path, O_RDWR | O_NONBLOCK);
+  } else if (sscanf(auth, "%d,%d", &r, &w) == 2) {
+    snprintf(path, sizeof path, "/proc/self/fd/%d", r);
+    fd = open(path, O_RDONLY | O_NONBLOCK);
+  } else {
+    return puts("malformed"), 1;
+  }
+  if (fd < 0) return puts("cannot open"), 1;
+  char bytes[256];
+  ssize_t n = read(fd, bytes, sizeof bytes);
+  if (n < 0) n = 0;
+  printf("tokens=%zd\n", n);
+  fflush(stdout);
+  /* Back through the same pipe: the fifo's descriptor writes too; make's
+   * pipe through its inherited write end. */
+  int out = strncmp(auth, "fifo:", 5) == 0 ? fd : w;
+  if (n > 0 && write(out, bytes, (size_t)n) != n) return 1;
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) return 2;
+  const char *uid = getenv("NODE_CLIENT_UID");
+  if (uid != NULL && (setgid((gid_t)atoi(uid)) != 0 || setuid((uid_t)atoi(uid)) != 0)) return puts("setuid failed"), 3;
+  if (getenv("NODE_CLIENT_RECLAIM_NOW")) atomic_store(&cpuexec__test_node_reclaim_every_ns, 1);
+  if (getenv("NODE_CLIENT_REFRESH_NOW")) atomic_store(&cpuexec__test_node_refresh_always, true);
+  const char *root = getenv("NODE_CLIENT_CGROUP_ROOT");
+  if (root != NULL) atomic_store(&cpuexec__test_node_cgroup_root, root);
+  setvbuf(stdout, NULL, _IONBF, 0);
+  const char *mode = argv[1];
+  if (strcmp(mode, "describe") == 0) {
+    char text[2048];
+    cpuexec__node_budget_describe(text, sizeof text);
+    printf("%s\npath=%s\n", text, cpuexec__node_budget_table_path());
+    return 0;
+  }
+  if (strcmp(mode, "take") == 0) {
+    puts(cpuexec__node_permit_run() ? "took" : "refused");
+    cpuexec__node_permit_park();
+    return 0;
+  }
+  if (strcmp(mode, "hold") == 0 || strcmp(mode, "jobs") == 0) {
+    int k = argc > 2 ? atoi(argv[2]) : 1;
+    bool jobs = mode[0] == 'j';
+    pthread_barrier_init(&all_took, NULL, (unsigned)k + 1);
+    for (int i = 0; i < k; i++) {
+      pthread_t t;
+      if (pthread_create(&t, NULL, jobs ? jobs_one : hold_one, NULL) != 0) return 4;
+      pthread_detach(t);
+    }
+    pthread_barrier_wait(&all_took);
+    printf("held %d\n", atomic_load(&took));
+    if (jobs) return 0; /* exit with the permits held: they go back at exit */
+    char c;
+    while (read(0, &c, 1) > 0) {
+    }
+    return 0;
+  }
+  if (strcmp(mode, "stress") == 0 && argc == 5) {
+    int threads = atoi(argv[2]);
+    iterations = atoi(argv[3]);
+    int fd = open(argv[4], O_RDWR);
+    if (fd < 0) return 5;
+    holders = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (holders == MAP_FAILED) return 5;
+    pthread_t t[64];
+    for (int i = 0; i < threads && i < 64; i++) pthread_create(&t[i], NULL, stress_one, NULL);
+    for (int i = 0; i < threads && i < 64; i++) pthread_join(t[i], NULL);
+    printf("max=%u\n", atomic_load(&most));
+    return 0;
+  }
+  if (strcmp(mode, "fork") == 0) {
+    if (!cpuexec__node_permit_run()) return puts("refused"), 0;
+    char text[2048];
+    pid_t pid = fork();
+    if (pid == 0) {
+      /* The parent's permit is not the child's: a park gives nothing back. */
+      cpuexec__node_permit_park();
+      cpuexec__node_budget_describe(text, sizeof text);
+      const char *mine = strstr(text, "(this process ");
+      printf("child held=%d\n", mine ? atoi(mine + strlen("(this process ")) : -1);
+      _exit(0);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    cpuexec__node_budget_describe(text, sizeof text);
+    const char *mine = strstr(text, "(this process ");
+    printf("parent held=%d\n", mine ? atoi(mine + strlen("(this process ")) : -1);
+    cpuexec__node_permit_park();
+    return 0;
+  }
+  if (strcmp(mode, "cost") == 0 && argc == 3) {
+    /* Not a test: the uncontended take and give, timed for the report. */
+    long n = atol(argv[2]);
+    struct timespec a, b;
+    if (!cpuexec__node_permit_run()) return puts("refused"), 0;
+    cpuexec__node_permit_park();
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    for (long i = 0; i < n; i++) {
+      if (!cpuexec__node_permit_run()) return puts("refused"), 0;
+      cpuexec__node_permit_park();
+    }
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    printf("take+give: %.1f ns\n", ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / (double)n);
+    return 0;
+  }
+  if (strcmp(mode, "count-tokens") == 0) return count_tokens();
+  return 2;
+}
+#endif

@@ -1,0 +1,165 @@
+/* The node level of the permit model in the worker loop
+ * (src/executor/permit.h, cpuexec__permit_node_lets_join): with the node's
+ * one slot held by another process, a pool's workers stand aside and the
+ * caller runs every range; once the slot is free a worker joins again; a
+ * strict region (CPUEXEC_FOR_EVERY_PARTICIPANT) runs on every participant
+ * regardless. The budget is the stored cgroup of half a CPU (N = 1) in a
+ * directory of tables of this test's own, the other process
+ * tests/programs/node_client. No case waits on time: the caller's range
+ * waits for the event it checks (a worker standing aside, a range run on a
+ * worker). */
+#include "support/watchdog.h"
+
+#ifdef _WIN32
+TEST_PROGRAM_NOT_ON_WINDOWS("the node budget's table is POSIX shared memory")
+#else
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cpuexec.h>
+
+#include "node/node_budget.h"
+
+#define CLIENT TOP_BUILDDIR "/tests/programs/node_client"
+#define HALF TOP_SRCDIR "/tests/data/cgroups/v1-half"
+
+static char dir[256];
+static pthread_t caller;
+
+typedef struct region_seen {
+  cpuexec_executor *exec;
+  _Atomic int on_workers;       /* ranges run on a thread other than the caller */
+  _Atomic int participants_ran; /* bit i: participant i ran a range */
+  int wait_for;                 /* 0: nothing; 1: a worker stood aside; 2: a range on a worker */
+} region_seen;
+
+static uint64_t stood_aside(cpuexec_executor *exec) {
+  cpuexec_counters c;
+  return cpuexec_executor_counters_get(exec, &c) == 0 ? c.stood_aside : 0;
+}
+
+static int record(void *ctx, int64_t begin, int64_t end) {
+  (void)end;
+  region_seen *s = ctx;
+  atomic_fetch_or(&s->participants_ran, 1 << cpuexec_participant_index());
+  if (!pthread_equal(pthread_self(), caller)) {
+    atomic_fetch_add(&s->on_workers, 1);
+    return 0;
+  }
+  if (begin == 0 && s->wait_for == 1)
+    while (stood_aside(s->exec) == 0) sched_yield();
+  if (begin == 0 && s->wait_for == 2)
+    while (atomic_load(&s->on_workers) == 0) sched_yield();
+  return 0;
+}
+
+/* A process holding the node's one slot: its stdin closes to end it. */
+typedef struct holder {
+  pid_t pid;
+  int in;
+} holder;
+
+static holder hold_the_slot(void) {
+  int in[2], out[2];
+  assert_int_equal(pipe(in), 0);
+  assert_int_equal(pipe(out), 0);
+  holder h;
+  h.pid = fork();
+  assert_true(h.pid >= 0);
+  if (h.pid == 0) {
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    close(in[1]);
+    close(out[0]);
+    setenv("NODE_CLIENT_CGROUP_ROOT", HALF, 1);
+    execl(CLIENT, CLIENT, "hold", "1", (char *)NULL);
+    _exit(127);
+  }
+  close(in[0]);
+  close(out[1]);
+  char line[64] = "";
+  FILE *f = fdopen(out[0], "r");
+  if (fgets(line, sizeof line, f) == NULL) line[0] = '\0';
+  fclose(f);
+  assert_string_equal(line, "held 1\n");
+  h.in = in[1];
+  return h;
+}
+
+static void let_go(holder *h) {
+  close(h->in);
+  int status;
+  assert_int_equal(waitpid(h->pid, &status, 0), h->pid);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static cpuexec_executor *pool_of_three(void) {
+  cpuexec_policy p;
+  cpuexec_policy_init(&p);
+  p.num_threads = 3;
+  cpuexec_resolved *r = NULL;
+  cpuexec_executor *e = NULL;
+  assert_int_equal(cpuexec_policy_resolve(&p, NULL, &r), 0);
+  assert_int_equal(cpuexec_executor_create(r, &e), 0);
+  cpuexec_resolved_destroy(r);
+  assert_int_equal(cpuexec_executor_counters_enable(e), 0);
+  return e;
+}
+
+static void workers_without_a_permit_leave_ranges_to_the_caller(void **state) {
+  (void)state;
+  holder h = hold_the_slot();
+  cpuexec_executor *e = pool_of_three();
+  region_seen s = {.exec = e, .wait_for = 1};
+  for (int i = 0; i < 20; i++) assert_int_equal(cpuexec_parallel_for(e, 64, 1, &s, record, 0), 0);
+  assert_true(stood_aside(e) >= 1);
+  assert_int_equal(atomic_load(&s.on_workers), 0);
+
+  /* The slot free again: a worker takes it and runs a range. */
+  let_go(&h);
+  region_seen t = {.exec = e, .wait_for = 2};
+  assert_int_equal(cpuexec_parallel_for(e, 64, 1, &t, record, 0), 0);
+  assert_true(atomic_load(&t.on_workers) >= 1);
+  char text[2048];
+  assert_true(cpuexec_node_budget_describe(text, sizeof text) > 0);
+  assert_non_null(strstr(text, "1 CPUs shared"));
+  assert_int_equal(cpuexec_executor_release(e), 0);
+}
+
+static void strict_region_runs_on_every_participant_over_the_budget(void **state) {
+  (void)state;
+  holder h = hold_the_slot();
+  cpuexec_executor *e = pool_of_three();
+  region_seen s = {.exec = e};
+  assert_int_equal(cpuexec_parallel_for_flags(e, 3, 1, &s, record, 0, CPUEXEC_FOR_EVERY_PARTICIPANT), 0);
+  assert_int_equal(atomic_load(&s.participants_ran), 7);
+  assert_int_equal(atomic_load(&s.on_workers), 2);
+  assert_int_equal(cpuexec_executor_release(e), 0);
+  let_go(&h);
+}
+
+int main(void) {
+  snprintf(dir, sizeof dir, "%s/cpuexec-node-wiring.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+  if (mkdtemp(dir) == NULL) return 1;
+  setenv("CPUEXEC_NODE_DIR", dir, 1);
+  setenv("CPUEXEC_NODE_BUDGET", "cgroup", 1);
+  unsetenv("MAKEFLAGS");
+  atomic_store(&cpuexec__test_node_cgroup_root, HALF);
+  caller = pthread_self();
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(workers_without_a_permit_leave_ranges_to_the_caller),
+      cmocka_unit_test(strict_region_runs_on_every_participant_over_the_budget),
+  };
+  int rc = cmocka_run_group_tests(tests, NULL, NULL);
+  char cmd[400];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  if (system(cmd) != 0) rc = 1;
+  return rc;
+}
+#endif
