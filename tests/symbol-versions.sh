@@ -19,7 +19,7 @@ set -u
 top=$(cd "${top_srcdir:-$(dirname "$0")/..}" && pwd)
 build=$(cd "${top_builddir:-.}" && pwd)
 cc=${CPUEXEC_CC:-cc}
-nm=${CPUEXEC_NM:-nm}
+nm=${CPUEXEC_NM:-nm}  # libtool's NM may carry options ("nm -B")
 flags=${SANITIZER_FLAGS:-}
 lib=$build/.libs/libcpuexec.so
 [ "${CPUEXEC_VERSION_SCRIPT:-}" = 1 ] || { echo "SKIP: this build has no version script (configure: symbol versions)"; exit 77; }
@@ -34,7 +34,8 @@ fail() { echo "not ok - $1"; failed=1; }
 grep -rhoE 'CPUEXEC_EXPORT [^;(]*[^A-Za-z0-9_][A-Za-z_][A-Za-z0-9_]* *\(' "$top/include" |
   sed -E 's/.*[^A-Za-z0-9_]([A-Za-z_][A-Za-z0-9_]*) *\($/\1/' | sort -u >"$dir/declared"
 [ -s "$dir/declared" ] || { fail "no CPUEXEC_EXPORT function found in $top/include"; exit 1; }
-"$nm" -D --defined-only "$lib" >"$dir/nm" || { fail "$nm -D $lib"; exit 1; }
+# shellcheck disable=SC2086
+$nm -D --defined-only "$lib" >"$dir/nm" || { fail "$nm -D $lib"; exit 1; }
 awk '$2 != "A" { print $NF }' "$dir/nm" | sort >"$dir/exports"
 sed 's/$/@@CPUEXEC_1.0/' "$dir/declared" >"$dir/want"
 [ "${CPUEXEC_WITH_OMPT:-}" = 1 ] && echo ompt_start_tool >>"$dir/want"
