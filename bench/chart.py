@@ -4,9 +4,12 @@
 One bar per metric row of the table (bench/run.sh's output, or the copy
 bench/last-table.txt): how many times better libcpuexec's median is than the
 best peer's on that row, on a log scale around 1.0, the rows grouped by kind.
-"Better" follows the unit: for times, CPU burn and counts (lower is better)
-the bar is best peer / libcpuexec; for throughputs (GB/s, inf/s, GFLOP/s:
-higher is better) libcpuexec / best peer. Right of 1.0, libcpuexec is ahead.
+"Better" follows the metric's direction, declared once in DIRECTIONS below:
+where lower is better (times, CPU burn, counts) the bar is best peer /
+libcpuexec; where higher is better (throughputs, fractions of a ceiling,
+fairness) libcpuexec / best peer. Right of 1.0, libcpuexec is ahead. A row
+that would be drawn and has no declared direction is an error, so a new row
+of `make bench` is declared here before its chart can be made.
 
 The peers of a row are every backend but libcpuexec and its other policies
 (libcpuexec-none, libcpuexec-fd2ms, ...); the "-2pools" rows are peers, as in
@@ -29,18 +32,49 @@ KINDS = [
     ("burn", r"^(burn_|idle_burn)"),
     ("streaming", r"^axpy_"),
     ("inference", r"^(infer_|gemm_)"),
-    ("concurrent callers", r"^sess"),
+    ("concurrent callers", r"^(sess|k[0-9]+_s[0-9]+_|tasks_)"),
     ("libraries (pthreadpool's API)", r"^pp_"),
+    ("libraries on libcpuexec (FFTW, OpenCV, Eigen)", r"^(fftw_|cv_|eigen_)"),
     ("other", r""),
 ]
 LIMIT = 8.0  # the axis runs from 1/LIMIT to LIMIT; bars beyond are clipped and say so
 
 
-def higher_is_better(unit):
-    """Throughputs (GB/s, inf/s, GFLOP/s); not CPU time per second (ms/s)."""
-    if not unit.endswith("/s"):
-        return False
-    return unit.split("/")[0] not in ("s", "ms", "us", "ns")
+# Each metric's direction, declared once: (pattern, higher is better, what the
+# median is). The first pattern a metric matches decides; tests/bench-chart-directions.sh
+# checks every row against a made-up table of known ratios and against the
+# relations of bench/targets.txt.
+DIRECTIONS = [
+    (r"^epcc_n[0-9]+$", False, "overhead per call (us)"),
+    (r"^lat_gap", False, "time of one call (us)"),
+    (r"^worst_region", False, "p99 of a region over its body (us)"),
+    (r"^syscalls_", False, "system calls per 10000 calls"),
+    (r"^(idle_burn|burn_cad)", False, "CPU burnt per second (ms/s)"),
+    (r"^axpy_", True, "bandwidth (GB/s)"),
+    (r"^(infer_ips|sess2_ips)$", True, "inferences per second"),
+    (r"^(infer_gap|sess2_lat)", False, "time of one inference (ms)"),
+    (r"^gemm_gflops$", True, "GFLOP/s"),
+    (r"^k[0-9]+_s[0-9]+_rps$", True, "regions per second"),
+    (r"^k[0-9]+_s[0-9]+_ceil$", True, "regions per second over the ceiling"),
+    (r"^k[0-9]+_s[0-9]+_fair$", True, "fewest over most regions between callers"),
+    (r"^k[0-9]+_s[0-9]+_(p50|p99)$", False, "time of one region (us)"),
+    (r"^k[0-9]+_s[0-9]+_cpu$", False, "CPU per region (us)"),
+    (r"^tasks_[0-9]+us$", True, "tasks per second"),
+    (r"^tasks_[0-9]+us_eff$", True, "tasks per second over the ceiling"),
+    (r"^pp_", False, "time per call (ns)"),
+    (r"^(fftw_|cv_|eigen_)", False, "time per operation (us)"),
+    (r"^(session_per_request_|region_)", False, "time per request or region (ns)"),
+    (r"^counters_", False, "time per region (ns)"),
+    (r"^guard_", False, "time per call (ns)"),
+]
+
+
+def higher_is_better(metric):
+    """True or False from DIRECTIONS; None for a metric it does not declare."""
+    for pattern, higher, _ in DIRECTIONS:
+        if re.search(pattern, metric):
+            return higher
+    return None
 
 
 def is_peer(backend):
@@ -82,9 +116,8 @@ def parse(lines):
     return header, rows
 
 
-def advantage(unit, mine, peers):
+def advantage(higher, mine, peers):
     """(ratio, best peer, its median): >1 when libcpuexec is ahead; inf or 0 when a median is <= 0."""
-    higher = higher_is_better(unit)
     best = max(peers, key=peers.get) if higher else min(peers, key=peers.get)
     theirs = peers[best]
     if higher:
@@ -124,8 +157,12 @@ def chart(header, rows):
         if "libcpuexec" not in medians or not peers:
             no_peer.append(metric)
             continue
+        higher = higher_is_better(metric)
+        if higher is None:
+            raise ValueError("row %s (%s) has no direction: declare it in DIRECTIONS (bench/chart.py)"
+                             % (metric, unit))
         mine = medians["libcpuexec"]
-        ratio, best, theirs = advantage(unit, mine, peers)
+        ratio, best, theirs = advantage(higher, mine, peers)
         for _, pattern, members in groups:
             if pattern.search(metric):
                 members.append((metric, unit, ratio, best, mine, theirs))
@@ -153,8 +190,8 @@ def chart(header, rows):
     add('<rect width="100%" height="100%" fill="#ffffff"/>')
     add('<text x="16" y="24" font-size="16" font-weight="bold">libcpuexec against the best peer, per row of '
         '<tspan font-family="DejaVu Sans Mono, monospace">make bench</tspan></text>')
-    add('<text x="16" y="44" fill="#333333">Times better than the best peer: peer / libcpuexec for times and CPU '
-        'burn, libcpuexec / peer for throughputs.</text>')
+    add('<text x="16" y="44" fill="#333333">Times better than the best peer: peer / libcpuexec where lower is '
+        'better (times, CPU burn), libcpuexec / peer where higher is (throughputs, ratios).</text>')
     add('<text x="16" y="60" fill="#333333">Right of 1: libcpuexec is ahead; left: the best peer is. Log scale, '
         'clipped at %sx (the label gives the value).</text>' % value(LIMIT))
     machine = next((h for h in header if h.startswith("libcpuexec bench:")), "")

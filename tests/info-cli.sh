@@ -54,6 +54,9 @@ unset CPUEXEC_POLICY CPUEXEC_NUM_THREADS OMP_NUM_THREADS CPUEXEC_DISPLAY
 # Good input.
 expect 0 "" -- --help
 grep -q "usage: cpuexec-info" "$work/out" || fail "--help prints no usage"
+release=$(sed -n 's/^release=//p' "$top_srcdir/VERSION")
+expect 0 "" -- --version
+tr -d '\r' <"$work/out" | grep -qx "cpuexec-info (libcpuexec) $release" || fail "--version says \"$(cat "$work/out")\", not VERSION's $release"
 expect 0 "" --
 grep -q "== Resolution of the default policy ==" "$work/out" || fail "no resolution section"
 grep -q "libgomp" "$work/out" || fail "no OpenMP runtime section"

@@ -35,12 +35,13 @@ typedef struct info_options {
   const char *topology; /* --topology FILE.xml or fixture DIR, NULL: this machine */
   bool json;
   bool help;
+  bool version; /* --version: the library's version, the one loaded at run time */
   bool bench; /* --bench: dispatch overhead next to OpenMP, and counters */
 } info_options;
 
 static void usage(FILE *out) {
   fprintf(out,
-          "usage: cpuexec-info [--policy TEXT] [--topology FILE.xml|DIR] [--json] [--bench] [--help]\n"
+          "usage: cpuexec-info [--policy TEXT] [--topology FILE.xml|DIR] [--json] [--bench] [--help] [--version]\n"
           "       cpuexec-info --openmp-report PROGRAM [ARGS...]\n"
           "       cpuexec-info --libraries-report PROGRAM [ARGS...]\n"
           "\n"
@@ -62,6 +63,7 @@ static void usage(FILE *out) {
           "                     run PROGRAM and print which threaded libraries it loaded (FFTW, OpenCV, Eigen,\n"
           "                     pthreadpool) and whether each ran on libcpuexec\n"
           "  --help             this text\n"
+          "  --version          the version of the libcpuexec this runs on\n"
           "\n"
           "Exit status: 0 success, 2 invalid input (the message names the field), 1 other failure.\n");
 }
@@ -73,6 +75,8 @@ static int parse_args(int argc, char **argv, info_options *o) {
     const char *a = argv[i];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
       o->help = true;
+    } else if (strcmp(a, "--version") == 0) {
+      o->version = true;
     } else if (strcmp(a, "--bench") == 0) {
       o->bench = true;
     } else if (strcmp(a, "--json") == 0) {
@@ -317,6 +321,10 @@ int main(int argc, char **argv) {
     return rc;
   if (o.help) {
     usage(stdout);
+    return 0;
+  }
+  if (o.version) {
+    printf("cpuexec-info (libcpuexec) %s\n", cpuexec_version_string());
     return 0;
   }
   if (o.bench)

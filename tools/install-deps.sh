@@ -6,6 +6,8 @@
 # is missing. Installing them may move the system's libblas.so.3 alternative;
 # no test depends on where it points. libgtest-dev and libfxdiv-dev serve
 # tools/pthreadpool-upstream-tests.sh (upstream's suites and its own pool).
+# abigail-tools (libabigail's abidw and abidiff) checks libcpuexec's ABI
+# against abi/libcpuexec.abi (make abi-check, tests/abi-check.sh).
 # --mingw adds what the Windows build made on Linux needs (the mingw-w64
 # compilers, wine to run its tests (the package wine: wine64 alone puts no
 # command on PATH), dpkg-dev for `apt-get source` of hwloc
@@ -17,7 +19,7 @@ packages="build-essential autoconf automake libtool pkgconf libhwloc-dev hwloc l
   clang libomp-dev libpthreadpool-dev libtbb-dev libopenblas-openmp-dev strace
   libfftw3-dev libopencv-core-dev libopencv-imgproc-dev libeigen3-dev libgtest-dev libfxdiv-dev
   libopenblas0-pthread libblis4-pthread libblis4-openmp
-  cmake doxygen groff-base"
+  cmake doxygen groff-base abigail-tools"
 for arg in "$@"; do
   case $arg in
     --mingw) packages="$packages gcc-mingw-w64-x86-64 g++-mingw-w64-x86-64 wine wine64 dpkg-dev" ;;

@@ -36,9 +36,9 @@
 /** The API version this header describes: major. It must equal the release
  * in the VERSION file; configure refuses to run when they differ, and a test
  * checks that cpuexec_version() agrees with these macros. */
-#define CPUEXEC_VERSION_MAJOR 0
+#define CPUEXEC_VERSION_MAJOR 1
 /** The API version this header describes: minor. */
-#define CPUEXEC_VERSION_MINOR 1
+#define CPUEXEC_VERSION_MINOR 0
 /** The API version this header describes: patch. */
 #define CPUEXEC_VERSION_PATCH 0
 /** The API version as one number, 0xMMmmpp, comparable with cpuexec_version(). */
