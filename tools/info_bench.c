@@ -217,6 +217,7 @@ static void show_counters(FILE *out, cpuexec_executor *exec, uint32_t threads) {
   SHOW(stood_aside);
   SHOW(step_offs);
   SHOW(long_spins);
+  SHOW(parallel_regions);
 #undef SHOW
 }
 
