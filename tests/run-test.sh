@@ -14,6 +14,7 @@ limit=${CPUEXEC_TEST_TIMEOUT:-300}
 # runs the whole suite under it.
 CPUEXEC_NODE_BUDGET=${CPUEXEC_NODE_BUDGET:-off}
 export CPUEXEC_NODE_BUDGET
+name=$(basename "$1")
 case $1 in
   *.exe)
     if [ -n "${CPUEXEC_TEST_RUNNER:-}" ]; then
@@ -28,7 +29,13 @@ case $1 in
       WINEPATH="$libs;${CPUEXEC_TEST_DLL_PATH:-}${WINEPATH:+;$WINEPATH}"
       WINEDEBUG=${WINEDEBUG:--all}
       export WINEPATH WINEDEBUG
-      exec timeout --kill-after=10 "$limit" $CPUEXEC_TEST_RUNNER "$@"
+      set -- $CPUEXEC_TEST_RUNNER "$@"
     fi ;;
 esac
-exec timeout --kill-after=10 "$limit" "$@"
+# Each log ends with the program's time, so a slow stage of CI can name
+# the tests that made it slow (.ci/run prints the slowest of each suite).
+start=$(date +%s)
+status=0
+timeout --kill-after=10 "$limit" "$@" || status=$?
+echo "run-test: $name took $(($(date +%s) - start)) s" >&2
+exit $status

@@ -121,4 +121,29 @@
  * workers, one line each. Row: region_scaling. */
 #define CPUEXEC__FINISH_GROUP 8u
 
+/* ---- the node level (src/node, doc/node-budget.md) ---------------------- */
+
+/* ns. A process whose callers opened no region for this long gives its
+ * callers' implicit slot back to the node's budget (it is found idle by
+ * another process that wants a slot). Longer: serial phases up to it keep
+ * the slot, so no other process's worker slips in and is over the budget
+ * when the caller returns; shorter: a process that stopped computing lends
+ * its processor to the others sooner. Rows: np2_s200_default_*,
+ * np4_s200_default_*. */
+#define CPUEXEC__NODE_CALLER_LINGER_NS 2000000u
+
+/* ns. A take that found no slot looks for the slots of dead processes at
+ * most this often across the node (slots of a killed process come back
+ * well within a second). Shorter: sooner back; longer: fewer /proc reads
+ * by processes that compete for slots. Test: test_node_budget's kill case. */
+#define CPUEXEC__NODE_RECLAIM_EVERY_NS 100000000ull
+
+/* ns, gives. The cgroup's quota and cpuset are re-read at most this often
+ * across the node, and a process looks at the clock for it every
+ * CPUEXEC__NODE_REFRESH_LOOK_EVERY gives of a slot. Shorter: a resized
+ * container is seen sooner; longer: fewer reads of cgroup files. Test:
+ * test_node_budget's live-quota case. */
+#define CPUEXEC__NODE_REFRESH_EVERY_NS 100000000ull
+#define CPUEXEC__NODE_REFRESH_LOOK_EVERY 16u
+
 #endif

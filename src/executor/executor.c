@@ -204,6 +204,10 @@ void cpuexec__executor_free(cpuexec_executor *exec) {
   pthread_mutex_destroy(&exec->dispatch_lock);
   pthread_mutex_destroy(&exec->strict_lock);
   free_executor(exec);
+  /* A pool gone: the process's callers may have stopped for good, so their
+   * implicit slot goes back now, not a linger later (another executor's
+   * next region claims it again). */
+  cpuexec__node_callers_rest();
 }
 
 bool cpuexec__executor_running_here(const cpuexec_executor *exec) {

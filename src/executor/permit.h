@@ -201,6 +201,16 @@ static inline bool cpuexec__permit_node_lets_join(const cpuexec__permit *p) {
          atomic_load_explicit(&((cpuexec__permit *)p)->strict_running, memory_order_relaxed) != 0;
 }
 
+/* The node level's occupancy cap (node/node_budget.h): the caller of a
+ * region of `participants` tells the node its process runs (its callers'
+ * implicit slot) and learns how many participants the node's budget lets
+ * it admit now: 1 when no worker of any process could take a slot, so
+ * that none is woken to be refused. A strict region waits for its whole
+ * team, so it admits them regardless. */
+static inline uint32_t cpuexec__permit_node_admits(const cpuexec__permit *p, bool strict, uint32_t participants) {
+  uint32_t room = cpuexec__node_region_admits(participants);
+  return strict || p->strict_policy ? participants : room;
+}
 /* Serving a task group settles a worker: the group's waiter helps, it does
  * not compete for a processor. */
 static inline void cpuexec__permit_worker_settled(cpuexec__permit_worker *w) { w->unsettled_regions = 0; }

@@ -243,8 +243,13 @@ static int run_native(struct cpuexec_executor *exec, cpuexec__region *r, uint32_
   if (r->strict) pthread_mutex_lock(&exec->strict_lock);
   /* Before any epoch or admit word opens (release): a worker that acquires one sees the mark. */
   if (every_call) atomic_store_explicit(&exec->permit.strict_running, 1, memory_order_relaxed);
+  /* The node's budget first (the other processes' callers and workers):
+   * it caps every lane's region alike. */
+  r->participants = cpuexec__permit_node_admits(&exec->permit, r->strict, r->participants);
   int rc;
-  if (pthread_mutex_trylock(&exec->dispatch_lock) == 0) {
+  if (r->participants == 1) {
+    rc = run_alone(exec, r, callers_now(exec), ran);
+  } else if (pthread_mutex_trylock(&exec->dispatch_lock) == 0) {
     cpuexec__region admitted = *r;
     if (!r->strict) admitted.participants = cpuexec__permit_region_admits(&exec->permit, r->participants);
     if (admitted.participants > 1) {

@@ -21,6 +21,7 @@
 _Atomic(const char *) cpuexec__test_node_cgroup_root;
 _Atomic uint64_t cpuexec__test_node_reclaim_every_ns;
 _Atomic bool cpuexec__test_node_refresh_always;
+_Atomic uint64_t cpuexec__test_node_caller_linger_ns;
 #endif
 
 enum { MODE_OFF, MODE_OWN, MODE_TABLE };
@@ -43,6 +44,13 @@ static struct {
 static _Atomic uint64_t phase;
 static _Atomic bool exit_registered;
 
+/* The callers' side (cpuexec__node_region_admits): the process's entry in
+ * the table, for the fork generation that registered it (NULL: no table),
+ * and how many of its workers hold a slot now. */
+static _Atomic(cpuexec__node_entry *) caller_entry;
+static _Atomic uint64_t caller_generation;
+static _Atomic uint32_t workers_held;
+
 /* The calling worker's permit: held for this fork generation, its slot
  * (-1: none held), the token byte (held_token), and where to look first. */
 static __thread bool held;
@@ -52,8 +60,6 @@ static __thread bool held_token;
 static __thread char token_byte;
 static __thread uint32_t slot_hint;
 static __thread uint32_t gives;
-
-#define CPUEXEC__NODE_REFRESH_LOOK_EVERY 16u
 
 /* make's jobserver is looked for as the library loads, before the program
  * opens anything: a descriptor make closed (a recipe without '+') may be
@@ -112,6 +118,12 @@ static void at_exit(void) {
   if (node.mode == MODE_TABLE) cpuexec__node_table_unregister(node.table, node.tag);
 }
 
+/* From here on this process's callers claim their implicit slot. */
+static void publish_caller_entry(void) {
+  atomic_store(&caller_generation, cpuexec__fork_generation_now());
+  atomic_store_explicit(&caller_entry, cpuexec__node_table_entry(node.table, node.tag), memory_order_release);
+}
+
 /* Reads the variables and opens what they name. */
 static void make_state(bool inherited) {
   if (inherited) {
@@ -119,10 +131,14 @@ static void make_state(bool inherited) {
      * mapping stays; the child registers anew. */
     atomic_store(&node.jobserver.held, 0);
     if (node.mode == MODE_TABLE) {
+      atomic_store(&caller_entry, NULL);
+      atomic_store(&workers_held, 0);
       node.tag = cpuexec__node_table_register(node.table);
       if (node.tag == 0) {
         node.mode = MODE_OWN;
         snprintf(node.problem, sizeof node.problem, "node budget: table \"%.400s\" has no free entry", node.path);
+      } else {
+        publish_caller_entry();
       }
     }
     return;
@@ -165,6 +181,7 @@ static void make_state(bool inherited) {
       rc = cpuexec__fail(CPUEXEC_ESTATE, "node budget: table \"%s\" has no free entry", node.path);
     if (rc == 0) {
       node.mode = MODE_TABLE;
+      publish_caller_entry();
     } else {
       node.mode = MODE_OWN;
       rc_refused = true;
@@ -200,25 +217,92 @@ static bool ready(uint64_t generation) {
   return true;
 }
 
+/* ready(), for a thread that must not go on without the state (a caller,
+ * the description): while another thread makes it (a few file reads), it
+ * yields, a bounded number of times. */
+static bool ready_soon(uint64_t generation) {
+  for (int i = 0; i < 1000; i++)
+    if (ready(generation)) return true;
+    else cpuexec__os_yield();
+  return false;
+}
+
 /* Once per interval across the node: whoever moves *after wins the turn. */
 static bool turn(_Atomic uint64_t *after, uint64_t every) {
   uint64_t now = cpuexec__os_now_ns(), at = atomic_load_explicit(after, memory_order_relaxed);
   return now >= at && atomic_compare_exchange_strong(after, &at, now + every);
 }
 
+static uint64_t caller_linger_ns(void) {
+  uint64_t linger = CPUEXEC__TEST_HOOK(cpuexec__test_node_caller_linger_ns, 0);
+  return linger ? linger - 1 : CPUEXEC__NODE_CALLER_LINGER_NS;
+}
+
+/* A taker that found no slot: the slots of callers gone idle come back,
+ * looked for at most once per linger across the node. True when some did. */
+static bool release_idle_callers(void) {
+  uint64_t linger = caller_linger_ns();
+  return (linger == 0 || turn(&node.table->idle_look_after_ns, linger)) &&
+         cpuexec__node_table_release_idle_callers(node.table, cpuexec__os_now_ns(), linger) > 0;
+}
+
 static int32_t take_slot(void) {
   int32_t s = cpuexec__node_table_take(node.table, node.tag, slot_hint);
   if (s >= 0) return s;
   uint64_t every = CPUEXEC__TEST_HOOK(cpuexec__test_node_reclaim_every_ns, 0);
+  bool freed = release_idle_callers();
   if (turn(&node.table->reclaim_after_ns, every ? every - 1 : CPUEXEC__NODE_RECLAIM_EVERY_NS) &&
       cpuexec__node_table_reclaim(node.table) > 0)
-    s = cpuexec__node_table_take(node.table, node.tag, slot_hint);
-  return s;
+    freed = true;
+  return freed ? cpuexec__node_table_take(node.table, node.tag, slot_hint) : -1;
+}
+
+/* Gives the calling worker's slot back (it holds one of this generation). */
+static void give_slot(void) {
+  cpuexec__node_table_give(node.table, node.tag, held_slot);
+  held_slot = -1;
+  atomic_fetch_sub_explicit(&workers_held, 1, memory_order_relaxed);
+}
+
+/* The process's entry for its callers, made on first use; NULL: no table. */
+static cpuexec__node_entry *callers_entry(void) {
+  uint64_t generation = cpuexec__fork_generation_now();
+  cpuexec__node_entry *e = atomic_load_explicit(&caller_entry, memory_order_acquire);
+  if (e != NULL && atomic_load_explicit(&caller_generation, memory_order_relaxed) == generation) return e;
+  if (!ready_soon(generation)) return NULL;
+  e = atomic_load_explicit(&caller_entry, memory_order_acquire);
+  return e != NULL && atomic_load_explicit(&caller_generation, memory_order_relaxed) == generation ? e : NULL;
+}
+
+void cpuexec__node_callers_rest(void) {
+  if (callers_entry() != NULL) cpuexec__node_table_release_caller(node.table, node.tag);
+}
+
+uint32_t cpuexec__node_region_admits(uint32_t participants) {
+  cpuexec__node_entry *e = callers_entry();
+  if (e == NULL) return participants;
+  /* Only this process's callers write the beat, and a look needs only to
+   * see it move: a plain store, no read-modify-write. */
+  atomic_store_explicit(&e->beat, atomic_load_explicit(&e->beat, memory_order_relaxed) + 1, memory_order_relaxed);
+  uint32_t claim = atomic_load_explicit(&e->caller_slot, memory_order_relaxed);
+  if (claim == 0 || (claim & CPUEXEC__NODE_CALLER_OVER)) cpuexec__node_table_claim_caller(node.table, node.tag);
+  /* A worker of ours that holds a slot joins; the others ask when they
+   * wake. None holding: wake only as many as could take one. */
+  if (atomic_load_explicit(&workers_held, memory_order_relaxed) != 0) return participants;
+  uint32_t room = cpuexec__node_table_room(node.table, participants - 1);
+  if (room == 0 && release_idle_callers()) room = cpuexec__node_table_room(node.table, participants - 1);
+  return room + 1;
 }
 
 bool cpuexec__node_permit_run(void) {
   uint64_t generation = cpuexec__fork_generation_now();
-  if (held && held_generation == generation) return true;
+  if (held && held_generation == generation) {
+    /* A caller over the budget: the slot goes back before this worker
+     * joins another region, so the callers' processors are not shared. */
+    if (held_slot < 0 || atomic_load_explicit(&node.table->overflow, memory_order_relaxed) == 0) return true;
+    cpuexec__node_permit_park();
+    return false;
+  }
   held = false;
   held_slot = -1;
   held_token = false;
@@ -229,11 +313,11 @@ bool cpuexec__node_permit_run(void) {
     if (s < 0) return false;
     held_slot = s;
     slot_hint = (uint32_t)s;
+    atomic_fetch_add_explicit(&workers_held, 1, memory_order_relaxed);
   }
   if (node.jobserver_on) {
     if (!cpuexec__jobserver_take(&node.jobserver, &token_byte)) {
-      if (held_slot >= 0) cpuexec__node_table_give(node.table, node.tag, held_slot);
-      held_slot = -1;
+      if (held_slot >= 0) give_slot();
       return false;
     }
     held_token = true;
@@ -248,10 +332,9 @@ void cpuexec__node_permit_park(void) {
   held = false;
   if (held_generation != cpuexec__fork_generation_now()) return; /* the parent's, not ours */
   if (held_slot >= 0) {
-    cpuexec__node_table_give(node.table, node.tag, held_slot);
-    held_slot = -1;
+    give_slot();
     /* A park is about to make a system call anyway: the cheapest place to
-     * notice a resized cgroup, once a second across the node; the clock is
+     * notice a resized cgroup, ten times a second across the node; the clock is
      * read at every CPUEXEC__NODE_REFRESH_LOOK_EVERY-th give only. */
     if (!node.host_scope && (CPUEXEC__TEST_HOOK(cpuexec__test_node_refresh_always, false) ||
                              (++gives % CPUEXEC__NODE_REFRESH_LOOK_EVERY == 0 &&
@@ -266,7 +349,7 @@ void cpuexec__node_permit_park(void) {
 
 size_t cpuexec__node_budget_describe(char *buf, size_t size) {
   uint64_t generation = cpuexec__fork_generation_now();
-  for (int i = 0; !ready(generation) && i < 1000; i++) cpuexec__os_yield();
+  ready_soon(generation);
   char js[200] = "";
   if (node.jobserver_on)
     snprintf(js, sizeof js, "; make's jobserver (%s) bounds the workers too, %lld tokens held now",

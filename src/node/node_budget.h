@@ -7,7 +7,11 @@
  * wins. A worker holds one permit (a slot, and a token under make) while it
  * runs or spins and gives it back before it parks; a caller never needs
  * one, so each process always makes progress on its own thread and at most
- * N + (processes) library threads run at once.
+ * N + (processes) library threads run at once. A process's callers hold
+ * one implicit slot while they run regions (claimed without waiting, even
+ * over the budget, and released once they open none for
+ * CPUEXEC__NODE_CALLER_LINGER_NS), so workers fill only what the callers
+ * leave: processes that each ask for every CPU run as if split by hand.
  *
  * The executor asks twice, on its worker's loop: cpuexec__node_permit_run
  * before a worker joins a region or spins (false: it does not join; the
@@ -17,7 +21,7 @@
  * thread-local load; a take or give is one compare-and-swap in the shared
  * table; the slow path (a take that found no slot) reclaims the slots of
  * dead processes at most every CPUEXEC__NODE_RECLAIM_EVERY_NS across the
- * node, and a give re-reads the cgroup's quota and cpuset at most every
+ * node (and the slots of callers gone idle at most every linger), and a give re-reads the cgroup's quota and cpuset at most every
  * CPUEXEC__NODE_REFRESH_EVERY_NS, so an in-place resize (docker update
  * --cpus) changes N without a restart.
  *
@@ -35,9 +39,8 @@
 #include <stdint.h>
 
 #include "core/test_hooks.h"
+#include "core/tunables.h"
 
-#define CPUEXEC__NODE_RECLAIM_EVERY_NS 100000000ull /* 0.1 s: dead slots back well within 1 s */
-#define CPUEXEC__NODE_REFRESH_EVERY_NS 1000000000ull /* 1 s */
 
 /* The permit of the calling worker thread: true when it holds one (or the
  * node level does not limit this process), false when none is free. */
@@ -45,6 +48,17 @@ bool cpuexec__node_permit_run(void);
 
 /* Gives the calling thread's permit back, if it holds one. */
 void cpuexec__node_permit_park(void);
+
+/* A caller opens a region for `participants` (> 1): its process's implicit
+ * slot is claimed (without waiting) or kept, and the answer is how many
+ * participants the node's budget lets the region admit, the caller
+ * included: all of them while a worker of this process holds a slot, else
+ * 1 + the free slots (1: no worker could take one, so none is woken). */
+uint32_t cpuexec__node_region_admits(uint32_t participants);
+
+/* Gives the process's callers' implicit slot back, if they hold one (an
+ * executor was destroyed). */
+void cpuexec__node_callers_rest(void);
 
 /* What applies, one line ("node budget: 2 CPUs shared by ... (source)"), into
  * buf; snprintf-like. Initializes the node level when it was not yet. */
@@ -60,6 +74,9 @@ extern _Atomic(const char *) cpuexec__test_node_cgroup_root;
 extern _Atomic uint64_t cpuexec__test_node_reclaim_every_ns;
 /* True: every give re-reads the cgroup's limits (a resize seen at once). */
 extern _Atomic bool cpuexec__test_node_refresh_always;
+/* Non-zero: the callers' linger in nanoseconds + 1 (1: a caller is idle as
+ * soon as two looks saw the same beat). */
+extern _Atomic uint64_t cpuexec__test_node_caller_linger_ns;
 #endif
 
 #endif

@@ -29,7 +29,10 @@ static uint64_t fnv1a(const char *text) {
 }
 
 int cpuexec__node_table_path(const char *dir, const char *identity, char *buf, unsigned long size) {
-  int n = snprintf(buf, size, "%s/cpuexec-node-%lu-%016llx", dir, (unsigned long)geteuid(),
+  /* The format's version is in the name: a table left by a library of
+   * another version (its processes gone or not) is not this one's, and is
+   * neither refused nor shared. */
+  int n = snprintf(buf, size, "%s/cpuexec-node-v%u-%lu-%016llx", dir, CPUEXEC__NODE_VERSION, (unsigned long)geteuid(),
                    (unsigned long long)fnv1a(identity));
   if (n < 0 || (unsigned long)n >= size)
     return cpuexec__fail(CPUEXEC_ESTATE, "node budget: the directory \"%s\" makes too long a path", dir);
@@ -120,18 +123,45 @@ void cpuexec__node_table_close(cpuexec__node_table *table) {
 
 static inline uint32_t tag_of(uint32_t index, uint32_t generation) { return (index + 1) | (generation & 0xffffu) << 16; }
 
-/* Frees entry i if its owner died: its slots first, then the entry. */
+static uint32_t capacity_of(cpuexec__node_table *t) {
+  uint32_t cap = atomic_load_explicit(&t->capacity, memory_order_relaxed);
+  return cap > CPUEXEC__NODE_SLOTS ? CPUEXEC__NODE_SLOTS : cap;
+}
+
+/* One less caller over the budget, never below none (a count a crash left
+ * short is set right by the next reclaim's recount). */
+static void overflow_down(cpuexec__node_table *t) {
+  uint32_t n = atomic_load_explicit(&t->overflow, memory_order_relaxed);
+  while (n > 0 && !atomic_compare_exchange_weak(&t->overflow, &n, n - 1)) {
+  }
+}
+
+/* Releases entry e's callers' slot c (what its caller_slot held), if it
+ * still holds that one. */
+static bool release_caller(cpuexec__node_table *t, cpuexec__node_entry *e, uint32_t tag, uint32_t c) {
+  if (c == 0 || c == CPUEXEC__NODE_CALLER_CLAIMING || !atomic_compare_exchange_strong(&e->caller_slot, &c, 0))
+    return false;
+  uint32_t slot = (c & ~CPUEXEC__NODE_CALLER_OVER) - 1, expected = tag;
+  if (slot < CPUEXEC__NODE_SLOTS) atomic_compare_exchange_strong(&t->slots[slot], &expected, 0);
+  if (c & CPUEXEC__NODE_CALLER_OVER) overflow_down(t);
+  return true;
+}
+
+/* Frees entry i if its owner died: its callers' slot, its other slots,
+ * then the entry. */
 static uint32_t reclaim_entry(cpuexec__node_table *t, uint32_t i) {
-  uint64_t owner = atomic_load_explicit(&t->entries[i].owner, memory_order_acquire);
+  cpuexec__node_entry *e = &t->entries[i];
+  uint64_t owner = atomic_load_explicit(&e->owner, memory_order_acquire);
   if (owner == 0) return 0;
-  uint64_t recorded = atomic_load_explicit(&t->entries[i].start_time, memory_order_acquire), now;
+  uint64_t recorded = atomic_load_explicit(&e->start_time, memory_order_acquire), now;
   if (cpuexec__process_alive((int64_t)(owner & 0xffffffffu), &now) && (recorded == 0 || now == recorded)) return 0;
   uint32_t tag = tag_of(i, (uint32_t)(owner >> 32)), freed = 0;
+  release_caller(t, e, tag, atomic_load(&e->caller_slot));
   for (uint32_t s = 0; s < CPUEXEC__NODE_SLOTS; s++) {
     uint32_t expected = tag;
     if (atomic_compare_exchange_strong(&t->slots[s], &expected, 0)) freed++;
   }
-  atomic_compare_exchange_strong(&t->entries[i].owner, &owner, 0);
+  atomic_compare_exchange_strong(&e->owner, &owner, 0);
   return freed;
 }
 
@@ -146,7 +176,15 @@ uint32_t cpuexec__node_table_register(cpuexec__node_table *t) {
       if (atomic_load_explicit(&t->entries[i].owner, memory_order_relaxed) != 0 ||
           !atomic_compare_exchange_strong(&t->entries[i].owner, &expected, owner))
         continue;
-      atomic_store_explicit(&t->entries[i].start_time, start, memory_order_release);
+      cpuexec__node_entry *e = &t->entries[i];
+      atomic_store_explicit(&e->caller_slot, 0, memory_order_relaxed);
+      atomic_store_explicit(&e->beat, 0, memory_order_relaxed);
+      atomic_store_explicit(&e->beat_seen, 0, memory_order_relaxed);
+      atomic_store_explicit(&e->beat_seen_ns, 0, memory_order_relaxed);
+      uint32_t high = atomic_load(&t->entry_high);
+      while (high < i + 1 && !atomic_compare_exchange_weak(&t->entry_high, &high, i + 1)) {
+      }
+      atomic_store_explicit(&e->start_time, start, memory_order_release);
       return tag_of(i, generation);
     }
     /* Full: free the entries of the dead, once. */
@@ -157,6 +195,8 @@ uint32_t cpuexec__node_table_register(cpuexec__node_table *t) {
 
 void cpuexec__node_table_unregister(cpuexec__node_table *t, uint32_t tag) {
   if (tag == 0) return;
+  cpuexec__node_entry *e = cpuexec__node_table_entry(t, tag);
+  release_caller(t, e, tag, atomic_load(&e->caller_slot));
   for (uint32_t s = 0; s < CPUEXEC__NODE_SLOTS; s++) {
     uint32_t expected = tag;
     atomic_compare_exchange_strong(&t->slots[s], &expected, 0);
@@ -185,9 +225,78 @@ uint32_t cpuexec__node_table_reclaim(cpuexec__node_table *t) {
     }
     holds[i] = true;
   }
-  for (uint32_t i = 0; i < CPUEXEC__NODE_ENTRIES; i++)
+  uint32_t over = 0;
+  for (uint32_t i = 0; i < CPUEXEC__NODE_ENTRIES; i++) {
     if (holds[i]) freed += reclaim_entry(t, i);
+    if (atomic_load(&t->entries[i].owner) != 0) {
+      uint32_t c = atomic_load(&t->entries[i].caller_slot);
+      over += c != CPUEXEC__NODE_CALLER_CLAIMING && (c & CPUEXEC__NODE_CALLER_OVER);
+    }
+  }
+  /* The count of callers over the budget, recounted: a process that died
+   * between claiming such a slot and counting it leaves it wrong. */
+  atomic_store(&t->overflow, over);
   return freed;
+}
+
+uint32_t cpuexec__node_table_room(cpuexec__node_table *t, uint32_t enough) {
+  if (atomic_load_explicit(&t->overflow, memory_order_relaxed) != 0) return 0;
+  uint32_t cap = capacity_of(t), room = 0;
+  for (uint32_t s = 0; s < cap && room < enough; s++)
+    room += atomic_load_explicit(&t->slots[s], memory_order_relaxed) == 0;
+  return room;
+}
+
+void cpuexec__node_table_claim_caller(cpuexec__node_table *t, uint32_t tag) {
+  cpuexec__node_entry *e = cpuexec__node_table_entry(t, tag);
+  uint32_t held = atomic_load(&e->caller_slot);
+  if ((held != 0 && !(held & CPUEXEC__NODE_CALLER_OVER)) || held == CPUEXEC__NODE_CALLER_CLAIMING ||
+      !atomic_compare_exchange_strong(&e->caller_slot, &held, CPUEXEC__NODE_CALLER_CLAIMING))
+    return;
+  /* None held, or one above the capacity: the lowest free slot, so a claim
+   * over the budget moves below it as soon as a slot there is free (until
+   * then no worker of any process takes one). */
+  uint32_t cap = capacity_of(t), limit = held ? cap : CPUEXEC__NODE_SLOTS, claimed = held;
+  for (uint32_t s = 0; s < limit && claimed == held; s++) {
+    uint32_t free_word = 0;
+    if (atomic_load_explicit(&t->slots[s], memory_order_relaxed) == 0 &&
+        atomic_compare_exchange_strong(&t->slots[s], &free_word, tag))
+      claimed = (s + 1) | (s >= cap ? CPUEXEC__NODE_CALLER_OVER : 0);
+  }
+  /* Counted before it is published: a release can then never count down a
+   * slot that was not counted up. */
+  if (claimed != held && (claimed & CPUEXEC__NODE_CALLER_OVER)) atomic_fetch_add(&t->overflow, 1);
+  atomic_store(&e->caller_slot, claimed);
+  if (claimed != held && held != 0) {
+    uint32_t old = (held & ~CPUEXEC__NODE_CALLER_OVER) - 1, expected = tag;
+    atomic_compare_exchange_strong(&t->slots[old], &expected, 0);
+    overflow_down(t);
+  }
+}
+
+void cpuexec__node_table_release_caller(cpuexec__node_table *t, uint32_t tag) {
+  cpuexec__node_entry *e = cpuexec__node_table_entry(t, tag);
+  release_caller(t, e, tag, atomic_load(&e->caller_slot));
+}
+
+uint32_t cpuexec__node_table_release_idle_callers(cpuexec__node_table *t, uint64_t now_ns, uint64_t linger_ns) {
+  uint32_t high = atomic_load_explicit(&t->entry_high, memory_order_relaxed), released = 0;
+  if (high > CPUEXEC__NODE_ENTRIES) high = CPUEXEC__NODE_ENTRIES;
+  for (uint32_t i = 0; i < high; i++) {
+    cpuexec__node_entry *e = &t->entries[i];
+    uint64_t owner = atomic_load_explicit(&e->owner, memory_order_acquire);
+    uint32_t c = atomic_load_explicit(&e->caller_slot, memory_order_relaxed);
+    if (owner == 0 || c == 0 || c == CPUEXEC__NODE_CALLER_CLAIMING) continue;
+    uint64_t beat = atomic_load_explicit(&e->beat, memory_order_relaxed);
+    if (beat != atomic_load_explicit(&e->beat_seen, memory_order_relaxed)) {
+      atomic_store_explicit(&e->beat_seen, beat, memory_order_relaxed);
+      atomic_store_explicit(&e->beat_seen_ns, now_ns, memory_order_relaxed);
+    } else if (now_ns - atomic_load_explicit(&e->beat_seen_ns, memory_order_relaxed) >= linger_ns &&
+               release_caller(t, e, tag_of(i, (uint32_t)(owner >> 32)), c)) {
+      released++;
+    }
+  }
+  return released;
 }
 
 uint32_t cpuexec__node_table_held(const cpuexec__node_table *t, uint32_t tag) {
@@ -213,4 +322,11 @@ uint32_t cpuexec__node_table_register(cpuexec__node_table *table) { (void)table;
 void cpuexec__node_table_unregister(cpuexec__node_table *table, uint32_t tag) { (void)table, (void)tag; }
 uint32_t cpuexec__node_table_reclaim(cpuexec__node_table *table) { (void)table; return 0; }
 uint32_t cpuexec__node_table_held(const cpuexec__node_table *table, uint32_t tag) { (void)table, (void)tag; return 0; }
+uint32_t cpuexec__node_table_room(cpuexec__node_table *table, uint32_t enough) { (void)table, (void)enough; return 0; }
+void cpuexec__node_table_claim_caller(cpuexec__node_table *table, uint32_t tag) { (void)table, (void)tag; }
+void cpuexec__node_table_release_caller(cpuexec__node_table *table, uint32_t tag) { (void)table, (void)tag; }
+uint32_t cpuexec__node_table_release_idle_callers(cpuexec__node_table *table, uint64_t now_ns, uint64_t linger_ns) {
+  (void)table, (void)now_ns, (void)linger_ns;
+  return 0;
+}
 #endif

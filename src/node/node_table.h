@@ -1,7 +1,7 @@
 /* Internal: the node budget's table, one file in shared memory for every
  * libcpuexec process of one user in one cgroup (doc/node-budget.md).
  *
- * The file, <dir>/cpuexec-node-<uid>-<hash of the cgroup identity>, is
+ * The file, <dir>/cpuexec-node-v<version>-<uid>-<hash of the cgroup identity>, is
  * created O_EXCL with mode 0600 and then checked by every opener: a
  * regular file owned by the effective user, mode 0600, the magic, this
  * version, this size and the same identity. Anything else is refused with
@@ -16,29 +16,51 @@
  * start time) before its first take; a reclaim finds entries whose owner
  * died (gone, a zombie, or a pid reused by a process started later) and
  * frees their slots and the entry, so slots come back by the owner's
- * identity and never by trust. */
+ * identity and never by trust.
+ *
+ * A process's callers hold one implicit slot while they run regions (the
+ * entry's caller_slot), claimed without waiting: below the capacity when
+ * one is free, else above it, where `overflow` counts it and no worker of
+ * any process may take a slot until it is given back. A caller that
+ * stopped opening regions (its entry's beat unchanged for
+ * CPUEXEC__NODE_CALLER_LINGER_NS) has its slot released by whoever looks
+ * (cpuexec__node_table_release_idle_callers). */
 #ifndef CPUEXEC_SRC_NODE_TABLE_H
 #define CPUEXEC_SRC_NODE_TABLE_H
 
+#include <stdalign.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #define CPUEXEC__NODE_MAGIC 0x43505558454e4f44ull /* "CPUXENOD" */
-#define CPUEXEC__NODE_VERSION 1u
+#define CPUEXEC__NODE_VERSION 2u
 #define CPUEXEC__NODE_SLOTS 1024u
 #define CPUEXEC__NODE_ENTRIES 512u
 #define CPUEXEC__NODE_IDENTITY_MAX 1024u
 
+/* One process; a line of its own, since its beat is written at every
+ * region it opens. */
 typedef struct cpuexec__node_entry {
   /* 0: free; else pid | generation << 32 | CPUEXEC__NODE_ENTRY_USED. */
-  _Atomic uint64_t owner;
+  alignas(64) _Atomic uint64_t owner;
   /* The owner's start time (clock ticks after boot, /proc/<pid>/stat);
    * 0 while the owner registers, or where the system does not say. */
   _Atomic uint64_t start_time;
+  /* The callers' implicit slot: 0 none, else its index + 1, with
+   * CPUEXEC__NODE_CALLER_OVER when it is above the capacity (counted in
+   * `overflow`); CPUEXEC__NODE_CALLER_CLAIMING while one is being claimed. */
+  _Atomic uint32_t caller_slot;
+  /* Bumped by the owner at each region its callers open. */
+  _Atomic uint64_t beat;
+  /* What the last look at an idle caller saw of beat, and when (ns). */
+  _Atomic uint64_t beat_seen;
+  _Atomic uint64_t beat_seen_ns;
 } cpuexec__node_entry;
 
 #define CPUEXEC__NODE_ENTRY_USED (1ull << 63)
+#define CPUEXEC__NODE_CALLER_OVER (1u << 31)
+#define CPUEXEC__NODE_CALLER_CLAIMING 0xffffffffu
 
 typedef struct cpuexec__node_table {
   _Atomic uint64_t magic; /* stored last by the creator (release) */
@@ -51,6 +73,9 @@ typedef struct cpuexec__node_table {
   _Atomic uint32_t entry_generation; /* bumped at each registration */
   _Atomic uint64_t refresh_after_ns; /* the next re-read of the quota (CLOCK_MONOTONIC) */
   _Atomic uint64_t reclaim_after_ns; /* the next reclaim allowed */
+  _Atomic uint64_t idle_look_after_ns; /* the next look for idle callers allowed */
+  _Atomic uint32_t entry_high;         /* entries at or above it were never used */
+  _Alignas(64) _Atomic uint32_t overflow; /* callers' slots held above the capacity */
   _Alignas(64) _Atomic uint32_t slots[CPUEXEC__NODE_SLOTS];
   _Alignas(64) cpuexec__node_entry entries[CPUEXEC__NODE_ENTRIES];
 } cpuexec__node_table;
@@ -74,9 +99,11 @@ uint32_t cpuexec__node_table_register(cpuexec__node_table *table);
 /* Frees every slot with tag and the entry behind it (a clean exit). */
 void cpuexec__node_table_unregister(cpuexec__node_table *table, uint32_t tag);
 
-/* Takes a free slot below the capacity, starting at hint; its index, or -1
- * when every one is held. Atomics only. */
+/* Takes a free slot below the capacity for a worker, starting at hint; its
+ * index, or -1 when every one is held or a caller is over the budget.
+ * Atomics only. */
 static inline int32_t cpuexec__node_table_take(cpuexec__node_table *table, uint32_t tag, uint32_t hint) {
+  if (atomic_load_explicit(&table->overflow, memory_order_relaxed) != 0) return -1;
   uint32_t cap = atomic_load_explicit(&table->capacity, memory_order_relaxed);
   if (cap > CPUEXEC__NODE_SLOTS) cap = CPUEXEC__NODE_SLOTS;
   uint32_t start = cap == 0 || hint < cap ? hint : hint % cap;
@@ -97,6 +124,28 @@ static inline void cpuexec__node_table_give(cpuexec__node_table *table, uint32_t
   atomic_compare_exchange_strong_explicit(&table->slots[slot], &expected, 0, memory_order_release,
                                           memory_order_relaxed);
 }
+
+/* Free slots below the capacity, counted up to `enough`; 0 while a caller
+ * is over the budget. */
+uint32_t cpuexec__node_table_room(cpuexec__node_table *table, uint32_t enough);
+
+/* The entry of tag (registered by this process). */
+static inline cpuexec__node_entry *cpuexec__node_table_entry(cpuexec__node_table *table, uint32_t tag) {
+  return &table->entries[(tag & 0xffffu) - 1];
+}
+
+/* Claims the callers' implicit slot of tag's process, unless it holds one:
+ * below the capacity when one is free, else above it (never waits); one
+ * held above it moves below when a slot there is free. */
+void cpuexec__node_table_claim_caller(cpuexec__node_table *table, uint32_t tag);
+
+/* Releases the callers' implicit slot of tag's process, if it holds one. */
+void cpuexec__node_table_release_caller(cpuexec__node_table *table, uint32_t tag);
+
+/* Releases the callers' slots of processes whose beat has not moved for
+ * linger_ns at now_ns, as seen by looks at least that far apart; the
+ * number released. */
+uint32_t cpuexec__node_table_release_idle_callers(cpuexec__node_table *table, uint64_t now_ns, uint64_t linger_ns);
 
 /* Frees the slots and entries of processes that died; the number of slots
  * freed. Reads /proc once per entry that holds slots. */

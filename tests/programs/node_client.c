@@ -7,6 +7,12 @@
  *   hold K                 K threads each take a permit; prints "held N",
  *                          then holds them until stdin closes
  *   take                   one permit: "took" or "refused"
+ *   worker                 one permit ("held 1" or "held 0"), then for each
+ *                          line on stdin asks again: "kept" or "gave back"
+ *                          (given back while a caller is over the budget)
+ *   caller P               opens one region of P participants as a caller
+ *                          does (its process's implicit slot): "admits N",
+ *                          then opens none until stdin closes
  *   stress T I FILE        T threads take and give a permit I times each,
  *                          counting holders in FILE's first word (shared
  *                          by every process of the test); prints "max=M"
@@ -21,6 +27,9 @@
  * NODE_CLIENT_UID=U: run as user U (root only), for an unwritable
  * directory. NODE_CLIENT_RECLAIM_NOW=1: reclaim on every failed take;
  * NODE_CLIENT_REFRESH_NOW=1: re-read the cgroup's limits on every give;
+ * NODE_CLIENT_LINGER_NOW=1: a caller whose beat two looks saw unchanged is
+ * idle (no linger); without it a caller is idle after an hour, so that no
+ * case depends on how long a step takes;
  * NODE_CLIENT_CGROUP_ROOT=DIR: the cgroup tree to read (tests/data/cgroups). */
 #ifdef _WIN32
 #include <stdio.h>
@@ -118,6 +127,7 @@ int main(int argc, char **argv) {
   if (uid != NULL && (setgid((gid_t)atoi(uid)) != 0 || setuid((uid_t)atoi(uid)) != 0)) return puts("setuid failed"), 3;
   if (getenv("NODE_CLIENT_RECLAIM_NOW")) atomic_store(&cpuexec__test_node_reclaim_every_ns, 1);
   if (getenv("NODE_CLIENT_REFRESH_NOW")) atomic_store(&cpuexec__test_node_refresh_always, true);
+  atomic_store(&cpuexec__test_node_caller_linger_ns, getenv("NODE_CLIENT_LINGER_NOW") ? 1 : 3600000000000ull + 1);
   const char *root = getenv("NODE_CLIENT_CGROUP_ROOT");
   if (root != NULL) atomic_store(&cpuexec__test_node_cgroup_root, root);
   setvbuf(stdout, NULL, _IONBF, 0);
@@ -131,6 +141,22 @@ int main(int argc, char **argv) {
   if (strcmp(mode, "take") == 0) {
     puts(cpuexec__node_permit_run() ? "took" : "refused");
     cpuexec__node_permit_park();
+    return 0;
+  }
+  if (strcmp(mode, "worker") == 0) {
+    printf("held %d\n", cpuexec__node_permit_run() ? 1 : 0);
+    char line[64];
+    while (fgets(line, sizeof line, stdin) != NULL) puts(cpuexec__node_permit_run() ? "kept" : "gave back");
+    cpuexec__node_permit_park();
+    return 0;
+  }
+  if (strcmp(mode, "caller") == 0 && argc == 3) {
+    char text[2048];
+    cpuexec__node_budget_describe(text, sizeof text); /* the node level made, as a worker's first ask makes it */
+    printf("admits %u\n", cpuexec__node_region_admits((uint32_t)atoi(argv[2])));
+    char c;
+    while (read(0, &c, 1) > 0) {
+    }
     return 0;
   }
   if (strcmp(mode, "hold") == 0 || strcmp(mode, "jobs") == 0) {

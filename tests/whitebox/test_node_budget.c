@@ -141,6 +141,65 @@ static void two_and_four_processes_share_one_table(void **state) {
   expect_take(HALF, "took\n");
 }
 
+static const char *const HALF_LINGER_NOW[] = {"NODE_CLIENT_CGROUP_ROOT=" TREES "v1-half", "NODE_CLIENT_LINGER_NOW=1",
+                                              NULL};
+
+/* Sends a line to a "worker" client and returns its answer. */
+static void ask(client *c, char *answer, size_t size) {
+  assert_int_equal(write(c->in, "?\n", 2), 2);
+  line_of(c, answer, size);
+}
+
+static void callers_hold_an_implicit_slot(void **state) {
+  (void)state;
+  /* One CPU: the caller's region takes the slot itself and wakes no worker. */
+  client a = start((const char *[]){"caller", "2", NULL}, HALF);
+  char line[256];
+  line_of(&a, line, sizeof line);
+  assert_string_equal(line, "admits 1");
+  expect_take(HALF, "refused\n");
+  /* It opens no more regions: idle once a look finds its beat as the last
+   * look saw it (its own, when its region found no room, noted it). */
+  expect_take(HALF_LINGER_NOW, "took\n");
+  assert_int_equal(finish(&a), 0);
+}
+
+static void a_caller_over_the_budget_sends_workers_back(void **state) {
+  (void)state;
+  client w = start((const char *[]){"worker", NULL}, HALF);
+  char line[256];
+  line_of(&w, line, sizeof line);
+  assert_string_equal(line, "held 1");
+  ask(&w, line, sizeof line);
+  assert_string_equal(line, "kept");
+  /* Another process's caller claims its slot without waiting: over the budget. */
+  client c = start((const char *[]){"caller", "2", NULL}, HALF);
+  line_of(&c, line, sizeof line);
+  assert_string_equal(line, "admits 1");
+  ask(&w, line, sizeof line);
+  assert_string_equal(line, "gave back");
+  expect_take(HALF, "refused\n"); /* no worker joins while a caller is over it */
+  assert_int_equal(finish(&c), 0);
+  ask(&w, line, sizeof line);
+  assert_string_equal(line, "kept"); /* the caller gone: the slot it gave back is free again */
+  assert_int_equal(finish(&w), 0);
+}
+
+static void a_caller_leaves_room_for_workers(void **state) {
+  (void)state;
+  char out[4096];
+  run((const char *[]){"describe", NULL}, TWO, out, sizeof out);
+  unsigned n = 0;
+  assert_int_equal(sscanf(out, "%u CPUs shared", &n), 1);
+  client a = start((const char *[]){"caller", "4", NULL}, TWO);
+  char line[256], want[64];
+  line_of(&a, line, sizeof line);
+  snprintf(want, sizeof want, "admits %u", n); /* itself and n - 1 workers */
+  assert_string_equal(line, want);
+  if (n == 2) expect_take(TWO, "took\n");
+  assert_int_equal(finish(&a), 0);
+}
+
 static void slots_never_over_granted_under_stress(void **state) {
   (void)state;
   char out[4096];
@@ -236,9 +295,9 @@ static void table_of_another_version_is_refused(void **state) {
   (void)state;
   char path[512];
   table_path(HALF, path, sizeof path);
-  uint32_t version = 2;
+  uint32_t version = 99;
   poke(path, 8, &version, sizeof version);
-  expect_refused(HALF, "another version of the table format: 2");
+  expect_refused(HALF, "another version of the table format: 99");
 }
 
 static void table_of_another_user_is_refused(void **state) {
@@ -356,6 +415,9 @@ static void broken_jobservers_fall_back(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       NODE_CASE(two_and_four_processes_share_one_table),
+      NODE_CASE(callers_hold_an_implicit_slot),
+      NODE_CASE(a_caller_over_the_budget_sends_workers_back),
+      NODE_CASE(a_caller_leaves_room_for_workers),
       NODE_CASE(slots_never_over_granted_under_stress),
       NODE_CASE(killed_holder_slots_come_back),
       NODE_CASE(corrupted_table_is_refused),

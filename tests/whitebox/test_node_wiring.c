@@ -1,13 +1,14 @@
-/* The node level of the permit model in the worker loop
- * (src/executor/permit.h, cpuexec__permit_node_lets_join): with the node's
- * one slot held by another process, a pool's workers stand aside and the
- * caller runs every range; once the slot is free a worker joins again; a
- * strict region (CPUEXEC_FOR_EVERY_PARTICIPANT) runs on every participant
- * regardless. The budget is the stored cgroup of half a CPU (N = 1) in a
- * directory of tables of this test's own, the other process
- * tests/programs/node_client. No case waits on time: the caller's range
- * waits for the event it checks (a worker standing aside, a range run on a
- * worker). */
+/* The node level of the permit model in the executor
+ * (src/executor/permit.h, cpuexec__permit_node_admits and
+ * cpuexec__permit_node_lets_join): with the node's one slot held by
+ * another process's worker, a pool's caller claims its implicit slot over
+ * the budget and runs every region alone, waking no worker; once the slot
+ * is free its claim moves below the budget, which (N = 1) is then its own:
+ * still alone. A strict region (CPUEXEC_FOR_EVERY_PARTICIPANT) runs on
+ * every participant regardless. The budget is the stored cgroup of half a
+ * CPU (N = 1) in a directory of tables of this test's own, the other
+ * process tests/programs/node_client. No case waits on time: the strict
+ * region's workers are waited for by the region itself. */
 #include "support/watchdog.h"
 
 #ifdef _WIN32
@@ -33,30 +34,22 @@ static char dir[256];
 static pthread_t caller;
 
 typedef struct region_seen {
-  cpuexec_executor *exec;
   _Atomic int on_workers;       /* ranges run on a thread other than the caller */
   _Atomic int participants_ran; /* bit i: participant i ran a range */
-  int wait_for;                 /* 0: nothing; 1: a worker stood aside; 2: a range on a worker */
 } region_seen;
 
-static uint64_t stood_aside(cpuexec_executor *exec) {
-  cpuexec_counters c;
-  return cpuexec_executor_counters_get(exec, &c) == 0 ? c.stood_aside : 0;
-}
-
 static int record(void *ctx, int64_t begin, int64_t end) {
-  (void)end;
+  (void)begin, (void)end;
   region_seen *s = ctx;
   atomic_fetch_or(&s->participants_ran, 1 << cpuexec_participant_index());
-  if (!pthread_equal(pthread_self(), caller)) {
-    atomic_fetch_add(&s->on_workers, 1);
-    return 0;
-  }
-  if (begin == 0 && s->wait_for == 1)
-    while (stood_aside(s->exec) == 0) sched_yield();
-  if (begin == 0 && s->wait_for == 2)
-    while (atomic_load(&s->on_workers) == 0) sched_yield();
+  if (!pthread_equal(pthread_self(), caller)) atomic_fetch_add(&s->on_workers, 1);
   return 0;
+}
+
+static cpuexec_counters counters_of(cpuexec_executor *exec) {
+  cpuexec_counters c;
+  assert_int_equal(cpuexec_executor_counters_get(exec, &c), 0);
+  return c;
 }
 
 /* A process holding the node's one slot: its stdin closes to end it. */
@@ -112,23 +105,31 @@ static cpuexec_executor *pool_of_three(void) {
   return e;
 }
 
-static void workers_without_a_permit_leave_ranges_to_the_caller(void **state) {
+static void a_full_budget_leaves_regions_to_their_caller(void **state) {
   (void)state;
   holder h = hold_the_slot();
   cpuexec_executor *e = pool_of_three();
-  region_seen s = {.exec = e, .wait_for = 1};
+  region_seen s = {0};
   for (int i = 0; i < 20; i++) assert_int_equal(cpuexec_parallel_for(e, 64, 1, &s, record, 0), 0);
-  assert_true(stood_aside(e) >= 1);
+  cpuexec_counters c = counters_of(e);
+  /* Every region on its caller, none opened to a worker that would be refused. */
   assert_int_equal(atomic_load(&s.on_workers), 0);
-
-  /* The slot free again: a worker takes it and runs a range. */
-  let_go(&h);
-  region_seen t = {.exec = e, .wait_for = 2};
-  assert_int_equal(cpuexec_parallel_for(e, 64, 1, &t, record, 0), 0);
-  assert_true(atomic_load(&t.on_workers) >= 1);
+  assert_int_equal(c.occupied_inline, 20);
+  assert_int_equal(c.dispatches, 0);
+  assert_int_equal(c.wakeups, 0);
   char text[2048];
   assert_true(cpuexec_node_budget_describe(text, sizeof text) > 0);
   assert_non_null(strstr(text, "1 CPUs shared"));
+  assert_non_null(strstr(text, "2 slots held (this process 1)")); /* the worker's, and our caller's over it */
+
+  /* The other process gone: the caller's claim moves into the budget's one
+   * slot, which is all of it, so its regions still run alone. */
+  let_go(&h);
+  assert_int_equal(cpuexec_parallel_for(e, 64, 1, &s, record, 0), 0);
+  assert_int_equal(atomic_load(&s.on_workers), 0);
+  assert_int_equal(counters_of(e).occupied_inline, 21);
+  assert_true(cpuexec_node_budget_describe(text, sizeof text) > 0);
+  assert_non_null(strstr(text, "1 slots held (this process 1)"));
   assert_int_equal(cpuexec_executor_release(e), 0);
 }
 
@@ -136,7 +137,7 @@ static void strict_region_runs_on_every_participant_over_the_budget(void **state
   (void)state;
   holder h = hold_the_slot();
   cpuexec_executor *e = pool_of_three();
-  region_seen s = {.exec = e};
+  region_seen s = {0};
   assert_int_equal(cpuexec_parallel_for_flags(e, 3, 1, &s, record, 0, CPUEXEC_FOR_EVERY_PARTICIPANT), 0);
   assert_int_equal(atomic_load(&s.participants_ran), 7);
   assert_int_equal(atomic_load(&s.on_workers), 2);
@@ -153,7 +154,7 @@ int main(void) {
   atomic_store(&cpuexec__test_node_cgroup_root, HALF);
   caller = pthread_self();
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(workers_without_a_permit_leave_ranges_to_the_caller),
+      cmocka_unit_test(a_full_budget_leaves_regions_to_their_caller),
       cmocka_unit_test(strict_region_runs_on_every_participant_over_the_budget),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
