@@ -218,13 +218,12 @@ static bool ready(uint64_t generation) {
 }
 
 /* ready(), for a thread that must not go on without the state (a caller,
- * the description): while another thread makes it (a few file reads), it
- * yields, a bounded number of times. */
+ * the description): while another thread makes it, it yields. The maker
+ * waits for nobody (a few file reads, and a table's creator for a bounded
+ * number of yields: node_table.h), so this ends. */
 static bool ready_soon(uint64_t generation) {
-  for (int i = 0; i < 1000; i++)
-    if (ready(generation)) return true;
-    else cpuexec__os_yield();
-  return false;
+  while (!ready(generation)) cpuexec__os_yield();
+  return true;
 }
 
 /* Once per interval across the node: whoever moves *after wins the turn. */
