@@ -9,6 +9,13 @@
 # library it loads the installed one (its run path), its stub beside it.
 # Exit 77 (skipped, with the reason) when the interpreter lacks venv, pip,
 # setuptools or wheel.
+# CI runs the suite several times (.ci/run names the builds); a
+# check of the sources and the packaging, the same in every build, runs in
+# the first only: the later builds set CPUEXEC_SOURCE_CHECKS_DONE.
+if [ -n "${CPUEXEC_SOURCE_CHECKS_DONE:-}" ]; then
+  echo "SKIP: $(basename "$0") checks what every build shares; it ran in this CI run's first build (CPUEXEC_SOURCE_CHECKS_DONE)"
+  exit 77
+fi
 set -eu
 python=${PYTHON:-python3}
 for m in venv pip setuptools wheel; do
