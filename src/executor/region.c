@@ -188,16 +188,18 @@ static int run_caller_only(struct cpuexec_executor *exec, const cpuexec__region 
   return crowded ? run_crowded(exec, r) : run_inline(exec, r);
 }
 
-/* A region the occupancy cap (permit.h) leaves to its caller alone;
- * `callers` are those running regions on exec now, this one included. */
-static int run_alone(struct cpuexec_executor *exec, const cpuexec__region *r, uint32_t callers, uint32_t *ran) {
-  CPUEXEC__COUNT(cpuexec__counters_of(exec), occupied_inline, 1);
-  return run_caller_only(exec, r, cpuexec__permit_caller_crowded(&exec->permit, callers), ran);
-}
-
 /* The callers running regions on exec, lane 0's included. */
 static inline uint32_t callers_now(struct cpuexec_executor *exec) {
   return 1 + cpuexec__permit_side_callers(&exec->permit);
+}
+
+/* A region the occupancy cap (permit.h) leaves to its caller alone, in
+ * crowd pieces when more callers run than the executor has threads, or
+ * than the node's budget has slots (node_crowded). */
+static int run_alone(struct cpuexec_executor *exec, const cpuexec__region *r, bool node_crowded, uint32_t *ran) {
+  CPUEXEC__COUNT(cpuexec__counters_of(exec), occupied_inline, 1);
+  return run_caller_only(exec, r, node_crowded || cpuexec__permit_caller_crowded(&exec->permit, callers_now(exec)),
+                         ran);
 }
 
 /* A caller beside lane 0's: in a free lane, alone when the callers running
@@ -217,7 +219,7 @@ static int run_beside(struct cpuexec_executor *exec, const cpuexec__region *r, u
   cpuexec__region admitted = *r;
   admitted.participants = cpuexec__permit_region_admits(&exec->permit, r->participants);
   if (admitted.participants == 1) {
-    rc = run_alone(exec, r, callers_now(exec), ran);
+    rc = run_alone(exec, r, false, ran);
   } else if (!cpuexec__lane_run(exec, &admitted, &rc, ran)) {
     CPUEXEC__COUNT(cpuexec__counters_of(exec), bound_inline, 1);
     rc = run_caller_only(exec, r, false, ran);
@@ -245,17 +247,18 @@ static int run_native(struct cpuexec_executor *exec, cpuexec__region *r, uint32_
   if (every_call) atomic_store_explicit(&exec->permit.strict_running, 1, memory_order_relaxed);
   /* The node's budget first (the other processes' callers and workers):
    * it caps every lane's region alike. */
-  r->participants = cpuexec__permit_node_admits(&exec->permit, r->strict, r->participants);
+  bool node_crowded = false;
+  r->participants = cpuexec__permit_node_admits(&exec->permit, r->strict, r->participants, &node_crowded);
   int rc;
   if (r->participants == 1) {
-    rc = run_alone(exec, r, callers_now(exec), ran);
+    rc = run_alone(exec, r, node_crowded, ran);
   } else if (pthread_mutex_trylock(&exec->dispatch_lock) == 0) {
     cpuexec__region admitted = *r;
     if (!r->strict) admitted.participants = cpuexec__permit_region_admits(&exec->permit, r->participants);
     if (admitted.participants > 1) {
       rc = run_lane0(exec, &admitted, ran);
     } else {
-      rc = run_alone(exec, r, callers_now(exec), ran);
+      rc = run_alone(exec, r, false, ran);
       pthread_mutex_unlock(&exec->dispatch_lock);
     }
   } else {

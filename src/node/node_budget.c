@@ -277,7 +277,7 @@ void cpuexec__node_callers_rest(void) {
   if (callers_entry() != NULL) cpuexec__node_table_release_caller(node.table, node.tag);
 }
 
-uint32_t cpuexec__node_region_admits(uint32_t participants) {
+uint32_t cpuexec__node_region_admits(uint32_t participants, bool *crowded) {
   cpuexec__node_entry *e = callers_entry();
   if (e == NULL) return participants;
   /* Only this process's callers write the beat, and a look needs only to
@@ -290,6 +290,7 @@ uint32_t cpuexec__node_region_admits(uint32_t participants) {
   if (atomic_load_explicit(&workers_held, memory_order_relaxed) != 0) return participants;
   uint32_t room = cpuexec__node_table_room(node.table, participants - 1);
   if (room == 0 && release_idle_callers()) room = cpuexec__node_table_room(node.table, participants - 1);
+  *crowded = atomic_load_explicit(&node.table->overflow, memory_order_relaxed) != 0;
   return room + 1;
 }
 

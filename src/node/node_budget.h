@@ -53,8 +53,9 @@ void cpuexec__node_permit_park(void);
  * slot is claimed (without waiting) or kept, and the answer is how many
  * participants the node's budget lets the region admit, the caller
  * included: all of them while a worker of this process holds a slot, else
- * 1 + the free slots (1: no worker could take one, so none is woken). */
-uint32_t cpuexec__node_region_admits(uint32_t participants);
+ * 1 + the free slots (1: no worker could take one, so none is woken).
+ * *crowded: callers are over the budget (more of them than slots). */
+uint32_t cpuexec__node_region_admits(uint32_t participants, bool *crowded);
 
 /* Gives the process's callers' implicit slot back, if they hold one (an
  * executor was destroyed). */

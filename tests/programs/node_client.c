@@ -12,6 +12,7 @@
  *                          (given back while a caller is over the budget)
  *   caller P               opens one region of P participants as a caller
  *                          does (its process's implicit slot): "admits N",
+ *                          and " crowded" when callers are over the budget,
  *                          then opens none until stdin closes
  *   stress T I FILE        T threads take and give a permit I times each,
  *                          counting holders in FILE's first word (shared
@@ -153,7 +154,9 @@ int main(int argc, char **argv) {
   if (strcmp(mode, "caller") == 0 && argc == 3) {
     char text[2048];
     cpuexec__node_budget_describe(text, sizeof text); /* the node level made, as a worker's first ask makes it */
-    printf("admits %u\n", cpuexec__node_region_admits((uint32_t)atoi(argv[2])));
+    bool crowded = false;
+    uint32_t admits = cpuexec__node_region_admits((uint32_t)atoi(argv[2]), &crowded);
+    printf("admits %u%s\n", admits, crowded ? " crowded" : "");
     char c;
     while (read(0, &c, 1) > 0) {
     }

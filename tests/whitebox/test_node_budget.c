@@ -175,7 +175,7 @@ static void a_caller_over_the_budget_sends_workers_back(void **state) {
   /* Another process's caller claims its slot without waiting: over the budget. */
   client c = start((const char *[]){"caller", "2", NULL}, HALF);
   line_of(&c, line, sizeof line);
-  assert_string_equal(line, "admits 1");
+  assert_string_equal(line, "admits 1 crowded");
   ask(&w, line, sizeof line);
   assert_string_equal(line, "gave back");
   expect_take(HALF, "refused\n"); /* no worker joins while a caller is over it */
