@@ -91,6 +91,7 @@ int cpx_tasks_init_types(PyObject *module, cpx_state *st);
 PyObject *cpx_parallel_for(PyObject *module, PyObject *args, PyObject *kwargs);
 PyObject *cpx_run_all(PyObject *module, PyObject *args, PyObject *kwargs);
 PyObject *cpx_current_executor_id(PyObject *module, PyObject *unused);
+PyObject *cpx_node_budget(PyObject *module, PyObject *unused);
 PyObject *cpx_kernel_executor_id(PyObject *module, PyObject *args, PyObject *kwargs);
 PyObject *cpx_openmp_status(PyObject *module, PyObject *unused);
 PyObject *cpx_openmp_counters(PyObject *module, PyObject *unused);

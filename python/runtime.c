@@ -130,6 +130,13 @@ PyObject *cpx_run_all(PyObject *module, PyObject *args, PyObject *kwargs) {
   return Py_BuildValue("(NL)", error, (long long)report.caller_indices);
 }
 
+PyObject *cpx_node_budget(PyObject *module, PyObject *unused) {
+  (void)module, (void)unused;
+  char text[4096];
+  int n = cpuexec_node_budget_describe(text, sizeof text);
+  return PyUnicode_FromStringAndSize(text, n < 0 ? 0 : n < (int)sizeof text ? n : (int)sizeof text - 1);
+}
+
 PyObject *cpx_current_executor_id(PyObject *module, PyObject *unused) {
   uint64_t id = cpuexec_executor_id(cpuexec_executor_current());
   if (id == 0)

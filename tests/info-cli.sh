@@ -60,6 +60,20 @@ tr -d '\r' <"$work/out" | grep -qx "cpuexec-info (libcpuexec) $release" || fail 
 expect 0 "" --
 grep -q "== Resolution of the default policy ==" "$work/out" || fail "no resolution section"
 grep -q "libgomp" "$work/out" || fail "no OpenMP runtime section"
+# --node: the node budget alone, one line (the suite runs with it off,
+# tests/run-test.sh; a table of this test's own when it is on).
+expect 0 "" -- --node
+grep -q "^off (CPUEXEC_NODE_BUDGET=off)$" "$work/out" || fail "--node says \"$(cat "$work/out")\" with the budget off"
+if [ "$windows" = no ]; then
+  mkdir -p "$work/node"
+  saved_budget=${CPUEXEC_NODE_BUDGET:-off}
+  export CPUEXEC_NODE_BUDGET=host CPUEXEC_NODE_DIR="$work/node"
+  expect 0 "" -- --node
+  grep -q "CPUs shared by this user's processes in the whole host.*held by: nobody$" "$work/out" ||
+    fail "--node says \"$(cat "$work/out")\" with a budget of the host"
+  export CPUEXEC_NODE_BUDGET="$saved_budget"
+  unset CPUEXEC_NODE_DIR
+fi
 expect 0 "" -- --json
 for t in "$topo"/*.xml "$topo"/quota-1.5; do
   for a in none physical_cores performance_cores physical_then_smt; do

@@ -37,11 +37,12 @@ typedef struct info_options {
   bool help;
   bool version; /* --version: the library's version, the one loaded at run time */
   bool bench; /* --bench: dispatch overhead next to OpenMP, and counters */
+  bool node;  /* --node: the node budget only */
 } info_options;
 
 static void usage(FILE *out) {
   fprintf(out,
-          "usage: cpuexec-info [--policy TEXT] [--topology FILE.xml|DIR] [--json] [--bench] [--help] [--version]\n"
+          "usage: cpuexec-info [--policy TEXT] [--topology FILE.xml|DIR] [--json] [--bench] [--node] [--help] [--version]\n"
           "       cpuexec-info --openmp-report PROGRAM [ARGS...]\n"
           "       cpuexec-info --libraries-report PROGRAM [ARGS...]\n"
           "\n"
@@ -56,6 +57,7 @@ static void usage(FILE *out) {
           "                     proc-self-cgroup (\"0::/path\") and cgroup/<path>/cpu.max\n"
           "  --json             one JSON object instead of text\n"
           "  --bench            time the default executor's dispatch next to the OpenMP runtimes\n"
+          "  --node             the node budget only: its size, where it came from, who holds what\n"
           "                     installed (a few seconds), then show its counters for a short run\n"
           "  --openmp-report PROGRAM [ARGS...]\n"
           "                     run PROGRAM and print the OpenMP regions it ran, per calling function\n"
@@ -79,6 +81,8 @@ static int parse_args(int argc, char **argv, info_options *o) {
       o->version = true;
     } else if (strcmp(a, "--bench") == 0) {
       o->bench = true;
+    } else if (strcmp(a, "--node") == 0) {
+      o->node = true;
     } else if (strcmp(a, "--json") == 0) {
       o->json = true;
     } else if (strcmp(a, "--policy") == 0 || strcmp(a, "--topology") == 0) {
@@ -329,5 +333,12 @@ int main(int argc, char **argv) {
   }
   if (o.bench)
     return info_bench_run(stdout);
+  if (o.node) {
+    char node[4096];
+    if (cpuexec_node_budget_describe(node, sizeof node) < 0)
+      return fprintf(stderr, "cpuexec-info: %s\n", cpuexec_error_message()), EXIT_FAILURE;
+    printf("%s\n", node);
+    return 0;
+  }
   return run_info(&o);
 }

@@ -4,8 +4,8 @@
  * process runs under make).
  *
  * A worker thread holds one of the budget's CPUs while it runs a region or
- * spins, and gives it back before it sleeps; a thread that calls into the
- * library never waits for one. CPUEXEC_NODE_BUDGET=off turns it off, =host
+ * spins, and gives it back before it sleeps; a process's calling threads
+ * hold one for the process while they run regions, and never wait for it. CPUEXEC_NODE_BUDGET=off turns it off, =host
  * shares one budget across every cgroup of the user; CPUEXEC_NODE_DIR names
  * the directory of its tables (default /dev/shm). Thread safety: any thread,
  * any time. */
@@ -18,7 +18,9 @@ CPUEXEC_BEGIN_DECLS
 
 /** The budget that applies to this process, one line of text: its size and
  * where it came from (a cgroup quota, a cpuset, the visible processors),
- * the slots held, and make's jobserver when one bounds it; or why the
+ * the slots held and who holds them (pid and slots of each process: a
+ * process's callers hold one while they run regions, its workers one each
+ * while they run or spin), and make's jobserver when one bounds it; or why the
  * process keeps its own count (off, a table refused). Joins the budget if
  * the process had not yet. snprintf-like: returns the full length; buf NULL
  * with size > 0 is CPUEXEC_EINVAL. */

@@ -19,6 +19,13 @@ def private_policy(k):
             "spin_budget": 1000 + k}
 
 
+def test_node_budget_says_what_applies():
+    # The suite runs with the node budget off (tests/run-test.sh).
+    text = cpuexec.node_budget()
+    assert isinstance(text, str)
+    assert text.startswith("off (CPUEXEC_NODE_BUDGET=off)") or "CPUs shared by this user's processes" in text
+
+
 def test_fields_and_identity_sharing():
     a = cpuexec.Session(private_policy(1))
     b = cpuexec.Session(cpuexec.Policy(**private_policy(1)))

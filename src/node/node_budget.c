@@ -359,12 +359,15 @@ size_t cpuexec__node_budget_describe(char *buf, size_t size) {
     n = snprintf(buf, size, "off (%s)%s", node.problem[0] ? node.problem : "CPUEXEC_NODE_BUDGET=off", js);
   else if (node.mode == MODE_OWN)
     n = snprintf(buf, size, "the process's own count (%s)%s", node.problem, js);
-  else
+  else {
+    char holders[1024];
+    cpuexec__node_table_holders(node.table, holders, sizeof holders);
     n = snprintf(buf, size, "%u CPUs shared by this user's processes in %s, from %s; table %s, %u slots held "
-                 "(this process %u)%s",
+                 "(this process %u)%s; held by: %s",
                  atomic_load(&node.table->capacity), node.host_scope ? "the whole host" : node.identity,
                  node.source, node.path, cpuexec__node_table_held(node.table, 0),
-                 cpuexec__node_table_held(node.table, node.tag), js);
+                 cpuexec__node_table_held(node.table, node.tag), js, holders);
+  }
   return n < 0 ? 0 : (size_t)n;
 }
 

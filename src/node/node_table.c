@@ -299,6 +299,32 @@ uint32_t cpuexec__node_table_release_idle_callers(cpuexec__node_table *t, uint64
   return released;
 }
 
+unsigned long cpuexec__node_table_holders(const cpuexec__node_table *table, char *buf, unsigned long size) {
+  cpuexec__node_table *t = (cpuexec__node_table *)table;
+  uint32_t high = atomic_load(&t->entry_high);
+  if (high > CPUEXEC__NODE_ENTRIES) high = CPUEXEC__NODE_ENTRIES;
+  unsigned long used = 0;
+  if (size > 0) buf[0] = '\0';
+  for (uint32_t i = 0; i < high; i++) {
+    uint64_t owner = atomic_load(&t->entries[i].owner);
+    if (owner == 0) continue;
+    uint32_t tag = tag_of(i, (uint32_t)(owner >> 32)), held = cpuexec__node_table_held(t, tag);
+    if (held == 0) continue;
+    uint32_t c = atomic_load(&t->entries[i].caller_slot);
+    bool caller = c != 0 && c != CPUEXEC__NODE_CALLER_CLAIMING;
+    int n = snprintf(buf + (used < size ? used : size), used < size ? size - used : 0, "%spid %llu: %u slot%s (%s)",
+                     used ? "; " : "", (unsigned long long)(owner & 0xffffffffu), held, held == 1 ? "" : "s",
+                     !caller ? "workers" : (c & CPUEXEC__NODE_CALLER_OVER) ? "its callers' over the budget, workers"
+                                                                           : "its callers', workers");
+    if (n > 0) used += (unsigned long)n;
+  }
+  if (used == 0) {
+    int n = snprintf(buf, size, "nobody");
+    used = n > 0 ? (unsigned long)n : 0;
+  }
+  return used;
+}
+
 uint32_t cpuexec__node_table_held(const cpuexec__node_table *t, uint32_t tag) {
   uint32_t n = 0;
   for (uint32_t s = 0; s < CPUEXEC__NODE_SLOTS; s++) {
@@ -322,6 +348,11 @@ uint32_t cpuexec__node_table_register(cpuexec__node_table *table) { (void)table;
 void cpuexec__node_table_unregister(cpuexec__node_table *table, uint32_t tag) { (void)table, (void)tag; }
 uint32_t cpuexec__node_table_reclaim(cpuexec__node_table *table) { (void)table; return 0; }
 uint32_t cpuexec__node_table_held(const cpuexec__node_table *table, uint32_t tag) { (void)table, (void)tag; return 0; }
+unsigned long cpuexec__node_table_holders(const cpuexec__node_table *table, char *buf, unsigned long size) {
+  (void)table;
+  int n = snprintf(buf, size, "nobody");
+  return n > 0 ? (unsigned long)n : 0;
+}
 uint32_t cpuexec__node_table_room(cpuexec__node_table *table, uint32_t enough) { (void)table, (void)enough; return 0; }
 void cpuexec__node_table_claim_caller(cpuexec__node_table *table, uint32_t tag) { (void)table, (void)tag; }
 void cpuexec__node_table_release_caller(cpuexec__node_table *table, uint32_t tag) { (void)table, (void)tag; }

@@ -151,6 +151,11 @@ uint32_t cpuexec__node_table_release_idle_callers(cpuexec__node_table *table, ui
  * freed. Reads /proc once per entry that holds slots. */
 uint32_t cpuexec__node_table_reclaim(cpuexec__node_table *table);
 
+/* Who holds what, for the description: "pid P: K slots (the callers'
+ * over the budget)", "; " between processes, into buf (snprintf-like;
+ * "nobody" when no slot is held). */
+unsigned long cpuexec__node_table_holders(const cpuexec__node_table *table, char *buf, unsigned long size);
+
 /* Slots held now, and by tag (for the description). */
 uint32_t cpuexec__node_table_held(const cpuexec__node_table *table, uint32_t tag);
 

@@ -158,6 +158,10 @@ static void callers_hold_an_implicit_slot(void **state) {
   line_of(&a, line, sizeof line);
   assert_string_equal(line, "admits 1");
   expect_take(HALF, "refused\n");
+  char out[4096], want[128];
+  run((const char *[]){"describe", NULL}, HALF, out, sizeof out);
+  snprintf(want, sizeof want, "held by: pid %ld: 1 slot (its callers', workers)", (long)a.pid);
+  assert_non_null(strstr(out, want));
   /* It opens no more regions: idle once a look finds its beat as the last
    * look saw it (its own, when its region found no room, noted it). */
   expect_take(HALF_LINGER_NOW, "took\n");
@@ -176,6 +180,11 @@ static void a_caller_over_the_budget_sends_workers_back(void **state) {
   client c = start((const char *[]){"caller", "2", NULL}, HALF);
   line_of(&c, line, sizeof line);
   assert_string_equal(line, "admits 1 crowded");
+  char out[4096], want[160];
+  run((const char *[]){"describe", NULL}, HALF, out, sizeof out);
+  snprintf(want, sizeof want, "held by: pid %ld: 1 slot (workers); pid %ld: 1 slot (its callers' over the budget, workers)",
+           (long)w.pid, (long)c.pid);
+  assert_non_null(strstr(out, want));
   ask(&w, line, sizeof line);
   assert_string_equal(line, "gave back");
   expect_take(HALF, "refused\n"); /* no worker joins while a caller is over it */
