@@ -274,7 +274,11 @@ static cpuexec__node_entry *callers_entry(void) {
 }
 
 void cpuexec__node_callers_rest(void) {
-  if (callers_entry() != NULL) cpuexec__node_table_release_caller(node.table, node.tag);
+  /* Only where the state is made already: a pool that never ran a region
+   * does not make the process join the node's table on its way out. */
+  cpuexec__node_entry *e = atomic_load_explicit(&caller_entry, memory_order_acquire);
+  if (e != NULL && atomic_load_explicit(&caller_generation, memory_order_relaxed) == cpuexec__fork_generation_now())
+    cpuexec__node_table_release_caller(node.table, node.tag);
 }
 
 uint32_t cpuexec__node_region_admits(uint32_t participants, bool *crowded) {
