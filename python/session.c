@@ -244,7 +244,7 @@ static PyStructSequence_Field counters_fields[] = {
     {"caller_wait_ns", "time callers waited, after their share, for workers to finish"},
     {"bound_inline", "calls run inline on the caller because the executor ran its most regions already"},
     {"occupied_inline", "calls run on the caller alone because the callers running regions on the executor "
-                        "already occupied every one of its threads"},
+                        "already occupied every one of its threads, or the node's budget had no slot for a worker"},
     {"stood_aside", "times a worker left a region to its caller for the same reason"},
     {"step_offs", "times a free caller moved off its processor so that a worker could run there"},
     {"long_spins", "waits that spun on past the policy's spin (adaptive only): while the thread waited for ran, "

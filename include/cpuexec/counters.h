@@ -36,7 +36,8 @@ typedef struct cpuexec_counters {
   uint64_t caller_wait_ns;     /**< time callers waited, after their share, for workers to finish */
   uint64_t bound_inline;       /**< calls run inline on the caller because the executor ran its most regions already */
   uint64_t occupied_inline;    /**< calls run on the caller alone because the callers running regions on the executor
-                                    already occupied every one of its threads (cpuexec/executor.h) */
+                                    already occupied every one of its threads (cpuexec/executor.h), or the node's
+                                    budget had no slot for a worker (cpuexec/node.h) */
   uint64_t stood_aside;        /**< times a worker left a region to its caller for the same reason */
   /** What waiting threads did beyond the policy's spin (doc/spinning.md): */
   uint64_t step_offs;          /**< times a free caller moved off its processor so that a worker could run there:
