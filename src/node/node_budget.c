@@ -221,9 +221,8 @@ static bool ready(uint64_t generation) {
  * the description): while another thread makes it, it yields. The maker
  * waits for nobody (a few file reads, and a table's creator for a bounded
  * number of yields: node_table.h), so this ends. */
-static bool ready_soon(uint64_t generation) {
+static void ready_soon(uint64_t generation) {
   while (!ready(generation)) cpuexec__os_yield();
-  return true;
 }
 
 /* Once per interval across the node: whoever moves *after wins the turn. */
@@ -268,7 +267,7 @@ static cpuexec__node_entry *callers_entry(void) {
   uint64_t generation = cpuexec__fork_generation_now();
   cpuexec__node_entry *e = atomic_load_explicit(&caller_entry, memory_order_acquire);
   if (e != NULL && atomic_load_explicit(&caller_generation, memory_order_relaxed) == generation) return e;
-  if (!ready_soon(generation)) return NULL;
+  ready_soon(generation);
   e = atomic_load_explicit(&caller_entry, memory_order_acquire);
   return e != NULL && atomic_load_explicit(&caller_generation, memory_order_relaxed) == generation ? e : NULL;
 }
