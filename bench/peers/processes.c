@@ -16,7 +16,16 @@
  * Every region's items are counted (each exactly once); a wrong count
  * prints FAIL and exits 1. Arguments: --seconds=X (default 1.5) per cell,
  * --np=N and --serial=S for one cell. The libcpuexec rows with the node
- * budget off: run with CPUEXEC_NODE_BUDGET=off. */
+ * budget off: run with CPUEXEC_NODE_BUDGET=off.
+ *
+ * Then the make row (issue 32), make_j2_x4: GNU make -j2 runs four such
+ * processes of JOB_REGIONS regions each (S = 0, the default pool), its
+ * recipes marked '+' so each sees make's jobserver; against the same four
+ * run one after another. Metric: the make run's time over the sequential
+ * one (medians of 3 interleaved pairs; 1.0 is as fast as one at a time,
+ * the pool of each using every processor). Skipped, with its reason,
+ * without make. --make runs this row alone; --regions=N runs one such
+ * process (what the recipes run). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
 #endif
@@ -83,6 +92,71 @@ static int child(unsigned threads, double serial_us, double seconds, int ready, 
   qsort(lat, count, sizeof *lat, compare_double);
   dprintf(out, "%zu %.1f\n", count, count ? lat[(size_t)((double)(count - 1) * 0.99)] : 0.0);
   bench_backend_fini();
+  return 0;
+}
+
+/* One process of the make row: `regions` regions, S = 0, the default pool. */
+static int job(long regions) {
+  char err[256] = "";
+  unsigned threads = 0;
+  cpu_set_t set;
+  threads = sched_getaffinity(0, sizeof set, &set) == 0 ? (unsigned)CPU_COUNT(&set) : 1;
+  if (bench_backend_init(threads, err, sizeof err) != 0) {
+    fprintf(stderr, "FAIL %s\n", err);
+    return 1;
+  }
+  int64_t chunk = (ITEMS + threads - 1) / threads;
+  for (long i = 0; i < regions; i++) {
+    int64_t before = atomic_load(&items_done);
+    bench_backend_for(ITEMS, chunk, item_body, NULL);
+    if (atomic_load(&items_done) - before != ITEMS) {
+      fprintf(stderr, "FAIL a region ran %lld items of %d\n", (long long)(atomic_load(&items_done) - before), ITEMS);
+      return 1;
+    }
+  }
+  bench_backend_fini();
+  return 0;
+}
+
+#define JOB_REGIONS 1000
+#define JOBS 4
+
+/* Seconds a shell command took, or -1 when it failed. */
+static double timed(const char *command) {
+  double t = bench_now_ns();
+  int rc = system(command);
+  return rc == 0 ? (bench_now_ns() - t) / 1e9 : -1;
+}
+
+static int make_row(void) {
+  char self[1024];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return printf("# make_j2_x4: skipped: /proc/self/exe unreadable\n"), 0;
+  self[n] = '\0';
+  if (system("command -v make >/dev/null 2>&1") != 0) return printf("# make_j2_x4: skipped: no make installed\n"), 0;
+  char dir[] = "/tmp/cpuexec-bench-make.XXXXXX", path[1100], seq[2400], par[1200];
+  if (mkdtemp(dir) == NULL) return printf("# make_j2_x4: skipped: no temporary directory\n"), 0;
+  snprintf(path, sizeof path, "%s/Makefile", dir);
+  FILE *mk = fopen(path, "w");
+  if (mk == NULL) return printf("# make_j2_x4: skipped: cannot write %s\n", path), 0;
+  fprintf(mk, "all: j1 j2 j3 j4\nj1 j2 j3 j4:\n\t+@'%s' --regions=%d >/dev/null\n.PHONY: all j1 j2 j3 j4\n", self, JOB_REGIONS);
+  fclose(mk);
+  snprintf(par, sizeof par, "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -j2 -f '%s'", path);
+  snprintf(seq, sizeof seq, "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL sh -c \"for j in 1 2 3 4; do '%s' --regions=%d >/dev/null || exit 1; done\"",
+           self, JOB_REGIONS);
+  double ratios[3];
+  int rc = 0;
+  for (int round = 0; round < 3 && rc == 0; round++) {
+    double t_seq = timed(seq), t_make = timed(par);
+    if (t_seq <= 0 || t_make <= 0) rc = 1;
+    else ratios[round] = t_make / t_seq;
+  }
+  snprintf(seq, sizeof seq, "rm -rf '%s'", dir);
+  if (system(seq) != 0) rc = 1;
+  if (rc != 0) return printf("FAIL %s: make_j2_x4: a job failed\n", bench_backend_name), 1;
+  qsort(ratios, 3, sizeof ratios[0], compare_double);
+  printf("M %s make_j2_x4_time ratio %.3f\n", bench_backend_name, ratios[1]);
+  fflush(stdout);
   return 0;
 }
 
@@ -153,16 +227,22 @@ static int cell(unsigned np, unsigned serial, bool split, double seconds) {
 int main(int argc, char **argv) {
   double seconds = 1.5;
   int np = 0, serial = -1;
+  long regions = 0;
+  bool make_only = false;
   for (int i = 1; i < argc; i++) {
     if (strncmp(argv[i], "--seconds=", 10) == 0) seconds = atof(argv[i] + 10);
     else if (strncmp(argv[i], "--np=", 5) == 0) np = atoi(argv[i] + 5);
     else if (strncmp(argv[i], "--serial=", 9) == 0) serial = atoi(argv[i] + 9);
+    else if (strncmp(argv[i], "--regions=", 10) == 0) regions = atol(argv[i] + 10);
+    else if (strcmp(argv[i], "--make") == 0) make_only = true;
     else if (strncmp(argv[i], "--mode=", 7) == 0 || strncmp(argv[i], "--delay-len", 11) == 0) continue;
     else {
-      fprintf(stderr, "usage: %s [--seconds=X] [--np=N] [--serial=S]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--seconds=X] [--np=N] [--serial=S] [--make] [--regions=N]\n", argv[0]);
       return 2;
     }
   }
+  if (regions > 0) return job(regions);
+  if (make_only) return make_row();
   if (np < 0 || np > 16 || seconds <= 0) return 2;
   printf("# %s: NP processes, each one caller repeating S us serial + a 200 us region of 64 items; %u processors\n",
          bench_backend_name, processors());
@@ -175,5 +255,6 @@ int main(int argc, char **argv) {
         if ((np && (unsigned)np != nps[a]) || (serial >= 0 && (unsigned)serial != serials[b])) continue;
         rc |= cell(nps[a], serials[b], split, seconds);
       }
+  if (np == 0 && serial < 0) rc |= make_row();
   return rc;
 }
