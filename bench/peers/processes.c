@@ -25,7 +25,13 @@
  * one (medians of 3 interleaved pairs; 1.0 is as fast as one at a time,
  * the pool of each using every processor). Skipped, with its reason,
  * without make. --make runs this row alone; --regions=N runs one such
- * process (what the recipes run). */
+ * process (what the recipes run).
+ *
+ * Then the quota rows, quota1_np2_s0_<pool>_*: the NP = 2, S = 0 cell
+ * inside a cgroup the bench makes with a quota of one CPU (cgroup v2
+ * cpu.max, else v1 cpu.cfs_quota_us), where the hand split is one thread
+ * each. Skipped, with its reason, when not root or without a cpu
+ * controller; --quota runs them alone. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE 1
 #endif
@@ -36,6 +42,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -167,9 +174,13 @@ static unsigned processors(void) {
   return n > 0 ? (unsigned)n : 1;
 }
 
-/* One cell: NP processes started together; prints its rows. */
-static int cell(unsigned np, unsigned serial, bool split, double seconds) {
-  unsigned ncpu = processors(), threads = split ? (ncpu / np > 0 ? ncpu / np : 1) : ncpu;
+/* Rows of the quota cell are named with this in front. */
+static const char *row_prefix = "";
+
+/* One cell: NP processes started together; prints its rows. `cpus`: the
+ * CPUs the hand split divides (0: the processors). */
+static int cell_of(unsigned np, unsigned serial, bool split, double seconds, unsigned cpus) {
+  unsigned ncpu = cpus ? cpus : processors(), threads = split ? (ncpu / np > 0 ? ncpu / np : 1) : processors();
   int ready[2], start[2], out[2];
   if (pipe(ready) || pipe(start) || pipe(out)) return 1;
   pid_t pids[16];
@@ -217,32 +228,96 @@ static int cell(unsigned np, unsigned serial, bool split, double seconds) {
   }
   if (rc != 0) return rc;
   const char *pool = split ? "split" : "default";
-  printf("M %s np%u_s%u_%s_rps regions/s %.0f\n", bench_backend_name, np, serial, pool, sum);
-  printf("M %s np%u_s%u_%s_p99 us %.0f\n", bench_backend_name, np, serial, pool, worst);
-  printf("M %s np%u_s%u_%s_fair ratio %.2f\n", bench_backend_name, np, serial, pool, most > 0 ? fewest / most : 0);
+  printf("M %s %snp%u_s%u_%s_rps regions/s %.0f\n", bench_backend_name, row_prefix, np, serial, pool, sum);
+  printf("M %s %snp%u_s%u_%s_p99 us %.0f\n", bench_backend_name, row_prefix, np, serial, pool, worst);
+  printf("M %s %snp%u_s%u_%s_fair ratio %.2f\n", bench_backend_name, row_prefix, np, serial, pool,
+         most > 0 ? fewest / most : 0);
   fflush(stdout);
   return 0;
+}
+
+static int cell(unsigned np, unsigned serial, bool split, double seconds) {
+  return cell_of(np, serial, split, seconds, 0);
+}
+
+/* Writes text to path; false when it could not. */
+static bool write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  if (f == NULL) return false;
+  bool ok = fputs(text, f) >= 0;
+  return fclose(f) == 0 && ok;
+}
+
+static int quota_rows(double seconds) {
+  if (geteuid() != 0) return printf("# quota1_np2: skipped: not root (the bench makes a cgroup for it)\n"), 0;
+  char dir[200], path[300];
+  bool v2 = access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0;
+  if (v2) snprintf(dir, sizeof dir, "/sys/fs/cgroup/cpuexec-bench-%ld", (long)getpid());
+  else if (access("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", F_OK) == 0)
+    snprintf(dir, sizeof dir, "/sys/fs/cgroup/cpu/cpuexec-bench-%ld", (long)getpid());
+  else
+    return printf("# quota1_np2: skipped: no cgroup cpu controller found\n"), 0;
+  if (v2) (void)write_file("/sys/fs/cgroup/cgroup.subtree_control", "+cpu");
+  if (mkdir(dir, 0755) != 0) return printf("# quota1_np2: skipped: cannot make %s\n", dir), 0;
+  bool set;
+  if (v2) {
+    snprintf(path, sizeof path, "%s/cpu.max", dir);
+    set = write_file(path, "100000 100000");
+  } else {
+    snprintf(path, sizeof path, "%s/cpu.cfs_period_us", dir);
+    set = write_file(path, "100000");
+    snprintf(path, sizeof path, "%s/cpu.cfs_quota_us", dir);
+    set = set && write_file(path, "100000");
+  }
+  int rc = 0;
+  if (!set) {
+    printf("# quota1_np2: skipped: cannot set the quota in %s\n", dir);
+  } else {
+    fflush(stdout);
+    /* A child moves into the cgroup and runs the cells (their processes
+     * are its children, in it too); this process stays where it was. */
+    pid_t pid = fork();
+    if (pid == 0) {
+      char me[32];
+      snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+      snprintf(me, sizeof me, "%ld", (long)getpid());
+      if (!write_file(path, me)) {
+        printf("# quota1_np2: skipped: cannot move into %s\n", dir);
+        _exit(0);
+      }
+      row_prefix = "quota1_";
+      int r = cell_of(2, 0, false, seconds, 1) | cell_of(2, 0, true, seconds, 1);
+      fflush(stdout);
+      _exit(r);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) rc = 1;
+  }
+  if (rmdir(dir) != 0) printf("# quota1_np2: could not remove %s\n", dir);
+  return rc;
 }
 
 int main(int argc, char **argv) {
   double seconds = 1.5;
   int np = 0, serial = -1;
   long regions = 0;
-  bool make_only = false;
+  bool make_only = false, quota_only = false;
   for (int i = 1; i < argc; i++) {
     if (strncmp(argv[i], "--seconds=", 10) == 0) seconds = atof(argv[i] + 10);
     else if (strncmp(argv[i], "--np=", 5) == 0) np = atoi(argv[i] + 5);
     else if (strncmp(argv[i], "--serial=", 9) == 0) serial = atoi(argv[i] + 9);
     else if (strncmp(argv[i], "--regions=", 10) == 0) regions = atol(argv[i] + 10);
     else if (strcmp(argv[i], "--make") == 0) make_only = true;
+    else if (strcmp(argv[i], "--quota") == 0) quota_only = true;
     else if (strncmp(argv[i], "--mode=", 7) == 0 || strncmp(argv[i], "--delay-len", 11) == 0) continue;
     else {
-      fprintf(stderr, "usage: %s [--seconds=X] [--np=N] [--serial=S] [--make] [--regions=N]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--seconds=X] [--np=N] [--serial=S] [--make] [--quota] [--regions=N]\n", argv[0]);
       return 2;
     }
   }
   if (regions > 0) return job(regions);
   if (make_only) return make_row();
+  if (quota_only) return quota_rows(seconds);
   if (np < 0 || np > 16 || seconds <= 0) return 2;
   printf("# %s: NP processes, each one caller repeating S us serial + a 200 us region of 64 items; %u processors\n",
          bench_backend_name, processors());
@@ -255,6 +330,6 @@ int main(int argc, char **argv) {
         if ((np && (unsigned)np != nps[a]) || (serial >= 0 && (unsigned)serial != serials[b])) continue;
         rc |= cell(nps[a], serials[b], split, seconds);
       }
-  if (np == 0 && serial < 0) rc |= make_row();
+  if (np == 0 && serial < 0) rc |= make_row() | quota_rows(seconds);
   return rc;
 }
