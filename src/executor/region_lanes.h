@@ -45,7 +45,7 @@
  * succeeded, and the owner rewrites it only after every joiner left.
  *
  * Nudging. Opening a lane nudges the workers that are not admitted to lane
- * 0 (epoch not open; executor_internal.h): a compare-exchange setting bit
+ * 0 (epoch not open; epoch.h): a compare-exchange setting bit
  * 31 of their epoch, and a wake call for those parked, at most as many as
  * the region has helpers to take. A worker clears the nudge and then looks
  * at the lanes, so a lane opened after its look nudges it again: no wake is
@@ -75,7 +75,7 @@
  * first: at most one strict region runs at a time; its team is whatever
  * workers free up, and a strict caller past the bound waits for lane 0.
  *
- * Task groups (include/cpuexec/tasks.h, src/tasks.c) use the same lanes:
+ * Task groups (include/cpuexec/tasks.h, src/executor/tasks.c) use the same lanes:
  * a group with queued tasks holds a lane from its first submit to the end
  * of its wait, its `admit` marked tasks, limit = the group's cap on
  * workers, joined = the workers inside now (they leave again when the
