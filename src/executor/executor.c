@@ -59,8 +59,8 @@ static void stop_workers(struct cpuexec_executor *exec, uint32_t started) {
   atomic_store_explicit(&exec->permit.strict_running, 1, memory_order_relaxed);
   for (uint32_t k = 1; k <= started; k++) {
     cpuexec__slot *s = &exec->slots[k];
-    s->participants = 0;
-    s->takeover = false; /* nobody else would close it: the worker joins and leaves */
+    s->region.participants = 0;
+    s->region.strict = true; /* nobody else would close it: the worker joins and leaves */
     cpuexec__epoch_admit_and_wake(&s->epoch, &s->parked);
   }
   for (uint32_t k = 0; k < started; k++) pthread_join(exec->workers[k].thread, NULL);
@@ -86,9 +86,7 @@ static void free_executor(struct cpuexec_executor *exec) {
   free(exec->foreign);
   cpuexec__os_aligned_free(exec->workers);
   cpuexec__os_aligned_free(exec->slots);
-  cpuexec__os_aligned_free(exec->finish);
-  free(exec->finish_tally);
-  cpuexec__os_aligned_free(exec->lanes);
+  cpuexec__lanes_destroy(exec->lanes);
   cpuexec__os_aligned_free(atomic_load_explicit(&exec->counters, memory_order_relaxed));
   if (exec->resolved) cpuexec_resolved_destroy((cpuexec_resolved *)exec->resolved);
   cpuexec__os_aligned_free(exec);
@@ -131,10 +129,8 @@ CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpu
   exec->worker_count = threads - 1;
   exec->workers = alloc_lines(threads, sizeof(cpuexec__worker));
   exec->slots = alloc_lines(threads, sizeof(cpuexec__slot));
-  exec->finish = alloc_lines(cpuexec__finish_groups_for(threads), sizeof(cpuexec__finish_group));
-  exec->finish_tally = calloc(cpuexec__finish_groups_for(threads), sizeof(cpuexec__finish_tally));
   if (threads > 1) exec->lanes = cpuexec__lanes_create(threads);
-  if (!exec->workers || !exec->slots || !exec->finish || !exec->finish_tally || (threads > 1 && !exec->lanes)) {
+  if (!exec->workers || !exec->slots || (threads > 1 && !exec->lanes)) {
     free_executor(exec);
     return cpuexec__fail(CPUEXEC_ENOMEM, "executor: no memory for %u threads", threads);
   }

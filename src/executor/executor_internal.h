@@ -1,7 +1,8 @@
 /* Internal: the layout of an executor, shared by executor.c (threads and
  * lifetime), region.c (dispatching a parallel region), region_protocol.c
  * (lane 0's region, the caller's and the worker's halves), region_lanes.c,
- * cadence.c, counters.c and plan.c.
+ * region_share.c (a participant's share in any lane), cadence.c, counters.c
+ * and plan.c.
  *
  * The cost of a small region is the number of cache lines that travel
  * between the caller and the workers, so the layout is built around them:
@@ -13,9 +14,10 @@
  * Check-in: slots[k].epoch is worker k's futex word, moved by the epoch
  * protocol of epoch.h.
  *
- * Lanes (region_lanes.h): the slots, epochs and finish groups here are lane
- * 0's, the region of the caller holding dispatch_lock; callers that find it
- * held run their regions in exec->lanes beside it.
+ * Lanes (region_lanes.h): exec->lanes[0] is lane 0, the region of the
+ * caller holding dispatch_lock, and the slots and epochs here are its
+ * workers'; callers that find the lock held run their regions in
+ * exec->lanes[1 ..] beside it.
  *
  * Concurrency, field by field:
  *   - identity fields (resolved .. spin) are written by
@@ -35,13 +37,14 @@
  *     (wake_tree.h); the epochs still move as above;
  *   - slots[k].parked is written by worker k only (see wait.h); slots[k].cpu
  *     by worker k when it joins (read by a caller waiting for it);
- *   - `error` is the first non-zero callback result (compare-exchange); the
- *     caller resets it, under the lock, only after a failed region, so in
- *     the common case the line is never written and stays shared;
- *   - finish[g].finished counts worker regions completed by group g's
- *     joined workers; the worker whose add reaches the group's goal wakes
- *     the caller only if it parked on that group (finish_count.h).
- *     finish_tally is the caller's, under the lock;
+ *   - lanes[0].error is the first non-zero callback result
+ *     (compare-exchange); the caller resets it, under the lock, only after
+ *     a failed region, so in the common case the line is never written and
+ *     stays shared;
+ *   - lanes[0].finish[g].finished counts worker regions completed by group
+ *     g's joined workers; the worker whose add reaches the group's goal
+ *     wakes the caller only if it parked on that group (finish_count.h).
+ *     lanes[0].tally is the caller's, under the lock;
  *   - workers[k-1].cadence is worker k's (cadence.h);
  *   - `counters` is NULL until counting is turned on, then a block that lives
  *     as long as the executor (release store / acquire load). */
@@ -69,27 +72,22 @@
 #include "epoch.h"
 #include "wait.h"
 
-/* Participant p's view of a region, one cache line. Chunk `first` (computed,
- * see region.c) is reserved for p: p runs it once it checks in, or, when
- * take-overs are allowed, whoever finds p not checked in runs it; chunks
- * [next, end) are open to p first, then to thieves. */
+/* Participant p's view of lane 0's region, one cache line: the region's
+ * descriptor (a copy of lanes[0].region) and p's block of it (region.h).
+ * The block's first chunk is reserved for p: p runs it once it checks in,
+ * or, when take-overs are allowed (not region.strict), whoever finds p not
+ * checked in runs it; chunks [next, end) are open to p first, then to
+ * thieves (region_share.h). */
 typedef struct cpuexec__slot {
   alignas(CPUEXEC__LINE) _Atomic uint32_t epoch; /* worker k's futex word, see the top */
   _Atomic uint32_t parked;                        /* set by worker k while it sleeps */
-  cpuexec_range_fn fn;
-  void *ctx;
-  int64_t total;
-  int64_t grain;
+  /* participants 0: the executor is being destroyed, leave; its env points
+   * into the caller's frame, which outlives every worker that joined. */
+  cpuexec__region region;
   _Atomic int64_t next;
   int64_t end;
-  /* The partition of the region's chunks (region.c), computed once by the
-   * dispatcher: three divisions fewer on every participant's way in. */
-  int64_t chunks, q, rem;
-  uint32_t participants; /* 0: the executor is being destroyed, leave */
-  bool takeover;         /* false: every admitted participant runs its reserved chunk */
+  cpuexec__partition part;
   _Atomic int32_t cpu;   /* worker k's processor when it last joined (-1: unknown) */
-  bool fpenv;             /* apply `env` (the caller's FP control state) for the region */
-  cpuexec__fpenv env;
   /* The caller's: what the stuck-worker rule (permit.h) counts of k. */
   cpuexec__permit_misses misses;
 } cpuexec__slot;
@@ -135,10 +133,9 @@ struct cpuexec_executor {
   /* Regions of at least wake_tree_min participants share out their wake
    * calls as a tree (wake_tree.h); UINT32_MAX below the threshold. */
   uint32_t wake_tree_min;
-  /* Finished-worker counts, one line per group of workers
-   * (finish_count.h), and the caller's tally of each. */
-  cpuexec__finish_group *finish;
-  cpuexec__finish_tally *finish_tally;
+  /* The lanes, lane 0 included (region_lanes.h): CPUEXEC__LANES entries,
+   * NULL for executors without workers. */
+  struct cpuexec__lane *lanes;
   _Atomic(cpuexec__counters_block *) counters;
 
   /* What the dispatcher writes on every region lives apart from what
@@ -149,21 +146,19 @@ struct cpuexec_executor {
   _Atomic uint32_t lane0_running;
   pthread_mutex_t strict_lock; /* one CPUEXEC_FOR_EVERY_PARTICIPANT region at a time (region_lanes.h) */
 
-  /* Lanes 1 .. CPUEXEC__LANES - 1 (region_lanes.h): NULL for executors
-   * without workers. `lanes_busy` has bit l set while a caller owns lane
-   * l; workers read it after every region, and it is written only when a
-   * second caller comes, so on the one-caller path the line stays shared. */
-  struct cpuexec__lane *lanes;
+  /* `lanes_busy` has bit l set while a caller owns lane l (l >= 1; lane 0
+   * is dispatch_lock's); workers read it after every region, and it is
+   * written only when a second caller comes, so on the one-caller path the
+   * line stays shared. */
   alignas(CPUEXEC__LINE) _Atomic uint32_t lanes_busy;
 
   /* Who may run: the permit model's facts (permit.h). */
   cpuexec__permit permit;
 
-  alignas(CPUEXEC__LINE) _Atomic int error;
   /* Adaptive policy (see cpuexec__spin): the processor the last dispatch
    * ran on, written by the dispatcher only when it changes so the line
    * stays shared; and worker 1's pinned processor (-1: not pinned). */
-  _Atomic int32_t caller_cpu;
+  alignas(CPUEXEC__LINE) _Atomic int32_t caller_cpu;
   _Atomic int32_t first_worker_cpu;
 };
 
@@ -242,12 +237,6 @@ bool cpuexec__foreign_plan(const struct cpuexec_executor *exec, int64_t total, c
  * of worker thread `arg` (a cpuexec__worker). */
 int cpuexec__lane0_run(struct cpuexec_executor *exec, const cpuexec__region *r, uint32_t *ran);
 void *cpuexec__worker_main(void *arg);
-
-/* Runs participant `index` of the published region (region_protocol.c);
- * the worker has joined it. */
-void cpuexec__region_participate(struct cpuexec_executor *exec, uint32_t index);
-/* Worker `index`'s finishing step: the last one out wakes a parked caller. */
-void cpuexec__region_leave(struct cpuexec_executor *exec, uint32_t index);
 
 #ifdef CPUEXEC__COUNTERS_COMPILED_OUT
 /* The baseline of bench/questions/counters.c only (mk/bench.am): a library

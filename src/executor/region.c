@@ -1,9 +1,9 @@
 /* cpuexec_parallel_for: checking a call, and choosing where its region
  * runs. Inline (no executor, nested, one participant), on a foreign pool
- * (foreign.c), in lane 0 (region_protocol.c: the work distribution, the
- * take-over of late workers and both halves of the check-in protocol), in
- * another lane beside it (region_lanes.c), or, past the bound of lanes, as
- * the serial loop on the calling thread. */
+ * (foreign.c), in lane 0 (region_protocol.c: both halves of the check-in
+ * protocol), in another lane beside it (region_lanes.c), or, past the bound
+ * of lanes, as the serial loop on the calling thread. In a lane, every
+ * participant runs its share through region_share.c. */
 #include <errno.h>
 #include <string.h>
 
@@ -26,7 +26,11 @@ static __thread caller_pin pinned_caller __attribute__((tls_model("initial-exec"
 
 /* The serial loop on the calling thread, as one participant of one. */
 static int run_inline(struct cpuexec_executor *exec, const cpuexec__region *r) {
-  return cpuexec__participant_call(exec, 0, 1, r->ctx, r->fn, 0, r->total);
+  cpuexec__participant p;
+  cpuexec__participant_enter(&p, exec, 0, 1);
+  int rc = cpuexec__participant_invoke(r->fn, r->ctx, 0, r->total);
+  cpuexec__participant_leave(&p);
+  return rc;
 }
 
 /* Announces the call to the observers (observers.h); ev is NULL when there

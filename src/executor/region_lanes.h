@@ -1,10 +1,15 @@
 /* Internal: many regions on one pool, bounded (issue 18).
  *
- * An executor runs up to CPUEXEC__LANES regions at once, one per lane:
+ * An executor runs up to CPUEXEC__LANES regions at once, one per lane,
+ * exec->lanes[0 .. CPUEXEC__LANES - 1]; each lane holds its region's
+ * descriptor (region.h), its error word and its finish counts, and every
+ * participant of any lane runs its share through one routine
+ * (region_share.h):
  *   - lane 0 is the region of the caller that holds dispatch_lock
  *     (region.c): it admits workers by their slots, with the check-in
- *     protocol of executor_internal.h. With one caller at a time this is
- *     the only lane ever used, and the path is the one it always was;
+ *     protocol of epoch.h (region_protocol.c). With one caller at a time
+ *     this is the only lane ever used, and the path is the one it always
+ *     was; its `admit`, `next` and `chunks` are unused;
  *   - a caller that finds lane 0 taken (trylock fails) does not wait: it
  *     takes a free lane 1 .. CPUEXEC__LANES - 1, publishes its region there
  *     and starts its share at once, as participant 0. Workers join a lane
@@ -22,7 +27,7 @@
  * chunks), as in lane 0. Chunk p (p < participants) is reserved for
  * participant p; chunks [participants, chunks) are claimed from one cursor,
  * a share of what remains at a time (guided: remaining / (2 participants),
- * at least one). The caller runs chunk 0, claims until the cursor is
+ * rounded up). The caller runs chunk 0, claims until the cursor is
  * exhausted, then closes the lane to joiners and runs the reserved chunks
  * of the indices nobody joined as (take-over, as in lane 0: nobody waits
  * for a worker that has not started), and waits only for the helpers that
@@ -40,7 +45,7 @@
  * succeeded, and the owner rewrites it only after every joiner left.
  *
  * Nudging. Opening a lane nudges the workers that are not admitted to lane
- * 0 (epoch not open; executor_internal.h): a compare-exchange setting bit
+ * 0 (epoch not open; epoch.h): a compare-exchange setting bit
  * 31 of their epoch, and a wake call for those parked, at most as many as
  * the region has helpers to take. A worker clears the nudge and then looks
  * at the lanes, so a lane opened after its look nudges it again: no wake is
@@ -70,7 +75,7 @@
  * first: at most one strict region runs at a time; its team is whatever
  * workers free up, and a strict caller past the bound waits for lane 0.
  *
- * Task groups (include/cpuexec/tasks.h, src/tasks.c) use the same lanes:
+ * Task groups (include/cpuexec/tasks.h, src/executor/tasks.c) use the same lanes:
  * a group with queued tasks holds a lane from its first submit to the end
  * of its wait, its `admit` marked tasks, limit = the group's cap on
  * workers, joined = the workers inside now (they leave again when the
@@ -104,21 +109,35 @@ typedef struct cpuexec__lane {
   cpuexec__region region;
   int64_t chunks;
   /* Claimed by every participant; `error` is the region's first non-zero
-   * callback result (compare-exchange), reset by the owner. */
+   * callback result (compare-exchange), reset by the owner after a failed
+   * region. In lane 0 `next` is unused: the line is read, not written. */
   alignas(CPUEXEC__LINE) _Atomic int64_t next;
   _Atomic int error;
+  /* The lane's finish counts (finish_count.h) and the owner's tallies of
+   * them, fixed at creation: lane 0's one group per CPUEXEC__FINISH_GROUP
+   * workers; another lane's `done` and `done_tally`, one group, whoever
+   * joins. */
+  cpuexec__finish_group *finish;
+  cpuexec__finish_tally *tally;
   /* Helpers that left (finish_count.h), and the owner's running target. */
   cpuexec__finish_group done;
-  alignas(CPUEXEC__LINE) uint32_t done_target;
+  alignas(CPUEXEC__LINE) cpuexec__finish_tally done_tally;
   uint32_t generation;
   struct cpuexec_task_group *group; /* a task lane's group, written before its open */
 } cpuexec__lane;
 
 struct cpuexec_executor;
 
-/* The lanes of an executor of `threads` (>= 2) participants, zeroed; NULL
- * when out of memory. */
+/* The lanes of an executor of `threads` (>= 2) participants, lane 0
+ * included, zeroed but for their finish counts; NULL when out of memory.
+ * destroy frees them (NULL: nothing). */
 cpuexec__lane *cpuexec__lanes_create(uint32_t threads);
+void cpuexec__lanes_destroy(cpuexec__lane *lanes);
+
+/* A lane's owner closes its take-over region to joiners after its own
+ * claims and returns the participants that joined, itself included (the
+ * share routine, region_share.h). */
+uint32_t cpuexec__lane_close(cpuexec__lane *l);
 
 /* The caller's half: runs a region of `participants` (>= 2) in a free lane
  * and returns true with the region's callback result in *rc and the

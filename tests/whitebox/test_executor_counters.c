@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "executor/executor_internal.h"
+#include "executor/region_lanes.h"
 #include "support/test_util.h"
 
 typedef struct script_ctx {
@@ -192,7 +193,7 @@ static int hold_until_the_caller_parks(void *ctx, int64_t begin, int64_t end) {
   long_wait *w = ctx;
   (void)begin, (void)end;
   if (cpuexec_participant_index() != 0)
-    while (!atomic_load(&w->exec->finish[0].caller_parked)) sched_yield();
+    while (!atomic_load(&w->exec->lanes[0].finish[0].caller_parked)) sched_yield();
   return 0;
 }
 

@@ -1,4 +1,4 @@
-/* Several callers on one executor at once (issue 18, src/region_lanes.h):
+/* Several callers on one executor at once (issue 18, src/executor/region_lanes.h):
  * regions that can only finish if they run at the same time, thousands of
  * regions from four callers with workers held at random before they check
  * in, the strict rule while every worker is busy in another region, and

@@ -13,6 +13,7 @@
 #include "support/test_util.h"
 
 #include "executor/executor_internal.h"
+#include "executor/region_lanes.h"
 
 static void groups_follow_worker_indexes(void **state) {
   (void)state;
@@ -36,7 +37,7 @@ static int touch(void *ctx, int64_t begin, int64_t end) {
 }
 
 static uint32_t group_count(const cpuexec_executor *exec, uint32_t g) {
-  return atomic_load(&exec->finish[g].finished);
+  return atomic_load(&exec->lanes[0].finish[g].finished);
 }
 
 static uint32_t members(uint32_t participants, uint32_t g) {
@@ -66,7 +67,7 @@ static void each_group_counts_only_its_members(uint32_t threads, cpuexec_spin_po
   for (int r = 0; r < REGIONS; r++) run_regions(exec, 0, CPUEXEC_FOR_EVERY_PARTICIPANT, hits, total);
   for (uint32_t g = 0; g < groups; g++) {
     assert_int_equal(group_count(exec, g), REGIONS * members(threads, g));
-    assert_int_equal(exec->finish_tally[g].target, group_count(exec, g));
+    assert_int_equal(exec->lanes[0].tally[g].target, group_count(exec, g));
   }
   /* Three participants: two workers, both in the first group. */
   run_regions(exec, 3, CPUEXEC_FOR_EVERY_PARTICIPANT, hits, total);
@@ -126,13 +127,13 @@ static void a_held_worker_is_taken_not_counted(void **state) {
   assert_int_equal(joined + (c1.takeovers - c0.takeovers), REGIONS * (THREADS - 1));
   assert_true(c1.takeovers - c0.takeovers >= REGIONS);
   assert_true(group_count(exec, 1) - before1 <= REGIONS * (members(THREADS, 1) - 1));
-  assert_int_equal(exec->finish_tally[0].target, group_count(exec, 0));
-  assert_int_equal(exec->finish_tally[1].target, group_count(exec, 1));
+  assert_int_equal(exec->lanes[0].tally[0].target, group_count(exec, 0));
+  assert_int_equal(exec->lanes[0].tally[1].target, group_count(exec, 1));
   set_held(0);
   atomic_store(&cpuexec__test_worker_gate, NULL);
   /* Released, every worker runs again: the strict rule completes. */
   run_regions(exec, 0, CPUEXEC_FOR_EVERY_PARTICIPANT, hits, total);
-  assert_int_equal(exec->finish_tally[1].target, group_count(exec, 1));
+  assert_int_equal(exec->lanes[0].tally[1].target, group_count(exec, 1));
   free(hits);
   cpuexec_executor_release(exec);
 }
