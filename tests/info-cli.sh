@@ -61,7 +61,10 @@ expect 0 "" --
 grep -q "== Resolution of the default policy ==" "$work/out" || fail "no resolution section"
 grep -q "libgomp" "$work/out" || fail "no OpenMP runtime section"
 # --node: the node budget alone, one line (the suite runs with it off,
-# tests/run-test.sh; a table of this test's own when it is on).
+# tests/run-test.sh; a table of this test's own when it is on). Without
+# make's variables: under `make -j check` they name a jobserver this test
+# was not given, which the line would report.
+unset MAKEFLAGS MFLAGS || true
 expect 0 "" -- --node
 grep -q "^off (CPUEXEC_NODE_BUDGET=off)$" "$work/out" || fail "--node says \"$(cat "$work/out")\" with the budget off"
 if [ "$windows" = no ]; then

@@ -20,10 +20,11 @@ def private_policy(k):
 
 
 def test_node_budget_says_what_applies():
-    # The suite runs with the node budget off (tests/run-test.sh).
+    # The suite runs with the node budget off (tests/run-test.sh); under
+    # `make -j check` the line also reports make's jobserver, not passed on.
     text = cpuexec.node_budget()
     assert isinstance(text, str)
-    assert text.startswith("off (CPUEXEC_NODE_BUDGET=off)") or "CPUs shared by this user's processes" in text
+    assert text.startswith("off (") or "CPUs shared by this user's processes" in text
 
 
 def test_fields_and_identity_sharing():
