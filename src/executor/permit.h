@@ -191,7 +191,8 @@ static inline bool cpuexec__permit_worker_spins(const cpuexec__permit *p, cpuexe
 }
 
 /* The node level (node/node_budget.h, doc/node-budget.md): whether a
- * worker may join a region now. It needs a permit of the node's budget,
+ * worker may join a region now (a task group's queued tasks it runs
+ * regardless: region_lanes.h). It needs a permit of the node's budget,
  * which it keeps while it runs or spins and gives back before it parks;
  * without one it leaves its share to the caller, as a worker standing
  * aside does. A strict region waits for its whole team, so its workers

@@ -208,7 +208,7 @@ static void serve_tasks(struct cpuexec_executor *exec, cpuexec__lane *l) {
 /* The open lane with the most indices left to hand out, looking first at
  * the one after the lane this worker served last, task lanes only when
  * the worker stands aside (region_lanes.h); 0 when none. */
-static uint32_t lane_choose(struct cpuexec_executor *exec, const cpuexec__worker *w, uint64_t *admit) {
+static uint32_t lane_choose(struct cpuexec_executor *exec, const cpuexec__worker *w, bool regions, uint64_t *admit) {
   uint32_t busy = atomic_load_explicit(&exec->lanes_busy, memory_order_relaxed);
   uint32_t best = 0, best_left = 0;
   for (uint32_t i = 0; busy && i + 1 < CPUEXEC__LANES; i++) {
@@ -218,7 +218,7 @@ static uint32_t lane_choose(struct cpuexec_executor *exec, const cpuexec__worker
     uint64_t a = atomic_load_explicit(&exec->lanes[index].admit, memory_order_acquire);
     if (admit_closed(a) || admit_joined(a) >= admit_limit(a)) continue;
     if (admit_tasks(a) && atomic_load_explicit(&exec->lanes[index].next, memory_order_relaxed) == 0) continue;
-    if (!admit_tasks(a) && cpuexec__permit_stands_aside(&exec->permit, w->index)) continue;
+    if (!admit_tasks(a) && (!regions || cpuexec__permit_stands_aside(&exec->permit, w->index))) continue;
     if (admit_limit(a) - admit_joined(a) > best_left) {
       best = index;
       best_left = admit_limit(a) - admit_joined(a);
@@ -228,12 +228,12 @@ static uint32_t lane_choose(struct cpuexec_executor *exec, const cpuexec__worker
   return best;
 }
 
-bool cpuexec__lanes_serve(struct cpuexec_executor *exec, uint32_t worker_index) {
+bool cpuexec__lanes_serve(struct cpuexec_executor *exec, uint32_t worker_index, bool regions) {
   if (!exec->lanes) return false;
   cpuexec__worker *w = &exec->workers[worker_index - 1];
   uint64_t a;
   uint32_t index;
-  while ((index = lane_choose(exec, w, &a)) != 0) {
+  while ((index = lane_choose(exec, w, regions, &a)) != 0) {
     cpuexec__lane *l = &exec->lanes[index];
     cpuexec__worker_gate_fn gate = CPUEXEC__TEST_HOOK(cpuexec__test_worker_gate, NULL);
     if (gate) {

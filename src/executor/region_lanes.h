@@ -159,7 +159,11 @@ void cpuexec__lane_reopen(struct cpuexec_executor *exec, uint32_t index);
 void cpuexec__lane_unpost(struct cpuexec_executor *exec, uint32_t index);
 
 /* The worker's half: joins one open lane that has an index left and runs
- * its share there; false when there was none. */
-bool cpuexec__lanes_serve(struct cpuexec_executor *exec, uint32_t worker_index);
+ * its share there; false when there was none. `regions`: whether the
+ * worker may join a region's lane (the permit model's node level lets it,
+ * permit.h); a task group's lane it serves regardless, since its queued
+ * tasks may have no other thread to run them (a caller blocked outside
+ * cpuexec_task_group_wait: Eigen's Barrier, pthreadpool's executor). */
+bool cpuexec__lanes_serve(struct cpuexec_executor *exec, uint32_t worker_index, bool regions);
 
 #endif

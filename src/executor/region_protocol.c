@@ -165,7 +165,7 @@ void *cpuexec__worker_main(void *arg) {
      * nobody writes. */
     if (atomic_load_explicit(&exec->lanes_busy, memory_order_relaxed) != 0 &&
         cpuexec__epoch_clear_nudge(&slot->epoch, atomic_load_explicit(&slot->epoch, memory_order_relaxed)) == e &&
-        cpuexec__permit_node_lets_join(&exec->permit) && cpuexec__lanes_serve(exec, w->index))
+        cpuexec__lanes_serve(exec, w->index, cpuexec__permit_node_lets_join(&exec->permit)))
       continue;
     bool joined = false, aside = cpuexec__permit_stands_aside(&exec->permit, w->index);
     cpuexec__wait_report seen;

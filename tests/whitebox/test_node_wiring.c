@@ -133,6 +133,32 @@ static void a_full_budget_leaves_regions_to_their_caller(void **state) {
   assert_int_equal(cpuexec_executor_release(e), 0);
 }
 
+static int set_flag(void *ctx) {
+  atomic_store((_Atomic int *)ctx, 1);
+  return 0;
+}
+
+/* A task group's caller may block outside cpuexec_task_group_wait (Eigen's
+ * Barrier, pthreadpool's executor): its queued tasks then have no thread
+ * but a worker, which runs them though the node's budget has no slot for
+ * it. The caller here waits for the task's effect alone. */
+static void queued_tasks_run_with_the_budget_full(void **state) {
+  (void)state;
+  holder h = hold_the_slot();
+  cpuexec_executor *e = pool_of_three();
+  cpuexec_task_group *g = NULL;
+  assert_int_equal(cpuexec_task_group_create(e, NULL, &g), 0);
+  for (int round = 0; round < 50; round++) {
+    _Atomic int done = 0;
+    assert_int_equal(cpuexec_task_group_submit(g, &done, set_flag), 0);
+    while (atomic_load(&done) == 0) sched_yield();
+  }
+  assert_int_equal(cpuexec_task_group_wait(g), 0);
+  assert_int_equal(cpuexec_task_group_destroy(g), 0);
+  assert_int_equal(cpuexec_executor_release(e), 0);
+  let_go(&h);
+}
+
 static void strict_region_runs_on_every_participant_over_the_budget(void **state) {
   (void)state;
   holder h = hold_the_slot();
@@ -156,6 +182,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_full_budget_leaves_regions_to_their_caller),
       cmocka_unit_test(strict_region_runs_on_every_participant_over_the_budget),
+      cmocka_unit_test(queued_tasks_run_with_the_budget_full),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   char cmd[400];
