@@ -8,7 +8,8 @@
 // scheduled nothing stays until the closures before it are done, running
 // any pool's queued closures; CurrentThreadId names the workers;
 // Eigen inside a callback runs inline; two session threads at once get the
-// right output; Cancel drops what has not started.
+// right output; Cancel drops what has not started; in a fork child the pool
+// runs closures inline and is destroyed without waiting for the parent's.
 // Eigen's NonBlockingThreadPool (the reference below) uses
 // std::atomic_thread_fence, which GCC warns about under ThreadSanitizer
 // (-Wtsan); its reports are suppressed instead (tests/support/eigen_tsan.c).
@@ -430,6 +431,46 @@ void the_calling_thread_stays_while_its_closures_run(void **) {
   assert_int_equal(cpuexec_executor_release(exec), 0);
 }
 
+// ---- after fork --------------------------------------------------------------------
+// A fork child of a process whose pool had a closure running on a worker:
+// the child's copy of the pool runs a closure at once on the calling thread
+// (the group refuses it there), and its destructor returns, since no worker
+// is left in the child to finish the parent's closure (run_in_child's alarm
+// ends a child that hangs).
+#ifndef _WIN32
+cpuexec::eigen::thread_pool *forked_pool = nullptr;
+
+int a_fork_child_uses_and_destroys_the_pool(void) {
+  int ran_on = 0;
+  forked_pool->Schedule([&] { ran_on = gettid_now(); });
+  if (ran_on != gettid_now()) return 1;
+  delete forked_pool;
+  return 0;
+}
+#endif
+
+void a_fork_childs_pool_runs_inline_and_is_destroyed(void **) {
+#ifndef _WIN32
+  cpuexec_executor *exec = test_executor(2); // one worker
+  latch started, release;
+  forked_pool = new cpuexec::eigen::thread_pool(exec);
+  forked_pool->Schedule([&] { // runs here, and leaves Y on the worker
+    forked_pool->Schedule([&] { // Y
+      started.add();
+      release.wait_for(1);
+    });
+    started.wait_for(1);
+  });
+  assert_int_equal(run_in_child(a_fork_child_uses_and_destroys_the_pool, 30), 0);
+  release.add();
+  delete forked_pool;
+  forked_pool = nullptr;
+  assert_int_equal(cpuexec_executor_release(exec), 0);
+#else
+  skip();
+#endif
+}
+
 // ---- inside a callback, inline -----------------------------------------------------
 void eigen_inside_a_callback_runs_inline(void **) {
   cpuexec_session *s = test_session(2);
@@ -548,6 +589,7 @@ int main() {
       cmocka_unit_test(two_threads_run_eigens_closures_at_once),
       cmocka_unit_test(a_full_reductions_blocks_go_to_the_workers),
       cmocka_unit_test(the_calling_thread_stays_while_its_closures_run),
+      cmocka_unit_test(a_fork_childs_pool_runs_inline_and_is_destroyed),
       cmocka_unit_test(eigen_inside_a_callback_runs_inline),
       cmocka_unit_test(two_session_threads_at_once),
       cmocka_unit_test(cancel_drops_closures_not_started),

@@ -114,16 +114,9 @@ public:
     /* Every closure scheduled and not cancelled has run: the queued ones
      * run here meanwhile (not as a worker). */
     helping_++;
-    for (;;) {
-      if (live_.load(std::memory_order_seq_cst) == 0) break;
-      if (shared_->queued.load(std::memory_order_seq_cst) > 0) {
-        (void)cpuexec_task_group_help(shared_->group, nullptr, nullptr);
-        continue;
-      }
-      shared_->sleep_while([&] { return live_.load(std::memory_order_seq_cst) != 0; });
-    }
+    bool here = shared_->help_while([&] { return live_.load(std::memory_order_seq_cst) != 0; });
     helping_--;
-    while (finishing_.load(std::memory_order_seq_cst) != 0) std::this_thread::yield(); /* a last epilogue */
+    while (here && finishing_.load(std::memory_order_seq_cst) != 0) std::this_thread::yield(); /* a last epilogue */
     shared::release(shared_);
   }
   thread_pool(const thread_pool &) = delete;
@@ -245,14 +238,22 @@ private:
       (void)cpuexec_task_group_destroy(s->group); /* no closure is left: the users waited for theirs */
       delete s;
     }
-    /* Sleeps while `still()` and nothing is queued. The counts are changed
-     * before wake() reads `sleepers` (seq_cst on both sides), so a thread
-     * about to sleep sees the change or is woken. */
-    template <class F> void sleep_while(F still) {
-      std::unique_lock<std::mutex> hold(lock);
-      sleepers.fetch_add(1, std::memory_order_seq_cst);
-      while (still() && queued.load(std::memory_order_seq_cst) == 0) changed.wait(hold);
-      sleepers.fetch_sub(1, std::memory_order_seq_cst);
+    /* While `still()`: runs the queued closures, and sleeps while none is
+     * queued. The counts are changed before wake() reads `sleepers`
+     * (seq_cst on both sides), so a thread about to sleep sees the change
+     * or is woken. In a fork child the group runs nothing (help fails) and
+     * no worker is left to finish a closure of the parent's: it returns
+     * false. */
+    template <class F> bool help_while(F still) {
+      while (still()) {
+        if (cpuexec_task_group_help(group, nullptr, nullptr) != 0) return false;
+        if (!still() || queued.load(std::memory_order_seq_cst) > 0) continue;
+        std::unique_lock<std::mutex> hold(lock);
+        sleepers.fetch_add(1, std::memory_order_seq_cst);
+        while (still() && queued.load(std::memory_order_seq_cst) == 0) changed.wait(hold);
+        sleepers.fetch_sub(1, std::memory_order_seq_cst);
+      }
+      return true;
     }
     /* A closure queued, an origin's or a pool's last closure finished. */
     void wake() {
@@ -363,14 +364,7 @@ private:
    * for closures, which need nothing from it to finish (doc/libraries.md,
    * "Eigen"). */
   void settle(origin *from) {
-    for (;;) {
-      if (from->outstanding.load(std::memory_order_seq_cst) == 0) return;
-      if (shared_->queued.load(std::memory_order_seq_cst) > 0) {
-        (void)cpuexec_task_group_help(shared_->group, nullptr, nullptr);
-        continue;
-      }
-      shared_->sleep_while([&] { return from->outstanding.load(std::memory_order_seq_cst) != 0; });
-    }
+    (void)shared_->help_while([&] { return from->outstanding.load(std::memory_order_seq_cst) != 0; });
   }
 
   /* The calling thread's origin in this pool (made at its first Schedule
