@@ -26,8 +26,7 @@
  *     region lanes while tasks are queued). A thread that is not running
  *     one of the pool's closures (the thread evaluating an Eigen
  *     expression, which Eigen then blocks until the work is done) runs its
- *     closure itself instead when none of the pool's closures is queued,
- *     and then the queued ones, as a worker would
+ *     closure itself instead, and then the queued ones, as a worker would
  *     (cpuexec_task_group_help()): Eigen's closures run on as many threads
  *     as NumThreads(), as on Eigen's own pool of that size, the executor's
  *     workers and that thread; closures scheduled by closures go to the
@@ -146,7 +145,6 @@ public:
       }
     } else {
       c->queued = true;
-      queued_.fetch_add(1, std::memory_order_seq_cst);
       shared_->queued.fetch_add(1, std::memory_order_seq_cst);
       submitted_.fetch_add(1, std::memory_order_relaxed);
       if (leaf_.load(std::memory_order_relaxed)) under_leaf_.fetch_add(1, std::memory_order_relaxed);
@@ -154,10 +152,7 @@ public:
       if (rc == 0) shared_->wake(); /* a thread in settle() may run it */
     }
     if (rc != 0) { /* cannot happen with a group and a task (but after fork): keep Eigen's work done */
-      if (c->queued) {
-        queued_.fetch_sub(1, std::memory_order_acq_rel);
-        shared_->queued.fetch_sub(1, std::memory_order_acq_rel);
-      }
+      if (c->queued) shared_->queued.fetch_sub(1, std::memory_order_acq_rel);
       std::function<void()> f = std::move(c->fn);
       delete c;
       f();
@@ -274,16 +269,13 @@ private:
   struct closure {
     thread_pool *pool;
     std::function<void()> fn;
-    bool queued; /* given to the workers: counted in queued_ until it starts */
+    bool queued; /* given to the workers: counted in shared::queued until it starts */
     origin *from;
     static int run(void *ctx) noexcept {
       closure *c = static_cast<closure *>(ctx);
       thread_pool *p = c->pool;
       origin *from = c->from;
-      if (c->queued) {
-        p->queued_.fetch_sub(1, std::memory_order_acq_rel);
-        p->shared_->queued.fetch_sub(1, std::memory_order_acq_rel);
-      }
+      if (c->queued) p->shared_->queued.fetch_sub(1, std::memory_order_acq_rel);
       if (!p->cancelled_.load(std::memory_order_acquire)) {
         if (helping_ == 0) p->note_worker();
         thread_pool *outer = running_;
@@ -326,25 +318,22 @@ private:
    * and for work of more blocks than threads it schedules only the root of
    * its tree of closures: on the executor's workers alone that runs on one
    * thread fewer than Eigen's own pool of NumThreads() threads. So such a
-   * thread, when none of the pool's closures waits in the queue (the
-   * workers keep up), runs its closure itself and then the queued ones, as
-   * one of NumThreads() threads; the closures scheduled from closures go to
-   * the workers. A closure run so that schedules nothing shows an operation
-   * that schedules its blocks one by one from its caller (a full
-   * reduction): the next closures go to the workers, rather than one
-   * after another here, until as many as the workers (a full reduction's
-   * other blocks) have gone to them and all have started, which the end of
-   * the operation implies (Eigen returns when all are done): the next
-   * operation starts as the first did. Only counts of closures not started
-   * are asked, never whether one has returned: Eigen's caller wakes when a
-   * closure's work is done, before the closure itself returns. Counts and
-   * this state are the pool's, and with threads sharing a pool a guess:
-   * where a closure runs changes no result. */
+   * thread runs its closure itself and then the queued ones, as one of
+   * NumThreads() threads; the closures scheduled from closures go to the
+   * workers. It does so also when closures wait in the queue: the workers
+   * are behind (a contraction's calling thread schedules a kernel while the
+   * worker has not started the packing it gave it), and a closure queued
+   * behind them would leave this thread to Eigen's Barrier with work still
+   * to do. A closure run so that schedules nothing shows an operation that
+   * schedules its blocks one by one from its caller (a full reduction): the
+   * next closures go to the workers, rather than one after another here,
+   * until as many as the workers (a full reduction's other blocks) have
+   * gone to them. Counts and this state are the pool's, and with threads
+   * sharing a pool a guess: where a closure runs changes no result. */
   bool runs_here() {
     if (running_ == this) return false;
-    bool idle = queued_.load(std::memory_order_acquire) == 0;
-    if (!leaf_.load(std::memory_order_relaxed)) return idle;
-    if (idle && under_leaf_.load(std::memory_order_relaxed) >= threads_ - 1) { /* the other blocks started */
+    if (!leaf_.load(std::memory_order_relaxed)) return true;
+    if (under_leaf_.load(std::memory_order_relaxed) >= threads_ - 1) { /* the other blocks went to the workers */
       leaf_.store(false, std::memory_order_relaxed);
       return true;
     }
@@ -414,7 +403,6 @@ private:
   std::atomic<long> live_{0};     /* closures scheduled, not finished */
   std::atomic<int> finishing_{0}; /* threads inside finished() */
   /* Where closures run (runs_here()). */
-  std::atomic<int> queued_{0};           /* closures given to the workers, not started */
   std::atomic<uint64_t> submitted_{0};   /* closures ever given to the workers */
   std::atomic<bool> leaf_{false};        /* a closure run here scheduled nothing */
   std::atomic<int> under_leaf_{0};       /* closures given to the workers since */
