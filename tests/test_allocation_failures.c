@@ -13,8 +13,9 @@
  * its parallel pool:
  * "defaults never fail" after one failed allocation, the process registry
  * and the default resolution included. The replacement calls glibc's own
- * allocator, so sanitizer builds (which replace malloc themselves) skip it
- * (exit 77, counted as skipped, not passed). */
+ * allocator (tests/support/failing_alloc.h), so sanitizer builds (which
+ * replace malloc themselves) skip it (exit 77, counted as skipped, not
+ * passed). */
 #ifdef _WIN32
 #include <stdio.h>
 int main(void) {
@@ -38,34 +39,9 @@ int main(void) {
 #include <cpuexec/compat/parallel_for.h>
 #include <pthreadpool.h>
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define UNDER_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define UNDER_SANITIZER 1
-#endif
-#endif
+#include "support/failing_alloc.h"
 
-#ifndef UNDER_SANITIZER
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-
-static atomic_long countdown; /* > 0: armed; the allocation that takes it to 0 fails */
-static atomic_bool failed_one;
-
-static bool fail_now(void) {
-  if (atomic_load_explicit(&countdown, memory_order_relaxed) <= 0) return false;
-  if (atomic_fetch_sub(&countdown, 1) != 1) return false;
-  atomic_store(&failed_one, true);
-  errno = ENOMEM;
-  return true;
-}
-
-__attribute__((visibility("default"))) void *malloc(size_t n) { return fail_now() ? NULL : __libc_malloc(n); }
-__attribute__((visibility("default"))) void *calloc(size_t n, size_t size) { return fail_now() ? NULL : __libc_calloc(n, size); }
-__attribute__((visibility("default"))) void *realloc(void *p, size_t n) { return fail_now() ? NULL : __libc_realloc(p, n); }
-
+#if FAILING_ALLOC_WORKS
 #define TOTAL 1000
 static atomic_int hits[TOTAL];
 
@@ -105,10 +81,11 @@ static const char *const names[] = {"pthreadpool_create(2)", "cpuexec_session_cr
  * and no allocation reached n (the sweep is over); >= 10: a defect. */
 static int first_use(enum which which, long n) {
   cpuexec_error_report(CPUEXEC_EINVAL, "stale message");
-  atomic_store(&countdown, n);
+  failing_alloc_reset_count();
+  failing_alloc_nth(n);
   if (which == PTHREADPOOL) {
     pthreadpool_t pool = pthreadpool_create(2);
-    atomic_store(&countdown, 0);
+    failing_alloc_nth(0);
     if (pool == NULL && !fresh_message(names[which], n)) return 10;
     if (pool != NULL) {
       pthreadpool_parallelize_1d(pool, pp_task, NULL, TOTAL, 0);
@@ -118,16 +95,16 @@ static int first_use(enum which which, long n) {
   } else if (which == SESSION) {
     cpuexec_session *s = NULL;
     int rc = cpuexec_session_create(NULL, &s);
-    atomic_store(&countdown, 0);
+    failing_alloc_nth(0);
     if (rc != 0 && !fresh_message(names[which], n)) return 20;
     if ((rc != 0) != (s == NULL)) return 21;
     cpuexec_session_destroy(s);
   } else {
     (void)ParallelFor(TOTAL, 16, NULL, cover);
-    atomic_store(&countdown, 0);
+    failing_alloc_nth(0);
     if (!covered_once()) return 30;
   }
-  bool injected = atomic_load(&failed_one);
+  bool injected = failing_alloc_refused() > 0;
   /* Allocations work again: each default gets its pool of two. */
   pthreadpool_t pool = pthreadpool_create(2);
   if (pool == NULL) return fprintf(stderr, "allocation %ld: then pthreadpool_create: %s\n", n, cpuexec_error_message()), 40;

@@ -4,9 +4,12 @@
 // NonBlockingThreadPool at the same thread count; the pool starts no thread;
 // the thread Eigen blocks runs closures beside the workers, so a session of
 // 2 runs Eigen's closures on 2 threads at once, as Eigen's own pool of 2
-// does, and on no thread outside it; CurrentThreadId names the workers;
+// does, and on no thread outside it; a calling thread whose closure
+// scheduled nothing stays until the closures before it are done, running
+// any pool's queued closures; CurrentThreadId names the workers;
 // Eigen inside a callback runs inline; two session threads at once get the
-// right output; Cancel drops what has not started.
+// right output; Cancel drops what has not started; in a fork child the pool
+// runs closures inline and is destroyed without waiting for the parent's.
 // Eigen's NonBlockingThreadPool (the reference below) uses
 // std::atomic_thread_fence, which GCC warns about under ThreadSanitizer
 // (-Wtsan); its reports are suppressed instead (tests/support/eigen_tsan.c).
@@ -378,6 +381,96 @@ void a_full_reductions_blocks_go_to_the_workers(void **) {
   cpuexec_session_destroy(s);
 }
 
+// ---- the calling thread stays while its closures run ------------------------------------
+// A contraction's calling thread runs its last kernel itself, a closure that
+// schedules nothing, while kernels that earlier closures scheduled still run
+// on the workers and start the next ones. Here: Y, scheduled by the caller's
+// first closure, holds the one worker; the caller's second closure
+// schedules nothing, so the caller stays until Y is done, and runs what is
+// queued meanwhile, another pool's closure (Q2) included: Y waits for Q2,
+// which only the caller can run (the worker is in Y, and Q2's own caller
+// waits inside Q1 for it, as Eigen's blocked caller would). On the caller,
+// Q2 is not on a worker of its pool (CurrentThreadId -1).
+void the_calling_thread_stays_while_its_closures_run(void **) {
+  cpuexec_executor *exec = test_executor(2); // one worker
+  int me = gettid_now();
+  std::atomic<int> q2_on{0}, q2_id{0};
+  std::atomic<bool> y_done{false};
+  latch y_started, go, q2_queued, q2_done;
+  {
+    cpuexec::eigen::thread_pool one(exec), two(exec);
+    one.Schedule([&] { // runs here: nothing is queued
+      one.Schedule([&] { // Y, queued: the worker runs it
+        y_started.add();
+        go.wait_for(1);
+        q2_done.wait_for(1);
+        y_done = true;
+      });
+      y_started.wait_for(1);
+    });
+    std::thread other([&] {
+      two.Schedule([&] { // Q1, on `other`: nothing of `two` is queued
+        two.Schedule([&] { // Q2, queued
+          q2_on = gettid_now();
+          q2_id = two.CurrentThreadId();
+          q2_done.add();
+        });
+        q2_queued.add();
+        q2_done.wait_for(1);
+      });
+    });
+    one.Schedule([&] { // runs here and schedules nothing
+      q2_queued.wait_for(1);
+      go.add();
+    });
+    assert_true(y_done.load()); // it returned once Y was done
+    other.join();
+  }
+  assert_int_equal(q2_on.load(), me);
+  assert_int_equal(q2_id.load(), -1);
+  assert_int_equal(cpuexec_executor_release(exec), 0);
+}
+
+// ---- after fork --------------------------------------------------------------------
+// A fork child of a process whose pool had a closure running on a worker:
+// the child's copy of the pool runs a closure at once on the calling thread
+// (the group refuses it there), and its destructor returns, since no worker
+// is left in the child to finish the parent's closure (run_in_child's alarm
+// ends a child that hangs).
+#ifndef _WIN32
+cpuexec::eigen::thread_pool *forked_pool = nullptr;
+
+int a_fork_child_uses_and_destroys_the_pool(void) {
+  int ran_on = 0;
+  forked_pool->Schedule([&] { ran_on = gettid_now(); });
+  if (ran_on != gettid_now()) return 1;
+  delete forked_pool;
+  return 0;
+}
+#endif
+
+void a_fork_childs_pool_runs_inline_and_is_destroyed(void **) {
+#ifndef _WIN32
+  cpuexec_executor *exec = test_executor(2); // one worker
+  latch started, release;
+  forked_pool = new cpuexec::eigen::thread_pool(exec);
+  forked_pool->Schedule([&] { // runs here, and leaves Y on the worker
+    forked_pool->Schedule([&] { // Y
+      started.add();
+      release.wait_for(1);
+    });
+    started.wait_for(1);
+  });
+  assert_int_equal(run_in_child(a_fork_child_uses_and_destroys_the_pool, 30), 0);
+  release.add();
+  delete forked_pool;
+  forked_pool = nullptr;
+  assert_int_equal(cpuexec_executor_release(exec), 0);
+#else
+  skip();
+#endif
+}
+
 // ---- inside a callback, inline -----------------------------------------------------
 void eigen_inside_a_callback_runs_inline(void **) {
   cpuexec_session *s = test_session(2);
@@ -495,6 +588,8 @@ int main() {
       cmocka_unit_test(thread_counts_and_ids),
       cmocka_unit_test(two_threads_run_eigens_closures_at_once),
       cmocka_unit_test(a_full_reductions_blocks_go_to_the_workers),
+      cmocka_unit_test(the_calling_thread_stays_while_its_closures_run),
+      cmocka_unit_test(a_fork_childs_pool_runs_inline_and_is_destroyed),
       cmocka_unit_test(eigen_inside_a_callback_runs_inline),
       cmocka_unit_test(two_session_threads_at_once),
       cmocka_unit_test(cancel_drops_closures_not_started),

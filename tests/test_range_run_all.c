@@ -19,37 +19,7 @@
 #include "support/test_util.h"
 #include <cpuexec/compat/range_executor.h>
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define UNDER_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define UNDER_SANITIZER 1
-#endif
-#endif
-
-/* ---- every allocation fails while armed (glibc, no sanitizer) ------------- */
-
-#if !defined(UNDER_SANITIZER) && defined(__GLIBC__)
-#define CAN_FAIL_ALLOCATIONS 1
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-static atomic_bool allocations_fail;
-static atomic_uint allocations_refused;
-static bool refuse(void) {
-  if (!atomic_load_explicit(&allocations_fail, memory_order_relaxed)) return false;
-  atomic_fetch_add(&allocations_refused, 1);
-  errno = ENOMEM;
-  return true;
-}
-__attribute__((visibility("default"))) void *malloc(size_t n) { return refuse() ? NULL : __libc_malloc(n); }
-__attribute__((visibility("default"))) void *calloc(size_t n, size_t size) {
-  return refuse() ? NULL : __libc_calloc(n, size);
-}
-__attribute__((visibility("default"))) void *realloc(void *p, size_t n) {
-  return refuse() ? NULL : __libc_realloc(p, n);
-}
-#endif
+#include "support/failing_alloc.h" /* every allocation fails while armed (glibc, no sanitizer) */
 
 /* ---- what ran ------------------------------------------------------------- */
 
@@ -258,7 +228,7 @@ static void a_fork_child_runs_every_index_on_the_caller_and_reports_eforked(void
 }
 #endif
 
-#ifdef CAN_FAIL_ALLOCATIONS
+#if FAILING_ALLOC_WORKS
 /* A foreign pool of more participants than libcpuexec tracks on the stack:
  * its region allocates (src/executor/foreign.c). The pool runs its
  * participants one after the other on the caller. */
@@ -282,12 +252,12 @@ static void no_memory_on_the_hook_path_runs_every_index_on_the_caller(void **sta
   cpuexec_range_executor ex = cpuexec_range_executor_of(wide);
   cpuexec_run_all_report report;
   clear();
-  atomic_store(&allocations_refused, 0);
-  atomic_store(&allocations_fail, true);
+  failing_alloc_reset_count();
+  failing_alloc_all(true);
   int rc = cpuexec_range_executor_run_all(&ex, 1000, NULL, record, &report);
-  atomic_store(&allocations_fail, false);
+  failing_alloc_all(false);
   assert_int_equal(rc, 0);
-  assert_true(atomic_load(&allocations_refused) > 0); /* the library did ask, and was refused */
+  assert_true(failing_alloc_refused() > 0); /* the library did ask, and was refused */
   assert_true(exactly_once(1000));
   assert_int_equal(report.error, CPUEXEC_ENOMEM);
   assert_int_equal(report.caller_indices, 1000);
@@ -307,16 +277,16 @@ static void the_call_itself_allocates_nothing(void **state) {
   cpuexec_range_executor ex = cpuexec_range_executor_of(owned.exec);
   cpuexec_run_all_report report;
   clear();
-  atomic_store(&allocations_refused, 0);
-  atomic_store(&allocations_fail, true);
+  failing_alloc_reset_count();
+  failing_alloc_all(true);
   int rc = cpuexec_range_executor_run_all(&ex, MAX_COUNT, NULL, record, &report);
-  atomic_store(&allocations_fail, false);
+  failing_alloc_all(false);
   assert_int_equal(rc, 0);
 #if CPUEXEC_OS_BACKEND_POSIX
   /* The portable OS backend's waits may allocate (its condition
    * variables); refused, they still lose no block (checked below). */
 #else
-  assert_int_equal(atomic_load(&allocations_refused), 0);
+  assert_int_equal(failing_alloc_refused(), 0);
 #endif
   assert_true(exactly_once(MAX_COUNT));
   assert_int_equal(report.error, 0);

@@ -20,20 +20,25 @@
  *     one installed on the constructing thread (a session run or scope),
  *     else the process default pool; the pool keeps a reference on it (its
  *     task group does) until it is destroyed;
- *   - Schedule(fn) submits fn as one task of the pool's group: a worker of
- *     the executor runs it when free, through the executor's scheduler (a
- *     group holds one of its region lanes while tasks are queued). A
- *     thread that is not running one of the pool's closures (the thread
- *     evaluating an Eigen expression, which Eigen then blocks until the
- *     work is done) runs its closure itself instead when none of the pool's
- *     closures is queued, and then the queued ones, as a worker would
+ *   - Schedule(fn) submits fn as one task of the task group that every
+ *     pool on the executor shares: a worker of the executor runs it when
+ *     free, through the executor's scheduler (a group holds one of its
+ *     region lanes while tasks are queued). A thread that is not running
+ *     one of the pool's closures (the thread evaluating an Eigen
+ *     expression, which Eigen then blocks until the work is done) runs its
+ *     closure itself instead, and then the queued ones, as a worker would
  *     (cpuexec_task_group_help()): Eigen's closures run on as many threads
  *     as NumThreads(), as on Eigen's own pool of that size, the executor's
  *     workers and that thread; closures scheduled by closures go to the
  *     workers. When a closure so run schedules nothing (a full reduction
- *     schedules its blocks one by one), the next ones go to the workers
- *     until as many as the workers have. So a closure must not wait for
- *     the thread that schedules it to go on, which Eigen's never do. fn
+ *     schedules its blocks one by one; a contraction's last kernel), the
+ *     next ones go to the workers until as many as the workers have, and
+ *     the thread stays until every closure it scheduled, and every closure
+ *     these scheduled in turn, has finished, running the queued closures
+ *     of every pool on the executor meanwhile (a contraction's later
+ *     kernels, another caller's closures) and sleeping while none is
+ *     queued. So a closure must not wait for the thread that schedules it
+ *     to go on, which Eigen's never do. fn
  *     also runs at once on the calling thread when that thread is inside
  *     a libcpuexec callback that is not one of this pool's tasks (a
  *     region's range, another group's task: Eigen inside a callback runs
@@ -51,15 +56,17 @@
  *     ran one; -1 on every other thread, including a thread that ran
  *     closures itself (one evaluating an expression, an inline call):
  *     several such threads may share one pool, and an index is one thread's.
- * The destructor waits for every closure scheduled and not cancelled.
+ * The destructor waits for every closure scheduled and not cancelled,
+ * running queued ones meanwhile.
  *
- * Limits. The pool's task group takes one of the executor's 8 region lanes
- * (cpuexec/executor.h) at its first Schedule and keeps it until the pool is
- * destroyed (a group gives its lane back only when waited on, and Eigen
- * never waits on the pool: its caller blocks in its own Barrier). So make
- * one pool per executor and keep it, rather than one per call; and when all
- * 8 lanes are held by other callers as the pool's first closure is
- * scheduled, its closures wait for a later Schedule that finds a lane free.
+ * Limits. The task group of the pools on one executor takes one of its 8
+ * region lanes (cpuexec/executor.h) at the first Schedule and keeps it
+ * until the last of those pools is destroyed (a group gives its lane back
+ * only when waited on, and Eigen never waits on the pool: its caller
+ * blocks in its own Barrier). So keep a pool rather than make one per
+ * call; and when all 8 lanes are held by other callers as the first
+ * closure is scheduled, closures wait for a later Schedule that finds a
+ * lane free, or for a thread that runs them itself.
  *
  * Thread safety: every member may be called from any thread at once, but
  * the destructor, while no other thread schedules. */
@@ -76,8 +83,12 @@
 #include <unsupported/Eigen/CXX11/ThreadPool>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -93,15 +104,19 @@ public:
     if (exec == nullptr) (void)cpuexec_kernel_executor("eigen", CPUEXEC_EXECUTOR_SUPPORTED, &exec);
     threads_ = exec != nullptr ? cpuexec_executor_effective_threads(exec) : 1;
     if (threads_ < 1) threads_ = 1;
-    if (exec != nullptr && threads_ > 1 && cpuexec_task_group_create(exec, nullptr, &group_) != 0) group_ = nullptr;
-    if (group_ == nullptr) threads_ = 1;
+    if (exec != nullptr && threads_ > 1) shared_ = shared::acquire(exec);
+    if (shared_ == nullptr) threads_ = 1;
     cpuexec_library_adapter_made("eigen"); /* for cpuexec_libraries_status() */
   }
   ~thread_pool() override {
-    thread_pool *outer = not_worker_;
-    not_worker_ = this; /* the wait runs queued closures here: not on a worker */
-    (void)cpuexec_task_group_destroy(group_);
-    not_worker_ = outer;
+    if (shared_ == nullptr) return;
+    /* Every closure scheduled and not cancelled has run: the queued ones
+     * run here meanwhile (not as a worker). */
+    helping_++;
+    bool here = shared_->help_while([&] { return live_.load(std::memory_order_seq_cst) != 0; });
+    helping_--;
+    while (here && finishing_.load(std::memory_order_seq_cst) != 0) std::this_thread::yield(); /* a last epilogue */
+    shared::release(shared_);
   }
   thread_pool(const thread_pool &) = delete;
   thread_pool &operator=(const thread_pool &) = delete;
@@ -109,35 +124,43 @@ public:
   /** Runs fn on one of the executor's workers, or here (see the top). */
   void Schedule(std::function<void()> fn) override {
     if (cancelled_.load(std::memory_order_acquire)) return;
-    if (group_ == nullptr || (cpuexec_library_call_inline() && running_ != this)) {
+    if (shared_ == nullptr || (cpuexec_library_call_inline() && running_ != this)) {
       fn();
       return;
     }
-    closure *c = new closure{this, std::move(fn), false};
-    thread_pool *outer = not_worker_;
-    not_worker_ = this; /* closures it runs itself (a full queue, help): not on a worker */
+    origin *from = running_ == this ? running_origin_ : own_origin();
+    closure *c = new closure{this, std::move(fn), false, from};
+    live_.fetch_add(1, std::memory_order_seq_cst);
+    from->outstanding.fetch_add(1, std::memory_order_seq_cst);
+    helping_++; /* closures it runs itself (a full queue, help): not on a worker */
     int rc;
-    if (runs_here()) {
+    bool here = runs_here(), scheduled_nothing = false;
+    if (here) {
       uint64_t before = submitted_.load(std::memory_order_relaxed);
-      rc = cpuexec_task_group_help(group_, c, &closure::run); /* fn here, then the queued ones */
-      if (rc == 0 && submitted_.load(std::memory_order_relaxed) == before) {
-        under_leaf_.store(0, std::memory_order_relaxed); /* fn scheduled nothing: blocks come one by one */
+      rc = cpuexec_task_group_help(shared_->group, c, &closure::run); /* fn here, then the queued ones */
+      scheduled_nothing = rc == 0 && submitted_.load(std::memory_order_relaxed) == before;
+      if (scheduled_nothing) {
+        under_leaf_.store(0, std::memory_order_relaxed); /* blocks may come one by one */
         leaf_.store(true, std::memory_order_relaxed);
       }
     } else {
       c->queued = true;
-      queued_.fetch_add(1, std::memory_order_acq_rel);
+      shared_->queued.fetch_add(1, std::memory_order_seq_cst);
       submitted_.fetch_add(1, std::memory_order_relaxed);
       if (leaf_.load(std::memory_order_relaxed)) under_leaf_.fetch_add(1, std::memory_order_relaxed);
-      rc = cpuexec_task_group_submit(group_, c, &closure::run);
+      rc = cpuexec_task_group_submit(shared_->group, c, &closure::run);
+      if (rc == 0) shared_->wake(); /* a thread in settle() may run it */
     }
-    not_worker_ = outer;
-    if (rc != 0) { /* cannot happen with a group and a task; keep Eigen's work done */
-      if (c->queued) queued_.fetch_sub(1, std::memory_order_acq_rel);
+    if (rc != 0) { /* cannot happen with a group and a task (but after fork): keep Eigen's work done */
+      if (c->queued) shared_->queued.fetch_sub(1, std::memory_order_acq_rel);
       std::function<void()> f = std::move(c->fn);
       delete c;
       f();
+      finished(from);
+    } else if (scheduled_nothing) {
+      settle(from);
     }
+    helping_--;
   }
 
   /** Drops every closure not started, now and later. */
@@ -155,22 +178,116 @@ public:
   }
 
 private:
+  /* What the pools on one executor share: one task group, so a thread that
+   * helps (runs_here(), settle()) runs any of their queued closures, and a
+   * caller of one pool keeps working while another caller's closures wait
+   * for the workers; the count of closures queued for the workers and not
+   * started, and where threads in settle() or in a destructor sleep. The
+   * list and the counts of users are under `pools_lock()`. */
+  struct shared {
+    cpuexec_executor *exec = nullptr;
+    cpuexec_task_group *group = nullptr;
+    int users = 0;
+    std::atomic<int> queued{0};
+    std::mutex lock;
+    std::condition_variable changed;
+    std::atomic<int> sleepers{0};
+
+    static std::mutex &pools_lock() {
+      static std::mutex m;
+      return m;
+    }
+    static std::vector<shared *> &all() {
+      static std::vector<shared *> v;
+      return v;
+    }
+    static shared *acquire(cpuexec_executor *exec) {
+      std::lock_guard<std::mutex> hold(pools_lock());
+      for (shared *s : all())
+        if (s->exec == exec) {
+          s->users++;
+          return s;
+        }
+      shared *s = new shared;
+      if (cpuexec_task_group_create(exec, nullptr, &s->group) != 0) {
+        delete s;
+        return nullptr;
+      }
+      s->exec = exec;
+      s->users = 1;
+      all().push_back(s);
+      return s;
+    }
+    static void release(shared *s) {
+      {
+        std::lock_guard<std::mutex> hold(pools_lock());
+        if (--s->users > 0) return;
+        std::vector<shared *> &v = all();
+        for (size_t i = 0; i < v.size(); i++)
+          if (v[i] == s) {
+            v[i] = v.back();
+            v.pop_back();
+            break;
+          }
+      }
+      (void)cpuexec_task_group_destroy(s->group); /* no closure is left: the users waited for theirs */
+      delete s;
+    }
+    /* While `still()`: runs the queued closures, and sleeps while none is
+     * queued. The counts are changed before wake() reads `sleepers`
+     * (seq_cst on both sides), so a thread about to sleep sees the change
+     * or is woken. In a fork child the group runs nothing (help fails) and
+     * no worker is left to finish a closure of the parent's: it returns
+     * false. */
+    template <class F> bool help_while(F still) {
+      while (still()) {
+        if (cpuexec_task_group_help(group, nullptr, nullptr) != 0) return false;
+        if (!still() || queued.load(std::memory_order_seq_cst) > 0) continue;
+        std::unique_lock<std::mutex> hold(lock);
+        sleepers.fetch_add(1, std::memory_order_seq_cst);
+        while (still() && queued.load(std::memory_order_seq_cst) == 0) changed.wait(hold);
+        sleepers.fetch_sub(1, std::memory_order_seq_cst);
+      }
+      return true;
+    }
+    /* A closure queued, an origin's or a pool's last closure finished. */
+    void wake() {
+      if (sleepers.load(std::memory_order_seq_cst) == 0) return;
+      std::lock_guard<std::mutex> hold(lock);
+      changed.notify_all();
+    }
+  };
+
+  /* The closures one thread scheduled from outside the pool's closures,
+   * and those these scheduled in turn, not finished yet: what that thread
+   * waits for in settle(). One per thread and pool, kept by the pool. */
+  struct origin {
+    std::thread::id thread;
+    std::atomic<long> outstanding{0};
+  };
+
   struct closure {
     thread_pool *pool;
     std::function<void()> fn;
-    bool queued; /* given to the workers: counted in queued_ until it starts */
+    bool queued; /* given to the workers: counted in shared::queued until it starts */
+    origin *from;
     static int run(void *ctx) noexcept {
       closure *c = static_cast<closure *>(ctx);
       thread_pool *p = c->pool;
-      if (c->queued) p->queued_.fetch_sub(1, std::memory_order_acq_rel);
+      origin *from = c->from;
+      if (c->queued) p->shared_->queued.fetch_sub(1, std::memory_order_acq_rel);
       if (!p->cancelled_.load(std::memory_order_acquire)) {
-        if (not_worker_ != p) p->note_worker();
+        if (helping_ == 0) p->note_worker();
         thread_pool *outer = running_;
+        origin *outer_origin = running_origin_;
         running_ = p;
+        running_origin_ = from;
         c->fn(); /* noexcept: a throwing closure terminates, as on Eigen's threads */
         running_ = outer;
+        running_origin_ = outer_origin;
       }
       delete c;
+      p->finished(from);
       return 0;
     }
   };
@@ -184,35 +301,79 @@ private:
     return serials.fetch_add(1, std::memory_order_relaxed) + 1;
   }
 
+  /* A closure of `from` finished (ran or was dropped). `finishing_` spans
+   * every touch of the pool here, and its decrement is the last: the
+   * destructor, which returns once live_ is 0, waits for it too. */
+  void finished(origin *from) {
+    finishing_.fetch_add(1, std::memory_order_seq_cst);
+    bool last_of_origin = from->outstanding.fetch_sub(1, std::memory_order_seq_cst) == 1;
+    bool last_of_pool = live_.fetch_sub(1, std::memory_order_seq_cst) == 1;
+    if (last_of_origin || last_of_pool) shared_->wake();
+    finishing_.fetch_sub(1, std::memory_order_seq_cst);
+  }
+
   /* Whether the calling thread runs the closure it schedules itself
    * (doc/libraries.md, "Eigen"). Eigen blocks a thread that schedules from
    * outside the pool's closures in its own Barrier until the work is done,
    * and for work of more blocks than threads it schedules only the root of
    * its tree of closures: on the executor's workers alone that runs on one
    * thread fewer than Eigen's own pool of NumThreads() threads. So such a
-   * thread, when none of the pool's closures waits in the queue (the
-   * workers keep up), runs its closure itself and then the queued ones, as
-   * one of NumThreads() threads; the closures scheduled from closures go to
-   * the workers. A closure run so that schedules nothing shows an operation
-   * that schedules its blocks one by one from its caller (a full
-   * reduction): the next closures go to the workers, rather than one
-   * after another here, until as many as the workers (a full reduction's
-   * other blocks) have gone to them and all have started, which the end of
-   * the operation implies (Eigen returns when all are done): the next
-   * operation starts as the first did. Only counts of closures not started
-   * are asked, never whether one has returned: Eigen's caller wakes when a
-   * closure's work is done, before the closure itself returns. Counts and
-   * this state are the pool's, and with threads sharing a pool a guess:
-   * where a closure runs changes no result. */
+   * thread runs its closure itself and then the queued ones, as one of
+   * NumThreads() threads; the closures scheduled from closures go to the
+   * workers. It does so also when closures wait in the queue: the workers
+   * are behind (a contraction's calling thread schedules a kernel while the
+   * worker has not started the packing it gave it), and a closure queued
+   * behind them would leave this thread to Eigen's Barrier with work still
+   * to do. A closure run so that schedules nothing shows an operation that
+   * schedules its blocks one by one from its caller (a full reduction): the
+   * next closures go to the workers, rather than one after another here,
+   * until as many as the workers (a full reduction's other blocks) have
+   * gone to them. Counts and this state are the pool's, and with threads
+   * sharing a pool a guess: where a closure runs changes no result. */
   bool runs_here() {
     if (running_ == this) return false;
-    bool idle = queued_.load(std::memory_order_acquire) == 0;
-    if (!leaf_.load(std::memory_order_relaxed)) return idle;
-    if (idle && under_leaf_.load(std::memory_order_relaxed) >= threads_ - 1) { /* the other blocks started */
+    if (!leaf_.load(std::memory_order_relaxed)) return true;
+    if (under_leaf_.load(std::memory_order_relaxed) >= threads_ - 1) { /* the other blocks went to the workers */
       leaf_.store(false, std::memory_order_relaxed);
       return true;
     }
     return false;
+  }
+
+  /* A closure the calling thread ran itself (runs_here()) scheduled
+   * nothing: it may be the last of that thread's work before Eigen blocks
+   * it in its own Barrier or Notification (a contraction's last kernel, run
+   * from the thread's own share), while closures that closures scheduled
+   * earlier still run or wait for the workers (the contraction's other
+   * kernels, and the next ones they start), and every later one would run
+   * on the N-1 workers alone where Eigen's own pool has N threads. So the
+   * thread stays until every closure of its origin has finished: it runs
+   * the queued closures of every pool on the executor and sleeps only while
+   * nothing is queued and a worker runs one of its closures. It waits only
+   * for closures, which need nothing from it to finish (doc/libraries.md,
+   * "Eigen"). */
+  void settle(origin *from) {
+    (void)shared_->help_while([&] { return from->outstanding.load(std::memory_order_seq_cst) != 0; });
+  }
+
+  /* The calling thread's origin in this pool (made at its first Schedule
+   * from outside the pool's closures; kept until the pool is destroyed). */
+  origin *own_origin() {
+    if (last_origin_.serial == serial_) return last_origin_.at;
+    std::thread::id me = std::this_thread::get_id();
+    origin *found = nullptr;
+    {
+      std::lock_guard<std::mutex> hold(origins_lock_);
+      for (const std::unique_ptr<origin> &o : origins_)
+        if (o->thread == me) found = o.get();
+      if (found == nullptr) {
+        origins_.push_back(std::unique_ptr<origin>(new origin));
+        found = origins_.back().get();
+        found->thread = me;
+      }
+    }
+    last_origin_ = origin_cache{serial_, found};
+    return found;
   }
 
   /* The first closure a worker runs gives it the next index; more workers
@@ -226,18 +387,27 @@ private:
 
   static inline thread_local std::vector<slot> ids_;
   static inline thread_local thread_pool *running_ = nullptr;
-  static inline thread_local thread_pool *not_worker_ = nullptr; /* runs closures inline, not as a worker */
+  static inline thread_local origin *running_origin_ = nullptr; /* the origin of the closure running here */
+  static inline thread_local int helping_ = 0; /* > 0: closures run here are not on a worker */
+  struct origin_cache {
+    uint64_t serial;
+    origin *at;
+  };
+  static inline thread_local origin_cache last_origin_{0, nullptr}; /* own_origin()'s last answer */
 
   const uint64_t serial_;
   int threads_ = 1;
-  cpuexec_task_group *group_ = nullptr;
+  shared *shared_ = nullptr;
   std::atomic<bool> cancelled_{false};
   std::atomic<int> next_id_{1};
+  std::atomic<long> live_{0};     /* closures scheduled, not finished */
+  std::atomic<int> finishing_{0}; /* threads inside finished() */
   /* Where closures run (runs_here()). */
-  std::atomic<int> queued_{0};           /* closures given to the workers, not started */
   std::atomic<uint64_t> submitted_{0};   /* closures ever given to the workers */
   std::atomic<bool> leaf_{false};        /* a closure run here scheduled nothing */
   std::atomic<int> under_leaf_{0};       /* closures given to the workers since */
+  std::mutex origins_lock_;
+  std::vector<std::unique_ptr<origin>> origins_;
 };
 
 } // namespace eigen
