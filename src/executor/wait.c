@@ -66,9 +66,12 @@ uint32_t cpuexec__wait_while_equal(_Atomic uint32_t *word, uint32_t seen, _Atomi
       report->seen_ns = clock;
       return atomic_load_explicit(word, memory_order_acquire);
     }
-    if (spin->adaptive && (plan->busy || gap_end > clock) && cpuexec__permit_may_spin_long(clock)) {
+    /* The long spin goes on while what will move the word runs: when it no
+     * longer does, there is none to ask the model for (nor to count). */
+    bool busy = plan->busy && atomic_load_explicit(plan->busy, memory_order_relaxed) != 0;
+    if (spin->adaptive && (busy || gap_end > clock) && cpuexec__permit_may_spin_long(clock)) {
       report->long_spin = true;
-      if (spin_long(word, seen, plan, gap_end, plan->busy ? clock + CPUEXEC__LONG_SPIN_NS : 0, &clock)) {
+      if (spin_long(word, seen, plan, gap_end, busy ? clock + CPUEXEC__LONG_SPIN_NS : 0, &clock)) {
         report->seen_ns = clock;
         return atomic_load_explicit(word, memory_order_acquire);
       }

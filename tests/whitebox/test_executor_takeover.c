@@ -436,6 +436,57 @@ static void a_late_worker_long_spin_is_counted(void **state) {
   }
 }
 
+/* No long spin once the region a worker missed has ended (wait.c): the
+ * caller's first range waits until the worker saw the region open (at the
+ * gate), and the gate holds the worker until its share is taken and the
+ * caller left the region, so when its plan's spin runs out nothing runs
+ * that would move its epoch; never preempted (the permit model's fake
+ * count), only that keeps it from the long spin. The test waits until the
+ * worker parked and takes the count then (whatever the wait before region
+ * 1 counted is in it: under ThreadSanitizer that wait can meet the caller
+ * inside region 1 and spin long, as it should). Region 2, which every
+ * participant joins, wakes the worker; it counts the wait it ends as it
+ * joins, so the count is complete when the caller returns (the wait after
+ * region 2 is counted only when a region ends it), and it must not have
+ * moved. */
+static void hold_until_the_region_ended(struct cpuexec_executor *exec, uint32_t index) {
+  if (!atomic_exchange(&hold_once, false)) return;
+  atomic_store(&at_the_gate, true);
+  while (cpuexec__epoch_open(atomic_load(&exec->slots[index].epoch))) sched_yield();
+  while (atomic_load(&exec->lane0_running)) sched_yield();
+  atomic_store(&held_then_released, true);
+}
+
+static int wait_at_the_gate(void *ctx, int64_t begin, int64_t end) {
+  (void)ctx, (void)end;
+  if (begin == 0)
+    while (!atomic_load(&at_the_gate)) sched_yield();
+  return 0;
+}
+
+static void a_late_worker_spins_no_longer_once_the_region_ended(void **state) {
+  (void)state;
+  cpuexec_executor *exec = test_executor_spin(2, CPUEXEC_SPIN_ADAPTIVE, 0);
+  assert_int_equal(cpuexec_executor_counters_enable(exec), 0);
+  atomic_store(&at_the_gate, false);
+  atomic_store(&held_then_released, false);
+  atomic_store(&hold_once, true);
+  atomic_store(&cpuexec__test_permit_preemptions, never_preempted);
+  atomic_store(&cpuexec__test_worker_gate, hold_until_the_region_ended);
+  assert_int_equal(cpuexec_parallel_for(exec, 2, 1, NULL, wait_at_the_gate, 0), 0);
+  while (!atomic_load(&held_then_released)) sched_yield();
+  while (!atomic_load(&exec->slots[1].parked)) sched_yield();
+  atomic_store(&cpuexec__test_worker_gate, NULL);
+  uint64_t before = atomic_load(&cpuexec__counters_of(exec)->workers.long_spins);
+  assert_int_equal(cpuexec_parallel_for_flags(exec, 2, 1, NULL, run_nothing, 0, CPUEXEC_FOR_EVERY_PARTICIPANT), 0);
+  atomic_store(&cpuexec__test_permit_preemptions, NULL);
+  cpuexec_counters c;
+  counters_of(exec, &c);
+  assert_int_equal(c.takeovers, 1);
+  assert_int_equal(atomic_load(&cpuexec__counters_of(exec)->workers.long_spins), before);
+  cpuexec_executor_release(exec);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(a_held_worker_does_not_stop_the_region_and_runs_nothing_for_it, gate_setup,
@@ -450,6 +501,7 @@ int main(void) {
       cmocka_unit_test(a_cadence_too_fast_for_the_budget_or_without_a_budget_is_not_followed),
       cmocka_unit_test(the_spin_state_shows_the_policy),
       cmocka_unit_test(a_late_worker_long_spin_is_counted),
+      cmocka_unit_test(a_late_worker_spins_no_longer_once_the_region_ended),
   };
   return cmocka_run_group_tests_name("executor take-overs and cadence", tests, NULL, NULL);
 }
