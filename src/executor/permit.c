@@ -7,6 +7,7 @@
 #if CPUEXEC_TEST_HOOKS
 _Atomic(cpuexec__permit_fact_fn) cpuexec__test_permit_clock;
 _Atomic(cpuexec__permit_fact_fn) cpuexec__test_permit_preemptions;
+_Atomic bool cpuexec__test_permit_no_gap_lessons;
 #endif
 
 uint64_t cpuexec__permit_now_ns(void) {
@@ -39,6 +40,7 @@ bool cpuexec__permit_may_spin_long(uint64_t now_ns) {
 }
 
 void cpuexec__permit_note_wait(cpuexec__permit_worker *w, uint64_t spin_ns, uint64_t waited_ns, bool slept) {
+  if (CPUEXEC__TEST_HOOK(cpuexec__test_permit_no_gap_lessons, false)) return;
   if (waited_ns > CPUEXEC__GAP_SPIN_MAX_NS) {
     /* An idle spell: whatever was learnt spun for nothing. */
     w->gap_spin_ns = 0;

@@ -119,6 +119,10 @@ typedef uint64_t (*cpuexec__permit_fact_fn)(void);
 #if CPUEXEC_TEST_HOOKS
 extern _Atomic(cpuexec__permit_fact_fn) cpuexec__test_permit_clock;
 extern _Atomic(cpuexec__permit_fact_fn) cpuexec__test_permit_preemptions;
+/* A test of another waiting rule sets it so that no wait teaches a gap
+ * spin: a lesson depends on how soon the OS woke a parked thread, which a
+ * test cannot fix (the gap spin's own tests feed the lessons). */
+extern _Atomic bool cpuexec__test_permit_no_gap_lessons;
 #endif
 uint64_t cpuexec__permit_now_ns(void);
 uint64_t cpuexec__permit_preemptions(void);

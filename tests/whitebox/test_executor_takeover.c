@@ -441,7 +441,10 @@ static void a_late_worker_long_spin_is_counted(void **state) {
  * gate), and the gate holds the worker until its share is taken and the
  * caller left the region, so when its plan's spin runs out nothing runs
  * that would move its epoch; never preempted (the permit model's fake
- * count), only that keeps it from the long spin. The test waits until the
+ * count), only that keeps it from the long spin. No wait teaches it a gap
+ * spin (permit.h): under ThreadSanitizer the wait before region 1 often
+ * parks and is woken soon after, and the worker would then spin through
+ * the next gap, rightly counted. The test waits until the
  * worker parked and takes the count then (whatever the wait before region
  * 1 counted is in it: under ThreadSanitizer that wait can meet the caller
  * inside region 1 and spin long, as it should). Region 2, which every
@@ -466,6 +469,7 @@ static int wait_at_the_gate(void *ctx, int64_t begin, int64_t end) {
 
 static void a_late_worker_spins_no_longer_once_the_region_ended(void **state) {
   (void)state;
+  atomic_store(&cpuexec__test_permit_no_gap_lessons, true);
   cpuexec_executor *exec = test_executor_spin(2, CPUEXEC_SPIN_ADAPTIVE, 0);
   assert_int_equal(cpuexec_executor_counters_enable(exec), 0);
   atomic_store(&at_the_gate, false);
@@ -485,6 +489,7 @@ static void a_late_worker_spins_no_longer_once_the_region_ended(void **state) {
   assert_int_equal(c.takeovers, 1);
   assert_int_equal(atomic_load(&cpuexec__counters_of(exec)->workers.long_spins), before);
   cpuexec_executor_release(exec);
+  atomic_store(&cpuexec__test_permit_no_gap_lessons, false);
 }
 
 int main(void) {
