@@ -139,7 +139,7 @@ static PyObject *session_counters(PyObject *obj, PyObject *unused) {
                              c.takeovers,          c.late_arrivals,    c.cadence_hits,   c.cadence_misses,
                              c.concurrent_regions, c.participants_run, c.caller_wait_ns, c.bound_inline,
                              c.occupied_inline,    c.stood_aside,      c.step_offs,      c.long_spins,
-                             c.parallel_regions};
+                             c.parallel_regions,   c.node_slots_taken, c.node_slot_waits};
   _Static_assert(sizeof values == offsetof(cpuexec_counters, reserved_more_), "every counter, once");
   PyObject *s = PyStructSequence_New(st->counters_type);
   if (s == NULL)
@@ -252,6 +252,9 @@ static PyStructSequence_Field counters_fields[] = {
     {"parallel_regions", "regions in which more than one participant ran a part of the work: the count that "
                          "says whether work went parallel (dispatches also counts regions whose caller ran "
                          "every chunk before a worker checked in)"},
+    {"node_slots_taken", "slots of the node's budget (and make's jobserver tokens) a worker took to run or spin"},
+    {"node_slot_waits", "times the node's budget was full: a region it cut to fewer participants, or a worker "
+                        "that found no slot to join or spin with"},
     {NULL, NULL},
 };
 

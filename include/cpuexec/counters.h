@@ -49,7 +49,13 @@ typedef struct cpuexec_counters {
                                     or a worker's spin through the short gaps between regions it keeps seeing */
   /** "Did this go parallel?" (see below): */
   uint64_t parallel_regions;   /**< regions in which more than one participant ran a part of the work */
-  uint64_t reserved_more_[3];  /**< zeroed: room for fields of later versions */
+  /** The node's budget (cpuexec/node.h), 0 while it does not limit the process: */
+  uint64_t node_slots_taken;   /**< slots (and make's jobserver tokens) a worker took to run or spin; each goes
+                                    back before the worker parks */
+  uint64_t node_slot_waits;    /**< times the budget was full: a region it cut to fewer participants (to its
+                                    caller alone: also in occupied_inline), or a worker that found no slot to join
+                                    or spin with and left its share to the caller or parked */
+  uint64_t reserved_more_[1];  /**< zeroed: room for a field of a later version */
 } cpuexec_counters;
 /* On an executor of our pool, every call with total > 0 counts once in one
  * of dispatches, nested_inline, limited_inline, bound_inline and

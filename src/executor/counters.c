@@ -59,6 +59,8 @@ CPUEXEC_EXPORT int cpuexec_executor_counters_get(const cpuexec_executor *exec, c
   CPUEXEC__READ(step_offs);
   CPUEXEC__READ(long_spins);
   CPUEXEC__READ(parallel_regions);
+  CPUEXEC__READ(node_slots_taken);
+  CPUEXEC__READ(node_slot_waits);
 #undef CPUEXEC__READ
   return 0;
 }

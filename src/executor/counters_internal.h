@@ -34,6 +34,8 @@ typedef struct cpuexec__counter_set {
   _Atomic uint64_t step_offs;
   _Atomic uint64_t long_spins;
   _Atomic uint64_t parallel_regions;
+  _Atomic uint64_t node_slots_taken;
+  _Atomic uint64_t node_slot_waits;
 } cpuexec__counter_set;
 
 /* Dispatching threads count in `callers`, workers in `workers`: two lines,

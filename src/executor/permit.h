@@ -200,9 +200,10 @@ static inline bool cpuexec__permit_worker_spins(const cpuexec__permit *p, cpuexe
  * which it keeps while it runs or spins and gives back before it parks;
  * without one it leaves its share to the caller, as a worker standing
  * aside does. A strict region waits for its whole team, so its workers
- * join regardless (over the budget, as callers run). */
-static inline bool cpuexec__permit_node_lets_join(const cpuexec__permit *p) {
-  return cpuexec__node_permit_run() || p->strict_policy ||
+ * join regardless (over the budget, as callers run). `counts`: where the
+ * worker's permits are counted (NULL: nowhere). */
+static inline bool cpuexec__permit_node_lets_join(const cpuexec__permit *p, const cpuexec__node_counts *counts) {
+  return cpuexec__node_permit_run(counts) || p->strict_policy ||
          atomic_load_explicit(&((cpuexec__permit *)p)->strict_running, memory_order_relaxed) != 0;
 }
 

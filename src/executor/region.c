@@ -252,7 +252,9 @@ static int run_native(struct cpuexec_executor *exec, cpuexec__region *r, uint32_
   /* The node's budget first (the other processes' callers and workers):
    * it caps every lane's region alike. */
   bool node_crowded = false;
+  uint32_t wanted = r->participants;
   r->participants = cpuexec__permit_node_admits(&exec->permit, r->strict, r->participants, &node_crowded);
+  if (r->participants < wanted) CPUEXEC__COUNT(cpuexec__counters_of(exec), node_slot_waits, 1);
   int rc;
   if (r->participants == 1) {
     rc = run_alone(exec, r, node_crowded, ran);

@@ -136,10 +136,19 @@ static const cpuexec__spin_plan park_at_once = {CPUEXEC__SPIN_NONE, 0, 0, false}
  * the next region comes when this one ends, and a worker parked meanwhile
  * would miss it too (back-to-back streaming regions ran on the caller
  * alone; doc/performance.md, section 7). */
+/* Where worker permits of the node's budget are counted: exec's counters
+ * when they are on (counters_internal.h), nowhere when off. */
+static const cpuexec__node_counts *node_counts_of(struct cpuexec_executor *exec, cpuexec__node_counts *counts) {
+  cpuexec__counters_block *c = cpuexec__counters_of(exec);
+  if (!c) return NULL;
+  *counts = (cpuexec__node_counts){&c->workers.node_slots_taken, &c->workers.node_slot_waits};
+  return counts;
+}
+
 static cpuexec__wait_plan worker_wait_plan(struct cpuexec_executor *exec, cpuexec__worker *w, bool aside,
-                                           const cpuexec__cadence_hint *hint) {
+                                           const cpuexec__cadence_hint *hint, const cpuexec__node_counts *counts) {
   cpuexec__wait_plan plan = {.spin = &park_at_once, .share_cpu = &exec->caller_cpu};
-  if (!cpuexec__permit_worker_spins(&exec->permit, &w->permit, aside) || !cpuexec__node_permit_run()) return plan;
+  if (!cpuexec__permit_worker_spins(&exec->permit, &w->permit, aside) || !cpuexec__node_permit_run(counts)) return plan;
   plan.spin = &exec->spin;
   plan.busy = w->missed ? &exec->lane0_running : NULL;
   plan.gap_spin_ns = cpuexec__permit_gap_spin_ns(&w->permit);
@@ -159,17 +168,18 @@ void *cpuexec__worker_main(void *arg) {
   cpuexec__os_timer_slack(CPUEXEC__CADENCE_TIMER_SLACK_NS);
   cpuexec__cadence_hint hint = {0, 0};
   uint32_t e = 0; /* the latest epoch value seen, without a nudge */
+  cpuexec__node_counts counts;
   for (;;) {
     /* Open lanes (region_lanes.h) while lane 0 has nothing new for this
      * worker. On the one-caller path lanes_busy is 0: one load of a line
      * nobody writes. */
     if (atomic_load_explicit(&exec->lanes_busy, memory_order_relaxed) != 0 &&
         cpuexec__epoch_clear_nudge(&slot->epoch, atomic_load_explicit(&slot->epoch, memory_order_relaxed)) == e &&
-        cpuexec__lanes_serve(exec, w->index, cpuexec__permit_node_lets_join(&exec->permit)))
+        cpuexec__lanes_serve(exec, w->index, cpuexec__permit_node_lets_join(&exec->permit, node_counts_of(exec, &counts))))
       continue;
     bool joined = false, aside = cpuexec__permit_stands_aside(&exec->permit, w->index);
     cpuexec__wait_report seen;
-    cpuexec__wait_plan plan = worker_wait_plan(exec, w, aside, &hint);
+    cpuexec__wait_plan plan = worker_wait_plan(exec, w, aside, &hint, node_counts_of(exec, &counts));
     uint32_t now = cpuexec__wait_while_equal(&slot->epoch, e, &slot->parked, &plan, &seen);
     /* Running: the caller tells a queued worker by this (settle_workers). */
     atomic_store_explicit(&w->regions_seen, atomic_load_explicit(&w->regions_seen, memory_order_relaxed) + 1,
@@ -191,7 +201,7 @@ void *cpuexec__worker_main(void *arg) {
        * is when the node level of the permit model has no CPU for this
        * worker (permit.h, cpuexec__permit_node_lets_join). */
       if ((aside = cpuexec__permit_stands_aside(&exec->permit, w->index) ||
-                   !cpuexec__permit_node_lets_join(&exec->permit)))
+                   !cpuexec__permit_node_lets_join(&exec->permit, node_counts_of(exec, &counts))))
         break;
       if (cpuexec__epoch_try_join(&slot->epoch, &e)) {
         joined = true;

@@ -297,23 +297,28 @@ uint32_t cpuexec__node_region_admits(uint32_t participants, bool *crowded) {
   return room + 1;
 }
 
-bool cpuexec__node_permit_run(void) {
+static bool permit_refused(const cpuexec__node_counts *counts) {
+  if (counts && counts->refused) atomic_fetch_add_explicit(counts->refused, 1, memory_order_relaxed);
+  return false;
+}
+
+bool cpuexec__node_permit_run(const cpuexec__node_counts *counts) {
   uint64_t generation = cpuexec__fork_generation_now();
   if (held && held_generation == generation) {
     /* A caller over the budget: the slot goes back before this worker
      * joins another region, so the callers' processors are not shared. */
     if (held_slot < 0 || atomic_load_explicit(&node.table->overflow, memory_order_relaxed) == 0) return true;
     cpuexec__node_permit_park();
-    return false;
+    return permit_refused(counts);
   }
   held = false;
   held_slot = -1;
   held_token = false;
-  if (!ready(generation)) return false;
+  if (!ready(generation)) return false; /* another thread makes the state: not a full budget */
   if (node.mode != MODE_TABLE && !node.jobserver_on) return true;
   if (node.mode == MODE_TABLE) {
     int32_t s = take_slot();
-    if (s < 0) return false;
+    if (s < 0) return permit_refused(counts);
     held_slot = s;
     slot_hint = (uint32_t)s;
     atomic_fetch_add_explicit(&workers_held, 1, memory_order_relaxed);
@@ -321,12 +326,13 @@ bool cpuexec__node_permit_run(void) {
   if (node.jobserver_on) {
     if (!cpuexec__jobserver_take(&node.jobserver, &token_byte)) {
       if (held_slot >= 0) give_slot();
-      return false;
+      return permit_refused(counts);
     }
     held_token = true;
   }
   held = true;
   held_generation = generation;
+  if (counts && counts->taken) atomic_fetch_add_explicit(counts->taken, 1, memory_order_relaxed);
   return true;
 }
 

@@ -42,9 +42,17 @@
 #include "core/tunables.h"
 
 
+/* Where a worker's permits are counted (its executor's counters), each
+ * NULL while counting is off. */
+typedef struct cpuexec__node_counts {
+  _Atomic uint64_t *taken;   /* a slot (or a jobserver token) taken */
+  _Atomic uint64_t *refused; /* none was free */
+} cpuexec__node_counts;
+
 /* The permit of the calling worker thread: true when it holds one (or the
- * node level does not limit this process), false when none is free. */
-bool cpuexec__node_permit_run(void);
+ * node level does not limit this process), false when none is free.
+ * Counts into `counts` (NULL: nowhere) a permit it takes or is refused. */
+bool cpuexec__node_permit_run(const cpuexec__node_counts *counts);
 
 /* Gives the calling thread's permit back, if it holds one. */
 void cpuexec__node_permit_park(void);

@@ -7,8 +7,9 @@
  * still alone. A strict region (CPUEXEC_FOR_EVERY_PARTICIPANT) runs on
  * every participant regardless. The budget is the stored cgroup of half a
  * CPU (N = 1) in a directory of tables of this test's own, the other
- * process tests/programs/node_client. No case waits on time: the strict
- * region's workers are waited for by the region itself. */
+ * process tests/programs/node_client. The counters count what the budget
+ * did: regions it cut, slots workers took. No case waits on time: the
+ * strict region's workers are waited for by the region itself. */
 #include "support/watchdog.h"
 
 #ifdef _WIN32
@@ -25,10 +26,12 @@ TEST_PROGRAM_NOT_ON_WINDOWS("the node budget's table is POSIX shared memory")
 
 #include <cpuexec.h>
 
+#include "executor/executor_internal.h"
 #include "node/node_budget.h"
 
 #define CLIENT TOP_BUILDDIR "/tests/programs/node_client"
 #define HALF TOP_SRCDIR "/tests/data/cgroups/v1-half"
+#define TWO_CPUS TOP_SRCDIR "/tests/data/cgroups/v1-container"
 
 static char dir[256];
 static pthread_t caller;
@@ -92,6 +95,10 @@ static void let_go(holder *h) {
   assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+static uint64_t callers_slot_waits(cpuexec_executor *e) {
+  return atomic_load(&cpuexec__counters_of(e)->callers.node_slot_waits);
+}
+
 static cpuexec_executor *pool_of_three(void) {
   cpuexec_policy p;
   cpuexec_policy_init(&p);
@@ -117,6 +124,10 @@ static void a_full_budget_leaves_regions_to_their_caller(void **state) {
   assert_int_equal(c.occupied_inline, 20);
   assert_int_equal(c.dispatches, 0);
   assert_int_equal(c.wakeups, 0);
+  /* Each region cut to its caller (the callers' counts: each worker is
+   * also refused once as it starts, counted when counting was on by then). */
+  assert_int_equal(callers_slot_waits(e), 20);
+  assert_int_equal(c.node_slots_taken, 0);
   char text[2048];
   assert_true(cpuexec_node_budget_describe(text, sizeof text) > 0);
   assert_non_null(strstr(text, "1 CPUs shared"));
@@ -128,6 +139,7 @@ static void a_full_budget_leaves_regions_to_their_caller(void **state) {
   assert_int_equal(cpuexec_parallel_for(e, 64, 1, &s, record, 0), 0);
   assert_int_equal(atomic_load(&s.on_workers), 0);
   assert_int_equal(counters_of(e).occupied_inline, 21);
+  assert_int_equal(callers_slot_waits(e), 21);
   assert_true(cpuexec_node_budget_describe(text, sizeof text) > 0);
   assert_non_null(strstr(text, "1 slots held (this process 1)"));
   assert_int_equal(cpuexec_executor_release(e), 0);
@@ -167,22 +179,89 @@ static void strict_region_runs_on_every_participant_over_the_budget(void **state
   assert_int_equal(cpuexec_parallel_for_flags(e, 3, 1, &s, record, 0, CPUEXEC_FOR_EVERY_PARTICIPANT), 0);
   assert_int_equal(atomic_load(&s.participants_ran), 7);
   assert_int_equal(atomic_load(&s.on_workers), 2);
+  cpuexec_counters c = counters_of(e);
+  assert_true(c.node_slot_waits >= 2); /* each worker found no slot as it joined */
+  assert_int_equal(c.node_slots_taken, 0);
   assert_int_equal(cpuexec_executor_release(e), 0);
   let_go(&h);
 }
 
-int main(void) {
+/* In a budget of 2 CPUs (this program run again, as "count-slots": the
+ * node's state is made once per process, a fork child keeps its parent's
+ * cgroup), the caller's implicit slot
+ * leaves one for the pool's worker: it takes it each time it is woken from
+ * a park (it gives it back as it parks), and the budget never refuses it.
+ * The child runs regions until the worker counted a slot; it exits 0 when
+ * the counts are right, else the line it prints says what was wrong. */
+static int count_slots_in_a_budget_of_two(void) {
+  char text[2048];
+  unsigned n = 0;
+  if (cpuexec_node_budget_describe(text, sizeof text) <= 0 || sscanf(text, "%u CPUs shared", &n) != 1 || n != 2) {
+    printf("the budget is not 2 CPUs: %s\n", text);
+    return 1;
+  }
+  cpuexec_policy p;
+  cpuexec_policy_init(&p);
+  p.num_threads = 2;
+  cpuexec_resolved *r = NULL;
+  cpuexec_executor *e = NULL;
+  if (cpuexec_policy_resolve(&p, NULL, &r) != 0 || cpuexec_executor_create(r, &e) != 0 ||
+      cpuexec_executor_counters_enable(e) != 0) {
+    printf("no executor: %s\n", cpuexec_error_message());
+    return 1;
+  }
+  cpuexec_resolved_destroy(r);
+  region_seen s = {0};
+  cpuexec_counters c = {0};
+  for (int i = 0; i < 1000000 && c.node_slots_taken == 0; i++) {
+    if (cpuexec_parallel_for(e, 64, 1, &s, record, 0) != 0 || cpuexec_executor_counters_get(e, &c) != 0) return 1;
+  }
+  cpuexec_executor_release(e);
+  if (c.node_slots_taken == 0 || c.node_slot_waits != 0) {
+    printf("slots taken %llu, waits %llu (want >= 1 and 0)\n", (unsigned long long)c.node_slots_taken,
+           (unsigned long long)c.node_slot_waits);
+    return 1;
+  }
+  return 0;
+}
+
+static const char *self_path;
+
+static void a_worker_counts_the_slots_it_takes(void **state) {
+  (void)state;
+  fflush(stdout);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    execl(self_path, self_path, "count-slots", (char *)NULL);
+    _exit(127);
+  }
+  int status = 0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+int main(int argc, char **argv) {
+  caller = pthread_self();
+  if (argc == 2 && strcmp(argv[1], "count-slots") == 0) {
+    atomic_store(&cpuexec__test_node_cgroup_root, TWO_CPUS);
+    int rc = count_slots_in_a_budget_of_two();
+    fflush(stdout);
+    return rc;
+  }
+  self_path = argv[0];
   snprintf(dir, sizeof dir, "%s/cpuexec-node-wiring.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
   if (mkdtemp(dir) == NULL) return 1;
   setenv("CPUEXEC_NODE_DIR", dir, 1);
   setenv("CPUEXEC_NODE_BUDGET", "cgroup", 1);
   unsetenv("MAKEFLAGS");
   atomic_store(&cpuexec__test_node_cgroup_root, HALF);
-  caller = pthread_self();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_full_budget_leaves_regions_to_their_caller),
       cmocka_unit_test(strict_region_runs_on_every_participant_over_the_budget),
       cmocka_unit_test(queued_tasks_run_with_the_budget_full),
+      cmocka_unit_test(a_worker_counts_the_slots_it_takes),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   char cmd[400];
