@@ -181,6 +181,7 @@ CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpu
       return rc;
     }
   }
+  if (threads > 1) cpuexec__node_pool_made(); /* several pools: node_budget.h counts their callers */
   *out = exec;
   return 0;
 }
@@ -199,7 +200,9 @@ void cpuexec__executor_free(cpuexec_executor *exec) {
   pthread_mutex_unlock(&exec->dispatch_lock);
   pthread_mutex_destroy(&exec->dispatch_lock);
   pthread_mutex_destroy(&exec->strict_lock);
+  bool had_workers = exec->worker_count > 0;
   free_executor(exec);
+  if (had_workers) cpuexec__node_pool_gone();
   /* A pool gone: the process's callers may have stopped for good, so their
    * implicit slot goes back now, not a linger later (another executor's
    * next region claims it again). */

@@ -211,13 +211,14 @@ static inline bool cpuexec__permit_node_lets_join(const cpuexec__permit *p, cons
  * region of `participants` tells the node its process runs (its callers'
  * implicit slot) and learns how many participants the node's budget lets
  * it admit now: 1 when no worker of any process could take a slot, so
- * that none is woken to be refused, and *crowded when the node's callers
- * alone are more than its budget (the crowd rule then applies to a region
- * its caller runs alone, as among one executor's callers). A strict region
- * waits for its whole team, so it admits them regardless. */
+ * that none is woken to be refused, and region->crowded when the node's
+ * callers alone are more than its budget (the crowd rule then applies to a
+ * region its caller runs alone, as among one executor's callers); the
+ * caller tells the node when the region ends (cpuexec__node_region_ends).
+ * A strict region waits for its whole team, so it admits them regardless. */
 static inline uint32_t cpuexec__permit_node_admits(const cpuexec__permit *p, bool strict, uint32_t participants,
-                                                   bool *crowded) {
-  uint32_t room = cpuexec__node_region_admits(participants, crowded);
+                                                   cpuexec__node_region *region) {
+  uint32_t room = cpuexec__node_region_admits(participants, region);
   return strict || p->strict_policy ? participants : room;
 }
 /* Serving a task group settles a worker: the group's waiter helps, it does

@@ -251,13 +251,13 @@ static int run_native(struct cpuexec_executor *exec, cpuexec__region *r, uint32_
   if (every_call) atomic_store_explicit(&exec->permit.strict_running, 1, memory_order_relaxed);
   /* The node's budget first (the other processes' callers and workers):
    * it caps every lane's region alike. */
-  bool node_crowded = false;
+  cpuexec__node_region node_region;
   uint32_t wanted = r->participants;
-  r->participants = cpuexec__permit_node_admits(&exec->permit, r->strict, r->participants, &node_crowded);
+  r->participants = cpuexec__permit_node_admits(&exec->permit, r->strict, r->participants, &node_region);
   if (r->participants < wanted) CPUEXEC__COUNT(cpuexec__counters_of(exec), node_slot_waits, 1);
   int rc;
   if (r->participants == 1) {
-    rc = run_alone(exec, r, node_crowded, ran);
+    rc = run_alone(exec, r, node_region.crowded, ran);
   } else if (pthread_mutex_trylock(&exec->dispatch_lock) == 0) {
     cpuexec__region admitted = *r;
     if (!r->strict) admitted.participants = cpuexec__permit_region_admits(&exec->permit, r->participants);
@@ -270,6 +270,7 @@ static int run_native(struct cpuexec_executor *exec, cpuexec__region *r, uint32_
   } else {
     rc = run_beside(exec, r, ran);
   }
+  cpuexec__node_region_ends(&node_region);
   if (every_call) atomic_store_explicit(&exec->permit.strict_running, 0, memory_order_relaxed);
   if (r->strict) pthread_mutex_unlock(&exec->strict_lock);
   return rc;

@@ -4,10 +4,12 @@
 
 #include <cpuexec/node.h>
 
+#include <stdalign.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cache_line.h"
 #include "core/env.h"
 #include "core/error.h"
 #include "core/text.h"
@@ -50,6 +52,14 @@ static _Atomic bool exit_registered;
 static _Atomic(cpuexec__node_entry *) caller_entry;
 static _Atomic uint64_t caller_generation;
 static _Atomic uint32_t workers_held;
+
+/* The pools with workers alive in the process and, while they are more
+ * than one, how many of its callers run regions now: a line of their own,
+ * read by every caller and written only where several pools run. */
+static struct {
+  alignas(CPUEXEC__LINE) _Atomic uint32_t pools;
+  _Atomic uint32_t callers_inside;
+} in_process;
 
 /* The calling worker's permit: held for this fork generation, its slot
  * (-1: none held), the token byte (held_token), and where to look first. */
@@ -280,7 +290,9 @@ void cpuexec__node_callers_rest(void) {
     cpuexec__node_table_release_caller(node.table, node.tag);
 }
 
-uint32_t cpuexec__node_region_admits(uint32_t participants, bool *crowded) {
+uint32_t cpuexec__node_region_admits(uint32_t participants, cpuexec__node_region *region) {
+  region->crowded = false;
+  region->counted = false;
   cpuexec__node_entry *e = callers_entry();
   if (e == NULL) return participants;
   /* Only this process's callers write the beat, and a look needs only to
@@ -288,14 +300,29 @@ uint32_t cpuexec__node_region_admits(uint32_t participants, bool *crowded) {
   atomic_store_explicit(&e->beat, atomic_load_explicit(&e->beat, memory_order_relaxed) + 1, memory_order_relaxed);
   uint32_t claim = atomic_load_explicit(&e->caller_slot, memory_order_relaxed);
   if (claim == 0 || (claim & CPUEXEC__NODE_CALLER_OVER)) cpuexec__node_table_claim_caller(node.table, node.tag);
+  /* Callers of this process's other pools inside regions now: each needs a
+   * free slot before a worker of this region gets one. */
+  uint32_t others = 0;
+  if (atomic_load_explicit(&in_process.pools, memory_order_relaxed) > 1) {
+    others = atomic_fetch_add_explicit(&in_process.callers_inside, 1, memory_order_relaxed);
+    region->counted = true;
+  }
   /* A worker of ours that holds a slot joins; the others ask when they
    * wake. None holding: wake only as many as could take one. */
-  if (atomic_load_explicit(&workers_held, memory_order_relaxed) != 0) return participants;
-  uint32_t room = cpuexec__node_table_room(node.table, participants - 1);
-  if (room == 0 && release_idle_callers()) room = cpuexec__node_table_room(node.table, participants - 1);
-  *crowded = atomic_load_explicit(&node.table->overflow, memory_order_relaxed) != 0;
-  return room + 1;
+  if (others == 0 && atomic_load_explicit(&workers_held, memory_order_relaxed) != 0) return participants;
+  uint32_t room = cpuexec__node_table_room(node.table, participants - 1 + others);
+  if (room <= others && release_idle_callers()) room = cpuexec__node_table_room(node.table, participants - 1 + others);
+  region->crowded = atomic_load_explicit(&node.table->overflow, memory_order_relaxed) != 0 || room < others;
+  return room > others ? room - others + 1 : 1;
 }
+
+void cpuexec__node_region_ends(const cpuexec__node_region *region) {
+  if (region->counted) atomic_fetch_sub_explicit(&in_process.callers_inside, 1, memory_order_relaxed);
+}
+
+void cpuexec__node_pool_made(void) { atomic_fetch_add_explicit(&in_process.pools, 1, memory_order_relaxed); }
+
+void cpuexec__node_pool_gone(void) { atomic_fetch_sub_explicit(&in_process.pools, 1, memory_order_relaxed); }
 
 static bool permit_refused(const cpuexec__node_counts *counts) {
   if (counts && counts->refused) atomic_fetch_add_explicit(counts->refused, 1, memory_order_relaxed);

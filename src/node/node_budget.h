@@ -57,13 +57,33 @@ bool cpuexec__node_permit_run(const cpuexec__node_counts *counts);
 /* Gives the calling thread's permit back, if it holds one. */
 void cpuexec__node_permit_park(void);
 
+/* What the node level told a caller as its region opened, for the region's
+ * end: crowded, the callers are over the budget (more of them than slots);
+ * counted, the caller counts among its process's callers inside regions
+ * (below) until cpuexec__node_region_ends. */
+typedef struct cpuexec__node_region {
+  bool crowded;
+  bool counted;
+} cpuexec__node_region;
+
 /* A caller opens a region for `participants` (> 1): its process's implicit
  * slot is claimed (without waiting) or kept, and the answer is how many
  * participants the node's budget lets the region admit, the caller
  * included: all of them while a worker of this process holds a slot, else
  * 1 + the free slots (1: no worker could take one, so none is woken).
- * *crowded: callers are over the budget (more of them than slots). */
-uint32_t cpuexec__node_region_admits(uint32_t participants, bool *crowded);
+ * While the process has more than one pool, its callers running regions
+ * of other pools at the same time take a free slot each first (the
+ * implicit slot covers one caller): four private pools in one process are
+ * held to the budget as four processes are. */
+uint32_t cpuexec__node_region_admits(uint32_t participants, cpuexec__node_region *region);
+
+/* The region opened with cpuexec__node_region_admits ended. */
+void cpuexec__node_region_ends(const cpuexec__node_region *region);
+
+/* A pool with workers was made, or is gone (the callers' count above is
+ * kept only while the process has more than one). */
+void cpuexec__node_pool_made(void);
+void cpuexec__node_pool_gone(void);
 
 /* Gives the process's callers' implicit slot back, if they hold one (an
  * executor was destroyed). */

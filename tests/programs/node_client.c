@@ -154,9 +154,9 @@ int main(int argc, char **argv) {
   if (strcmp(mode, "caller") == 0 && argc == 3) {
     char text[2048];
     cpuexec__node_budget_describe(text, sizeof text); /* the node level made, as a worker's first ask makes it */
-    bool crowded = false;
-    uint32_t admits = cpuexec__node_region_admits((uint32_t)atoi(argv[2]), &crowded);
-    printf("admits %u%s\n", admits, crowded ? " crowded" : "");
+    cpuexec__node_region region;
+    uint32_t admits = cpuexec__node_region_admits((uint32_t)atoi(argv[2]), &region);
+    printf("admits %u%s\n", admits, region.crowded ? " crowded" : "");
     char c;
     while (read(0, &c, 1) > 0) {
     }

@@ -225,15 +225,84 @@ static int count_slots_in_a_budget_of_two(void) {
   return 0;
 }
 
+/* Four pools in one process, a caller each, in a budget of 2 CPUs (this
+ * program run again, as "four-pools"): the callers enter their regions one
+ * after the other, each once the one before is inside its range, and stay
+ * there until all four are inside. The first caller's region admits its
+ * worker; each later one finds the process's other callers inside, which
+ * take the free slot first, so its region runs on its caller alone (and
+ * from the third on, callers outnumber the slots: crowded). */
+#define POOLS 4
+static _Atomic int pools_inside;
+
+typedef struct pool_caller {
+  cpuexec_executor *exec;
+  int index;
+  pthread_t thread, self;
+  _Atomic bool arrived; /* its caller ran its first range */
+} pool_caller;
+
+static int wait_for_every_pool(void *ctx, int64_t begin, int64_t end) {
+  (void)begin, (void)end;
+  pool_caller *c = ctx;
+  if (!pthread_equal(pthread_self(), c->self) || atomic_exchange(&c->arrived, true)) return 0;
+  atomic_fetch_add(&pools_inside, 1);
+  while (atomic_load(&pools_inside) < POOLS) sched_yield();
+  return 0;
+}
+
+static void *call_once_inside(void *arg) {
+  pool_caller *c = arg;
+  c->self = pthread_self();
+  while (atomic_load(&pools_inside) < c->index) sched_yield();
+  return (void *)(intptr_t)cpuexec_parallel_for(c->exec, 64, 1, c, wait_for_every_pool, 0);
+}
+
+static int four_pools_in_a_budget_of_two(void) {
+  pool_caller callers[POOLS];
+  cpuexec_policy p;
+  cpuexec_policy_init(&p);
+  p.num_threads = 2;
+  cpuexec_resolved *r = NULL;
+  if (cpuexec_policy_resolve(&p, NULL, &r) != 0) return printf("resolve: %s\n", cpuexec_error_message()), 1;
+  for (int i = 0; i < POOLS; i++) {
+    callers[i] = (pool_caller){.index = i};
+    if (cpuexec_executor_create(r, &callers[i].exec) != 0 || cpuexec_executor_counters_enable(callers[i].exec) != 0)
+      return printf("executor %d: %s\n", i, cpuexec_error_message()), 1;
+  }
+  cpuexec_resolved_destroy(r);
+  /* Every worker parked (it gave back the slot its first wait took). */
+  for (int i = 0; i < POOLS; i++)
+    while (!atomic_load(&callers[i].exec->slots[1].parked)) sched_yield();
+  for (int i = 0; i < POOLS; i++) pthread_create(&callers[i].thread, NULL, call_once_inside, &callers[i]);
+  int failed = 0;
+  for (int i = 0; i < POOLS; i++) {
+    void *rc = NULL;
+    pthread_join(callers[i].thread, &rc);
+    cpuexec_counters c;
+    cpuexec_executor_counters_get(callers[i].exec, &c);
+    uint64_t alone = i == 0 ? 0 : 1;
+    if (rc != NULL || c.occupied_inline != alone || c.dispatches != 1 - alone ||
+        atomic_load(&cpuexec__counters_of(callers[i].exec)->callers.node_slot_waits) != alone) {
+      printf("pool %d: rc %d, occupied_inline %llu, dispatches %llu, node_slot_waits %llu (want %llu, %llu, %llu)\n",
+             i, (int)(intptr_t)rc, (unsigned long long)c.occupied_inline, (unsigned long long)c.dispatches,
+             (unsigned long long)c.node_slot_waits, (unsigned long long)alone, (unsigned long long)(1 - alone),
+             (unsigned long long)alone);
+      failed = 1;
+    }
+  }
+  for (int i = 0; i < POOLS; i++) cpuexec_executor_release(callers[i].exec);
+  return failed;
+}
+
 static const char *self_path;
 
-static void a_worker_counts_the_slots_it_takes(void **state) {
-  (void)state;
+static void run_self(const char *mode) {
   fflush(stdout);
   pid_t pid = fork();
   assert_true(pid >= 0);
   if (pid == 0) {
-    execl(self_path, self_path, "count-slots", (char *)NULL);
+    execl(self_path, self_path, mode, (char *)NULL);
     _exit(127);
   }
   int status = 0;
@@ -242,11 +311,21 @@ static void a_worker_counts_the_slots_it_takes(void **state) {
   assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+static void pools_of_one_process_share_the_budget(void **state) {
+  (void)state;
+  run_self("four-pools");
+}
+
+static void a_worker_counts_the_slots_it_takes(void **state) {
+  (void)state;
+  run_self("count-slots");
+}
+
 int main(int argc, char **argv) {
   caller = pthread_self();
-  if (argc == 2 && strcmp(argv[1], "count-slots") == 0) {
+  if (argc == 2 && (strcmp(argv[1], "count-slots") == 0 || strcmp(argv[1], "four-pools") == 0)) {
     atomic_store(&cpuexec__test_node_cgroup_root, TWO_CPUS);
-    int rc = count_slots_in_a_budget_of_two();
+    int rc = argv[1][0] == 'c' ? count_slots_in_a_budget_of_two() : four_pools_in_a_budget_of_two();
     fflush(stdout);
     return rc;
   }
@@ -262,6 +341,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(strict_region_runs_on_every_participant_over_the_budget),
       cmocka_unit_test(queued_tasks_run_with_the_budget_full),
       cmocka_unit_test(a_worker_counts_the_slots_it_takes),
+      cmocka_unit_test(pools_of_one_process_share_the_budget),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   char cmd[400];
