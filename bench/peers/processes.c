@@ -13,6 +13,11 @@
  *   rps    regions per second, all processes together
  *   p99    the worst process's 99th percentile of one region (us)
  *   fair   fewest regions of one process / most of another
+ *   runnable  the most threads of the NP processes found runnable (state R
+ *          in /proc/PID/task/TID/stat: running or waiting for a processor)
+ *          at once, sampled every 2 ms while they run; the node budget's
+ *          bound is N + NP (doc/node-budget.md). The sampling costs the
+ *          bench's own process a few percent of one processor.
  * Every region's items are counted (each exactly once); a wrong count
  * prints FAIL and exits 1. Arguments: --seconds=X (default 1.5) per cell,
  * --np=N and --serial=S for one cell. The libcpuexec rows with the node
@@ -42,8 +47,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../clock.h"
@@ -177,6 +184,44 @@ static unsigned processors(void) {
 /* Rows of the quota cell are named with this in front. */
 static const char *row_prefix = "";
 
+/* Threads of process pid in state R now (running or runnable). */
+static unsigned runnable_threads(pid_t pid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%ld/task", (long)pid);
+  DIR *tasks = opendir(path);
+  if (tasks == NULL) return 0;
+  unsigned runnable = 0;
+  for (struct dirent *t; (t = readdir(tasks)) != NULL;) {
+    if (t->d_name[0] == '.') continue;
+    char stat_path[300], text[512];
+    snprintf(stat_path, sizeof stat_path, "/proc/%ld/task/%s/stat", (long)pid, t->d_name);
+    FILE *f = fopen(stat_path, "r");
+    if (f == NULL) continue;
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    const char *state = strrchr(text, ')'); /* after the name, which may hold anything */
+    if (state != NULL && state[1] == ' ' && state[2] == 'R') runnable++;
+  }
+  closedir(tasks);
+  return runnable;
+}
+
+/* The most threads of the np processes runnable at once, sampled every
+ * 2 ms for `seconds`. */
+static unsigned sample_runnable(const pid_t *pids, unsigned np, double seconds) {
+  unsigned most = 0;
+  double end = bench_now_ns() + seconds * 1e9;
+  const struct timespec gap = {0, 2000000};
+  while (bench_now_ns() < end) {
+    unsigned now = 0;
+    for (unsigned i = 0; i < np; i++) now += runnable_threads(pids[i]);
+    if (now > most) most = now;
+    nanosleep(&gap, NULL);
+  }
+  return most;
+}
+
 /* One cell: NP processes started together; prints its rows. `cpus`: the
  * CPUs the hand split divides (0: the processors). */
 static int cell_of(unsigned np, unsigned serial, bool split, double seconds, unsigned cpus) {
@@ -201,6 +246,7 @@ static int cell_of(unsigned np, unsigned serial, bool split, double seconds, uns
     if (read(ready[0], &c, 1) != 1) break;
   for (unsigned i = 0; i < np; i++)
     if (write(start[1], &c, 1) != 1) break;
+  unsigned runnable = sample_runnable(pids, np, seconds * 0.9);
   FILE *results = fdopen(out[0], "r");
   double sum = 0, worst = 0, fewest = 1e300, most = 0;
   int rc = 0;
@@ -232,6 +278,7 @@ static int cell_of(unsigned np, unsigned serial, bool split, double seconds, uns
   printf("M %s %snp%u_s%u_%s_p99 us %.0f\n", bench_backend_name, row_prefix, np, serial, pool, worst);
   printf("M %s %snp%u_s%u_%s_fair ratio %.2f\n", bench_backend_name, row_prefix, np, serial, pool,
          most > 0 ? fewest / most : 0);
+  printf("M %s %snp%u_s%u_%s_runnable threads %u\n", bench_backend_name, row_prefix, np, serial, pool, runnable);
   fflush(stdout);
   return 0;
 }
