@@ -218,6 +218,8 @@ static void show_counters(FILE *out, cpuexec_executor *exec, uint32_t threads) {
   SHOW(step_offs);
   SHOW(long_spins);
   SHOW(parallel_regions);
+  SHOW(node_slots_taken);
+  SHOW(node_slot_waits);
 #undef SHOW
 }
 
