@@ -125,6 +125,17 @@ int cpuexec__lane0_run(struct cpuexec_executor *exec, const cpuexec__region *r, 
 
 static const cpuexec__spin_plan park_at_once = {CPUEXEC__SPIN_NONE, 0, 0, false};
 
+/* Where worker permits of the node's budget are counted: exec's counters
+ * when they are on (counters_internal.h), nowhere when off. Asked where
+ * the permit is, so counting turned on while a worker waits counts what
+ * it does when it wakes. */
+static const cpuexec__node_counts *node_counts_of(struct cpuexec_executor *exec, cpuexec__node_counts *counts) {
+  cpuexec__counters_block *c = cpuexec__counters_of(exec);
+  if (!c) return NULL;
+  *counts = (cpuexec__node_counts){&c->workers.node_slots_taken, &c->workers.node_slot_waits};
+  return counts;
+}
+
 /* Worker w's next wait, as the permit model has it: parked at once while it
  * stands aside or settles (its spin could take a processor from a caller),
  * or while the node level gives it no permit (node/node_budget.h);
@@ -136,15 +147,6 @@ static const cpuexec__spin_plan park_at_once = {CPUEXEC__SPIN_NONE, 0, 0, false}
  * the next region comes when this one ends, and a worker parked meanwhile
  * would miss it too (back-to-back streaming regions ran on the caller
  * alone; doc/performance.md, section 7). */
-/* Where worker permits of the node's budget are counted: exec's counters
- * when they are on (counters_internal.h), nowhere when off. */
-static const cpuexec__node_counts *node_counts_of(struct cpuexec_executor *exec, cpuexec__node_counts *counts) {
-  cpuexec__counters_block *c = cpuexec__counters_of(exec);
-  if (!c) return NULL;
-  *counts = (cpuexec__node_counts){&c->workers.node_slots_taken, &c->workers.node_slot_waits};
-  return counts;
-}
-
 static cpuexec__wait_plan worker_wait_plan(struct cpuexec_executor *exec, cpuexec__worker *w, bool aside,
                                            const cpuexec__cadence_hint *hint, const cpuexec__node_counts *counts) {
   cpuexec__wait_plan plan = {.spin = &park_at_once, .share_cpu = &exec->caller_cpu};
@@ -175,7 +177,8 @@ void *cpuexec__worker_main(void *arg) {
      * nobody writes. */
     if (atomic_load_explicit(&exec->lanes_busy, memory_order_relaxed) != 0 &&
         cpuexec__epoch_clear_nudge(&slot->epoch, atomic_load_explicit(&slot->epoch, memory_order_relaxed)) == e &&
-        cpuexec__lanes_serve(exec, w->index, cpuexec__permit_node_lets_join(&exec->permit, node_counts_of(exec, &counts))))
+        cpuexec__lanes_serve(exec, w->index,
+                             cpuexec__permit_node_lets_join(&exec->permit, node_counts_of(exec, &counts))))
       continue;
     bool joined = false, aside = cpuexec__permit_stands_aside(&exec->permit, w->index);
     cpuexec__wait_report seen;
