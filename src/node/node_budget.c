@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/cache_line.h"
 #include "core/env.h"
@@ -91,9 +92,18 @@ __attribute__((constructor)) static void look_for_jobserver(void) { jobserver_at
 
 static const char *cgroup_root(void) { return CPUEXEC__TEST_HOOK(cpuexec__test_node_cgroup_root, NULL); }
 
+/* The processors the process may run on; where the OS backend cannot say
+ * (the portable POSIX one), the processors online: a budget of 1 would
+ * leave every region to its caller. */
 static uint32_t visible_processors(void) {
   cpuexec__os_cpus set;
   int32_t n = cpuexec__os_process_cpus(&set) ? cpuexec__os_cpus_count(&set) : 0;
+#ifdef _SC_NPROCESSORS_ONLN
+  if (n <= 0) {
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    n = online > 0 && online < INT32_MAX ? (int32_t)online : 0;
+  }
+#endif
   return n > 0 ? (uint32_t)n : 1;
 }
 
