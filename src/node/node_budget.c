@@ -326,8 +326,8 @@ uint32_t cpuexec__node_region_admits(uint32_t participants, cpuexec__node_region
   return room > others ? room - others + 1 : 1;
 }
 
-void cpuexec__node_region_ends(const cpuexec__node_region *region) {
-  if (region->counted) atomic_fetch_sub_explicit(&in_process.callers_inside, 1, memory_order_relaxed);
+void cpuexec__node_uncount_caller(void) {
+  atomic_fetch_sub_explicit(&in_process.callers_inside, 1, memory_order_relaxed);
 }
 
 void cpuexec__node_pool_made(void) { atomic_fetch_add_explicit(&in_process.pools, 1, memory_order_relaxed); }

@@ -77,8 +77,12 @@ typedef struct cpuexec__node_region {
  * held to the budget as four processes are. */
 uint32_t cpuexec__node_region_admits(uint32_t participants, cpuexec__node_region *region);
 
-/* The region opened with cpuexec__node_region_admits ended. */
-void cpuexec__node_region_ends(const cpuexec__node_region *region);
+/* The region opened with cpuexec__node_region_admits ended. Inline: every
+ * region asks, and only one counted among several pools' callers calls out. */
+void cpuexec__node_uncount_caller(void);
+static inline void cpuexec__node_region_ends(const cpuexec__node_region *region) {
+  if (region->counted) cpuexec__node_uncount_caller();
+}
 
 /* A pool with workers was made, or is gone (the callers' count above is
  * kept only while the process has more than one). */
