@@ -300,16 +300,9 @@ static const char *self_path;
 
 static void run_self(const char *mode) {
   fflush(stdout);
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    execl(self_path, self_path, mode, (char *)NULL);
-    _exit(127);
-  }
-  int status = 0;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  assert_true(WIFEXITED(status));
-  assert_int_equal(WEXITSTATUS(status), 0);
+  const char *argv[] = {self_path, mode, NULL};
+  int status = test_spawn(self_path, argv, NULL, NULL, NULL);
+  if (status != 0) fail_msg("%s: child exited with status %d", mode, status);
 }
 
 static void pools_of_one_process_share_the_budget(void **state) {
@@ -330,7 +323,9 @@ int main(int argc, char **argv) {
     fflush(stdout);
     return rc;
   }
-  self_path = argv[0];
+  static char self[4096];
+  if (test_self_path(self, sizeof self) != 0) return 1;
+  self_path = self;
   snprintf(dir, sizeof dir, "%s/cpuexec-node-wiring.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
   if (mkdtemp(dir) == NULL) return 1;
   setenv("CPUEXEC_NODE_DIR", dir, 1);
