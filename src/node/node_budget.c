@@ -300,6 +300,14 @@ void cpuexec__node_callers_rest(void) {
     cpuexec__node_table_release_caller(node.table, node.tag);
 }
 
+/* A worker of this process holds a slot: its tag holds more than its
+ * callers' own. */
+static bool a_worker_of_ours_holds_a_slot(cpuexec__node_entry *e) {
+  uint32_t c = atomic_load_explicit(&e->caller_slot, memory_order_relaxed);
+  uint32_t callers = c != 0 && c != CPUEXEC__NODE_CALLER_CLAIMING ? 1 : 0;
+  return cpuexec__node_table_held(node.table, node.tag) > callers;
+}
+
 uint32_t cpuexec__node_region_admits(uint32_t participants, cpuexec__node_region *region) {
   region->crowded = false;
   region->counted = false;
@@ -322,6 +330,11 @@ uint32_t cpuexec__node_region_admits(uint32_t participants, cpuexec__node_region
   if (others == 0 && atomic_load_explicit(&workers_held, memory_order_relaxed) != 0) return participants;
   uint32_t room = cpuexec__node_table_room(node.table, participants - 1 + others);
   if (room <= others && release_idle_callers()) room = cpuexec__node_table_room(node.table, participants - 1 + others);
+  /* A worker of ours woken by the last region, late, may take its slot
+   * between the look at workers_held above and the count of free slots:
+   * it joins (a worker counts in workers_held only once its slot is
+   * taken). */
+  if (room == 0 && others == 0 && a_worker_of_ours_holds_a_slot(e)) return participants;
   region->crowded = atomic_load_explicit(&node.table->overflow, memory_order_relaxed) != 0 || room < others;
   return room > others ? room - others + 1 : 1;
 }
