@@ -8,6 +8,8 @@
 _Atomic(cpuexec__permit_fact_fn) cpuexec__test_permit_clock;
 _Atomic(cpuexec__permit_fact_fn) cpuexec__test_permit_preemptions;
 _Atomic bool cpuexec__test_permit_no_gap_lessons;
+cpuexec__test_gauge cpuexec__test_permit_running;
+cpuexec__test_gauge cpuexec__test_permit_spinning;
 #endif
 
 uint64_t cpuexec__permit_now_ns(void) {

@@ -123,6 +123,15 @@ extern _Atomic(cpuexec__permit_fact_fn) cpuexec__test_permit_preemptions;
  * spin: a lesson depends on how soon the OS woke a parked thread, which a
  * test cannot fix (the gap spin's own tests feed the lessons). */
 extern _Atomic bool cpuexec__test_permit_no_gap_lessons;
+/* The executors' workers that hold the model's permit to run, as gauges
+ * (core/test_hooks.h): `running`, inside a region's share or a task
+ * group's tasks, from the join to the leave; `spinning`, inside a wait
+ * whose plan spins before it parks (the spin at all, settle and node rules
+ * let it), from the wait's start to its end. A worker outside both is
+ * parked, or on its way between them (tests/whitebox/test_permit_runnable.c
+ * holds them to the model's bound). */
+extern cpuexec__test_gauge cpuexec__test_permit_running;
+extern cpuexec__test_gauge cpuexec__test_permit_spinning;
 #endif
 uint64_t cpuexec__permit_now_ns(void);
 uint64_t cpuexec__permit_preemptions(void);

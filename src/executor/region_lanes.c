@@ -246,8 +246,10 @@ bool cpuexec__lanes_serve(struct cpuexec_executor *exec, uint32_t worker_index, 
     if (!atomic_compare_exchange_strong_explicit(&l->admit, &a, a + 1, memory_order_acquire, memory_order_relaxed))
       continue;
     w->lane_next = index; /* next time, start after this lane */
+    CPUEXEC__TEST_GAUGE_ENTER(cpuexec__test_permit_running);
     if (admit_tasks(a)) {
       serve_tasks(exec, l);
+      CPUEXEC__TEST_GAUGE_LEAVE(cpuexec__test_permit_running);
       cpuexec__permit_worker_settled(&w->permit);
       return true;
     }
@@ -257,6 +259,7 @@ bool cpuexec__lanes_serve(struct cpuexec_executor *exec, uint32_t worker_index, 
                    worker_index, index, p, participants);
     cpuexec__share_of share = {.exec = exec, .lane = l, .region = &l->region, .index = p};
     cpuexec__share_work(&share, l->finish);
+    CPUEXEC__TEST_GAUGE_LEAVE(cpuexec__test_permit_running);
     return true;
   }
   return false;

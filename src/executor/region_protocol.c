@@ -183,7 +183,11 @@ void *cpuexec__worker_main(void *arg) {
     bool joined = false, aside = cpuexec__permit_stands_aside(&exec->permit, w->index);
     cpuexec__wait_report seen;
     cpuexec__wait_plan plan = worker_wait_plan(exec, w, aside, &hint, node_counts_of(exec, &counts));
+    /* The permit gauges (permit.h; the test build's only). */
+    bool spins = plan.spin->mode != CPUEXEC__SPIN_NONE;
+    if (spins) CPUEXEC__TEST_GAUGE_ENTER(cpuexec__test_permit_spinning);
     uint32_t now = cpuexec__wait_while_equal(&slot->epoch, e, &slot->parked, &plan, &seen);
+    if (spins) CPUEXEC__TEST_GAUGE_LEAVE(cpuexec__test_permit_spinning);
     /* Running: the caller tells a queued worker by this (settle_workers). */
     atomic_store_explicit(&w->regions_seen, atomic_load_explicit(&w->regions_seen, memory_order_relaxed) + 1,
                           memory_order_relaxed);
@@ -244,7 +248,9 @@ void *cpuexec__worker_main(void *arg) {
       }
       cpuexec__lane *lane0 = &exec->lanes[0];
       cpuexec__share_of share = {.exec = exec, .lane = lane0, .region = &slot->region, .index = w->index};
+      CPUEXEC__TEST_GAUGE_ENTER(cpuexec__test_permit_running);
       cpuexec__share_work(&share, &lane0->finish[cpuexec__finish_group_of(w->index)]);
+      CPUEXEC__TEST_GAUGE_LEAVE(cpuexec__test_permit_running);
     }
     /* From here on the region is done or someone else's: the bookkeeping
      * costs nobody a wait. The cadence is learnt from every region seen,
