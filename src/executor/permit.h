@@ -171,8 +171,9 @@ static inline void cpuexec__permit_caller_leaves(cpuexec__permit *p) {
 }
 
 /* The occupancy cap: the participants a take-over region opened now may
- * admit, of the `participants` it asks for, so the callers and the workers
- * running together never outnumber the threads (1: it runs alone). */
+ * admit, of the `participants` it asks for, so that with the callers
+ * running now they do not outnumber the threads (1: it runs alone).
+ * Regions opened earlier keep what they admitted (region_lanes.h). */
 static inline uint32_t cpuexec__permit_region_admits(const cpuexec__permit *p, uint32_t participants) {
   uint32_t side = cpuexec__permit_side_callers(p);
   if (side == 0) return participants;

@@ -20,8 +20,13 @@
  *     executor already) runs its region inline on its own thread, as
  *     participant 0 of 1, the serial loop (counted in `bound_inline`). So
  *     no caller ever waits for another caller's region; and by the
- *     occupancy rule (below) the callers and the workers running callbacks
- *     never outnumber the executor's threads.
+ *     occupancy rule (below) a region opened beside other callers admits
+ *     no more participants than the threads they leave. That bounds each
+ *     region as it opens, not every moment: a region opened earlier keeps
+ *     the participants it admitted, and a free worker serves a task lane
+ *     whoever runs, so callers arriving meanwhile and those workers can
+ *     outnumber the threads for a while (tests/whitebox/
+ *     test_permit_runnable.c prints how many ran at once).
  *
  * A lane's region. participants = min(max_participants, effective threads,
  * chunks), as in lane 0. Chunk p (p < participants) is reserved for
