@@ -385,8 +385,7 @@ void a_full_reductions_blocks_go_to_the_workers(void **) {
 // A contraction's calling thread runs its last kernel itself, a closure that
 // schedules nothing, while kernels that earlier closures scheduled still run
 // on the workers and start the next ones. Here: Y, scheduled by the caller's
-// first closure, holds the one worker; the caller's second closure, scheduled
-// while a closure waits in the queue (the workers are behind), runs here and
+// first closure, holds the one worker; the caller's second closure
 // schedules nothing, so the caller stays until Y is done, and runs what is
 // queued meanwhile, another pool's closure (Q2) included: Y waits for Q2,
 // which only the caller can run (the worker is in Y, and Q2's own caller
@@ -420,8 +419,8 @@ void the_calling_thread_stays_while_its_closures_run(void **) {
         q2_done.wait_for(1);
       });
     });
-    q2_queued.wait_for(1);
-    one.Schedule([&] { // runs here (Q2 waits in the queue) and schedules nothing
+    one.Schedule([&] { // runs here and schedules nothing
+      q2_queued.wait_for(1);
       go.add();
     });
     assert_true(y_done.load()); // it returned once Y was done
@@ -429,38 +428,6 @@ void the_calling_thread_stays_while_its_closures_run(void **) {
   }
   assert_int_equal(q2_on.load(), me);
   assert_int_equal(q2_id.load(), -1);
-  assert_int_equal(cpuexec_executor_release(exec), 0);
-}
-
-// A contraction's calling thread schedules kernels between packing and
-// kernels of its own: while a closure it scheduled earlier still runs and
-// none waits in the queue, the next goes to the workers and Schedule returns
-// at once. Here Y holds the one worker until B was scheduled; B then runs
-// on the worker (with the rule broken, on the caller, inside Schedule).
-void a_closure_scheduled_while_earlier_ones_run_goes_to_the_workers(void **) {
-  cpuexec_executor *exec = test_executor(2); // one worker
-  int me = gettid_now();
-  std::atomic<int> b_on{0}, b_id{0};
-  latch y_started, b_scheduled, b_done;
-  {
-    cpuexec::eigen::thread_pool pool(exec);
-    pool.Schedule([&] { // runs here: nothing else of this thread's is outstanding
-      pool.Schedule([&] { // Y, queued: the worker runs it
-        y_started.add();
-        b_scheduled.wait_for(1);
-      });
-      y_started.wait_for(1);
-    });
-    pool.Schedule([&] { // B: Y still runs and nothing is queued
-      b_on = gettid_now();
-      b_id = pool.CurrentThreadId();
-      b_done.add();
-    });
-    b_scheduled.add();
-    b_done.wait_for(1);
-  }
-  assert_true(b_on.load() != me);
-  assert_int_equal(b_id.load(), 1);
   assert_int_equal(cpuexec_executor_release(exec), 0);
 }
 
@@ -622,7 +589,6 @@ int main() {
       cmocka_unit_test(two_threads_run_eigens_closures_at_once),
       cmocka_unit_test(a_full_reductions_blocks_go_to_the_workers),
       cmocka_unit_test(the_calling_thread_stays_while_its_closures_run),
-      cmocka_unit_test(a_closure_scheduled_while_earlier_ones_run_goes_to_the_workers),
       cmocka_unit_test(a_fork_childs_pool_runs_inline_and_is_destroyed),
       cmocka_unit_test(eigen_inside_a_callback_runs_inline),
       cmocka_unit_test(two_session_threads_at_once),

@@ -30,23 +30,20 @@
  *     (cpuexec_task_group_help()): Eigen's closures run on as many threads
  *     as NumThreads(), as on Eigen's own pool of that size, the executor's
  *     workers and that thread; closures scheduled by closures go to the
- *     workers, and so do those the thread schedules while its earlier ones
- *     still run and none waits in the queue (it has work of its own to go
- *     on with: a contraction's packing and kernels). When a closure so
- *     run schedules nothing (a full reduction schedules its blocks one by
- *     one; a contraction's last kernel), the next ones go to the workers
- *     until as many as the workers have, and the thread stays until every
- *     closure it scheduled, and every closure these scheduled in turn, has
- *     finished, running the queued closures of every pool on the executor
- *     meanwhile (a contraction's later kernels, another caller's closures)
- *     and sleeping while none is queued. So a closure must not wait for
- *     the thread that schedules it to go on, nor for a closure that thread
- *     schedules later, which Eigen's never do. fn also runs at once on the
- *     calling thread when that thread is inside a libcpuexec callback
- *     that is not one of this pool's tasks (a region's range, another
- *     group's task: Eigen inside a callback runs inline, on one thread),
- *     when the group's queue is full, and when the executor is serial or
- *     none could be had. A closure that throws ends
+ *     workers. When a closure so run schedules nothing (a full reduction
+ *     schedules its blocks one by one; a contraction's last kernel), the
+ *     next ones go to the workers until as many as the workers have, and
+ *     the thread stays until every closure it scheduled, and every closure
+ *     these scheduled in turn, has finished, running the queued closures
+ *     of every pool on the executor meanwhile (a contraction's later
+ *     kernels, another caller's closures) and sleeping while none is
+ *     queued. So a closure must not wait for the thread that schedules it
+ *     to go on, which Eigen's never do. fn
+ *     also runs at once on the calling thread when that thread is inside
+ *     a libcpuexec callback that is not one of this pool's tasks (a
+ *     region's range, another group's task: Eigen inside a callback runs
+ *     inline, on one thread), when the group's queue is full, and when the
+ *     executor is serial or none could be had. A closure that throws ends
  *     the process (std::terminate), as on Eigen's own threads;
  *   - Cancel(): closures not started yet are dropped without being called,
  *     and so is every later one; running ones finish;
@@ -137,7 +134,7 @@ public:
     from->outstanding.fetch_add(1, std::memory_order_seq_cst);
     helping_++; /* closures it runs itself (a full queue, help): not on a worker */
     int rc;
-    bool here = runs_here(from), scheduled_nothing = false;
+    bool here = runs_here(), scheduled_nothing = false;
     if (here) {
       uint64_t before = submitted_.load(std::memory_order_relaxed);
       rc = cpuexec_task_group_help(shared_->group, c, &closure::run); /* fn here, then the queued ones */
@@ -327,26 +324,20 @@ private:
    * are behind (a contraction's calling thread schedules a kernel while the
    * worker has not started the packing it gave it), and a closure queued
    * behind them would leave this thread to Eigen's Barrier with work still
-   * to do. But while closures it scheduled earlier still run, and none
-   * waits in the queue, the thread is inside an operation that works on it
-   * between its Schedules (a contraction packs, and runs the kernels whose
-   * inputs it finished, on the thread that finished them): a closure run
-   * here would hold that work back while a worker idles, so it goes to the
-   * workers. A closure run so that schedules nothing shows an operation that
+   * to do. A closure run so that schedules nothing shows an operation that
    * schedules its blocks one by one from its caller (a full reduction): the
    * next closures go to the workers, rather than one after another here,
    * until as many as the workers (a full reduction's other blocks) have
    * gone to them. Counts and this state are the pool's, and with threads
    * sharing a pool a guess: where a closure runs changes no result. */
-  bool runs_here(origin *from) {
+  bool runs_here() {
     if (running_ == this) return false;
-    if (leaf_.load(std::memory_order_relaxed)) {
-      if (under_leaf_.load(std::memory_order_relaxed) < threads_ - 1) return false;
-      leaf_.store(false, std::memory_order_relaxed); /* the other blocks went to the workers */
+    if (!leaf_.load(std::memory_order_relaxed)) return true;
+    if (under_leaf_.load(std::memory_order_relaxed) >= threads_ - 1) { /* the other blocks went to the workers */
+      leaf_.store(false, std::memory_order_relaxed);
+      return true;
     }
-    if (from->outstanding.load(std::memory_order_seq_cst) > 1) /* this one and earlier ones */
-      return shared_->queued.load(std::memory_order_seq_cst) > 0;
-    return true;
+    return false;
   }
 
   /* A closure the calling thread ran itself (runs_here()) scheduled
