@@ -300,12 +300,12 @@ void cpuexec__node_callers_rest(void) {
     cpuexec__node_table_release_caller(node.table, node.tag);
 }
 
-/* A worker of this process holds a slot: its tag holds more than its
- * callers' own. */
+/* A worker of this process holds a slot: its tag holds one below the
+ * capacity besides its callers' own. */
 static bool a_worker_of_ours_holds_a_slot(cpuexec__node_entry *e) {
   uint32_t c = atomic_load_explicit(&e->caller_slot, memory_order_relaxed);
-  uint32_t callers = c != 0 && c != CPUEXEC__NODE_CALLER_CLAIMING ? 1 : 0;
-  return cpuexec__node_table_held(node.table, node.tag) > callers;
+  int32_t callers = c != 0 && c != CPUEXEC__NODE_CALLER_CLAIMING ? (int32_t)(c & ~CPUEXEC__NODE_CALLER_OVER) - 1 : -1;
+  return cpuexec__node_table_worker_holds(node.table, node.tag, callers);
 }
 
 uint32_t cpuexec__node_region_admits(uint32_t participants, cpuexec__node_region *region) {

@@ -247,6 +247,14 @@ uint32_t cpuexec__node_table_room(cpuexec__node_table *t, uint32_t enough) {
   return room;
 }
 
+bool cpuexec__node_table_worker_holds(cpuexec__node_table *t, uint32_t tag, int32_t except) {
+  if (atomic_load_explicit(&t->overflow, memory_order_relaxed) != 0) return false;
+  uint32_t cap = capacity_of(t);
+  for (uint32_t s = 0; s < cap; s++)
+    if ((int32_t)s != except && atomic_load_explicit(&t->slots[s], memory_order_relaxed) == tag) return true;
+  return false;
+}
+
 void cpuexec__node_table_claim_caller(cpuexec__node_table *t, uint32_t tag) {
   cpuexec__node_entry *e = cpuexec__node_table_entry(t, tag);
   uint32_t held = atomic_load(&e->caller_slot);
@@ -354,6 +362,10 @@ unsigned long cpuexec__node_table_holders(const cpuexec__node_table *table, char
   return n > 0 ? (unsigned long)n : 0;
 }
 uint32_t cpuexec__node_table_room(cpuexec__node_table *table, uint32_t enough) { (void)table, (void)enough; return 0; }
+bool cpuexec__node_table_worker_holds(cpuexec__node_table *table, uint32_t tag, int32_t except) {
+  (void)table, (void)tag, (void)except;
+  return false;
+}
 void cpuexec__node_table_claim_caller(cpuexec__node_table *table, uint32_t tag) { (void)table, (void)tag; }
 void cpuexec__node_table_release_caller(cpuexec__node_table *table, uint32_t tag) { (void)table, (void)tag; }
 uint32_t cpuexec__node_table_release_idle_callers(cpuexec__node_table *table, uint64_t now_ns, uint64_t linger_ns) {

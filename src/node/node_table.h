@@ -129,6 +129,11 @@ static inline void cpuexec__node_table_give(cpuexec__node_table *table, uint32_t
  * is over the budget. */
 uint32_t cpuexec__node_table_room(cpuexec__node_table *table, uint32_t enough);
 
+/* Whether tag holds a slot below the capacity besides slot `except` (-1:
+ * none): one of its process's workers does, its callers' slot excepted.
+ * False while a caller is over the budget (no worker may hold one then). */
+bool cpuexec__node_table_worker_holds(cpuexec__node_table *table, uint32_t tag, int32_t except);
+
 /* The entry of tag (registered by this process). */
 static inline cpuexec__node_entry *cpuexec__node_table_entry(cpuexec__node_table *table, uint32_t tag) {
   return &table->entries[(tag & 0xffffu) - 1];
