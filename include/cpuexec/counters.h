@@ -40,10 +40,11 @@ typedef struct cpuexec_counters {
                                     budget had no slot for a worker (cpuexec/node.h) */
   uint64_t stood_aside;        /**< times a worker left a region to its caller for the same reason */
   /** What waiting threads did beyond the policy's spin (doc/spinning.md): */
-  uint64_t step_offs;          /**< times a free caller moved off its processor so that a worker could run there:
-                                    found on a pinned worker's processor (ADAPTIVE), or its woken worker kept
-                                    missing regions; counted as the move is made, also where the caller's CPU set
-                                    leaves it nowhere else to go */
+  uint64_t step_offs;          /**< times a thread moved off its processor so that another participant of its region
+                                    could run there: a free caller found on a pinned worker's processor (ADAPTIVE), a
+                                    caller whose woken worker kept missing regions, or a floating worker woken onto
+                                    its caller's processor; counted as the move is made, also where the CPU set
+                                    leaves nowhere else to go */
   uint64_t long_spins;         /**< waits that spun on past the policy's spin (ADAPTIVE only, skipped by a thread
                                     preempted lately): up to 1 ms more because the thread waited for was running,
                                     or a worker's spin through the short gaps between regions it keeps seeing */

@@ -37,6 +37,8 @@
  *                      off it;
  *   stuck worker       a woken worker that misses regions unseen makes an
  *                      unplaced, calm caller of unpinned workers step off;
+ *   woken beside       a floating worker woken onto its caller's processor
+ *                      steps off it as it joins;
  *   crowded lately     a thread preempted within CPUEXEC__CROWDED_WINDOW_NS
  *                      skips the long and gap spins;
  *   long spin          an adaptive waiter spins on, up to
@@ -288,6 +290,23 @@ static inline bool cpuexec__permit_caller_steps_off_for_stuck(cpuexec__permit *p
   bool calm = arrivals == p->lane0_arrivals_seen;
   p->lane0_arrivals_seen = arrivals;
   return calm && !p->placed_caller && p->first_worker_cpu < 0;
+}
+
+/* Woken beside its caller: whether a worker woken from a park, having
+ * joined lane 0's region on `cpu`, steps off that processor because the
+ * region's caller opened it there (caller_cpu). The kernel may place a
+ * woken thread on its waker's processor while another idles; then one of
+ * the pair runs its whole share before the other runs its own, and the
+ * region takes both shares' time (doc/performance.md, section 8, "Woken
+ * beside its caller"). The stuck-worker rule sees the other order only after
+ * missed regions; this one sees the pair at once. Not when the workers are
+ * pinned (they cannot move: the pinned-processor rule moves the caller),
+ * nor when the executor has more threads than processors (sharing cannot
+ * then be avoided). */
+static inline bool cpuexec__permit_worker_steps_off(const cpuexec__permit *p, bool woken, int32_t cpu,
+                                                    int32_t caller_cpu) {
+  return woken && cpu >= 0 && cpu == caller_cpu && p->first_worker_cpu < 0 &&
+         !cpuexec__permit_oversubscribed(p->threads, p->processors);
 }
 
 /* Sharing a processor: whether a spinning thread runs on the processor of

@@ -158,6 +158,15 @@ static cpuexec__wait_plan worker_wait_plan(struct cpuexec_executor *exec, cpuexe
   return plan;
 }
 
+/* The woken-beside rule (permit.h): worker `index`, on its caller's
+ * processor `cpu`, moves off it the way a caller steps off (region.c).
+ * Returns where it runs now. */
+static int32_t worker_steps_off(struct cpuexec_executor *exec, uint32_t index, int32_t cpu) {
+  int32_t now = cpuexec__os_step_off(&cpu, 1);
+  CPUEXEC__COUNT_AS(cpuexec__counters_of(exec), index, step_offs, 1);
+  return now >= 0 ? now : cpu;
+}
+
 /* Worker k's loop: wait for an open region, check in, run, leave. A worker
  * that finds its region taken (see executor_internal.h) has read only its
  * epoch and goes straight back to waiting. */
@@ -237,6 +246,9 @@ void *cpuexec__worker_main(void *arg) {
         if (c && wakes) atomic_fetch_add_explicit(&c->workers.wakeups, wakes, memory_order_relaxed);
       }
       int32_t cpu = cpuexec__os_current_cpu();
+      if (cpuexec__permit_worker_steps_off(&exec->permit, seen.slept, cpu,
+                                           atomic_load_explicit(&exec->caller_cpu, memory_order_relaxed)))
+        cpu = worker_steps_off(exec, w->index, cpu);
       if (atomic_load_explicit(&slot->cpu, memory_order_relaxed) != cpu)
         atomic_store_explicit(&slot->cpu, cpu, memory_order_relaxed);
       cpuexec__counters_block *counters = cpuexec__counters_of(exec);

@@ -505,6 +505,94 @@ static void the_os_step_off_moves_the_thread_and_keeps_its_cpu_set(void **state)
   assert_true(moved >= 95);
 }
 
+/* The woken-beside rule (permit.h): a floating worker woken from its park
+ * onto the processor its caller opened the region on steps off it as it
+ * joins. The caller is confined to processor a; the test's gate (the
+ * worker's hook before it checks in) moves the woken worker onto a and
+ * restores its CPU set, as the kernel's wake placement would. Strict
+ * regions, so the worker joins every one; a policy that parks at once, and
+ * the next region opened only once the worker parked, so nearly every
+ * region wakes it. */
+typedef struct beside_case {
+  int32_t a;
+  _Atomic int worker_shares, worker_shares_on_a;
+  uint64_t step_offs;
+} beside_case;
+
+static beside_case *beside; /* the gate's */
+
+static void move_onto_the_callers_processor(struct cpuexec_executor *exec, uint32_t worker) {
+  (void)exec, (void)worker;
+  thread_mask original;
+  mask_get(&original);
+  mask_only(beside->a);
+  mask_set(&original);
+}
+
+static int note_worker_cpu(void *ctx, int64_t b, int64_t e) {
+  beside_case *bc = ctx;
+  (void)b, (void)e;
+  if (cpuexec_participant_index() == 0) return 0;
+  atomic_fetch_add(&bc->worker_shares, 1);
+  if (cpuexec__os_current_cpu() == bc->a) atomic_fetch_add(&bc->worker_shares_on_a, 1);
+  return 0;
+}
+
+enum { BESIDE_REGIONS = 40 };
+
+static void *dispatch_confined_beside_a_woken_worker(void *arg) {
+  beside_case *bc = arg;
+  /* Made before the confinement: its worker inherits the whole CPU set. */
+  cpuexec_resolved *r = test_resolved_spin(2, CPUEXEC_SPIN_PARK_IMMEDIATELY, 0);
+  cpuexec_executor *exec = NULL;
+  if (cpuexec_executor_create(r, &exec) != 0) abort();
+  cpuexec_resolved_destroy(r);
+  if (cpuexec_executor_counters_enable(exec) != 0) abort();
+  thread_mask original;
+  mask_get(&original);
+  mask_only(bc->a);
+  atomic_store(&cpuexec__test_worker_gate, move_onto_the_callers_processor);
+  for (int i = 0; i < BESIDE_REGIONS; i++) {
+    while (atomic_load(&exec->slots[1].parked) == 0) sched_yield(); /* a condition, not a time */
+    if (cpuexec_parallel_for_flags(exec, 2, 1, bc, note_worker_cpu, 0, CPUEXEC_FOR_EVERY_PARTICIPANT) != 0) abort();
+  }
+  atomic_store(&cpuexec__test_worker_gate, NULL);
+  cpuexec_counters c;
+  cpuexec_executor_counters_get(exec, &c);
+  bc->step_offs = c.step_offs;
+  cpuexec_executor_release(exec);
+  mask_set(&original);
+  return NULL;
+}
+
+static void a_worker_woken_onto_its_callers_processor_steps_off(void **state) {
+  (void)state;
+  thread_mask allowed;
+  mask_get(&allowed);
+  if (!cpuexec__os_has_affinity()) {
+    assert_int_equal(cpuexec__os_current_cpu(), -1); /* nothing known, nothing to step off */
+    return;
+  }
+  beside_case bc = {.a = first_allowed_cpu()};
+  beside = &bc;
+  pthread_t t;
+  pthread_create(&t, NULL, dispatch_confined_beside_a_woken_worker, &bc);
+  pthread_join(t, NULL);
+  beside = NULL;
+  assert_int_equal(bc.worker_shares, BESIDE_REGIONS);
+  if (mask_count(&allowed) < 2) {
+    /* Two threads on one processor: they cannot be kept apart, so the
+     * rule does nothing. */
+    assert_int_equal(bc.step_offs, 0);
+    return;
+  }
+  /* Woken nearly every time, it left a each time it was woken there; a
+   * share that ran on a is one whose worker was not woken (it caught the
+   * region before its park). */
+  assert_true(bc.step_offs >= BESIDE_REGIONS / 2);
+  assert_true((uint64_t)bc.worker_shares_on_a <= BESIDE_REGIONS - bc.step_offs);
+}
+
 static void the_lease_slot_is_empty_for_a_direct_executor(void **state) {
   (void)state;
   cpuexec_executor *exec = test_executor(2);
@@ -607,6 +695,7 @@ int main(void) {
       cmocka_unit_test(a_free_caller_steps_off_its_workers_processor_keeping_its_cpu_set),
       cmocka_unit_test(the_os_step_off_moves_the_thread_and_keeps_its_cpu_set),
       cmocka_unit_test(each_step_off_is_counted),
+      cmocka_unit_test(a_worker_woken_onto_its_callers_processor_steps_off),
       cmocka_unit_test(the_lease_slot_is_empty_for_a_direct_executor),
       cmocka_unit_test(spin_policies_resolve_to_the_waits_they_promise),
       cmocka_unit_test(every_spin_policy_runs_regions),

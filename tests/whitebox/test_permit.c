@@ -162,6 +162,23 @@ static void a_woken_worker_missing_regions_it_never_saw_is_stuck(void **state) {
   for (uint32_t k = 0; k < 4 * CPUEXEC__STUCK_MISSES; k++) assert_false(cpuexec__permit_worker_stuck(&m, 100 + k));
 }
 
+/* Woken beside its caller: only a woken, floating worker on the processor
+ * its caller opened the region on, with no more threads than processors. */
+static void a_floating_worker_woken_on_its_callers_processor_steps_off(void **state) {
+  (void)state;
+  cpuexec__permit p = facts(2, 2);
+  assert_true(cpuexec__permit_worker_steps_off(&p, true, 1, 1));
+  assert_false(cpuexec__permit_worker_steps_off(&p, false, 1, 1)); /* caught it spinning: the yield rule's case */
+  assert_false(cpuexec__permit_worker_steps_off(&p, true, 0, 1));  /* apart already */
+  assert_false(cpuexec__permit_worker_steps_off(&p, true, -1, -1)); /* where they run is unknown */
+  p.first_worker_cpu = 1;
+  assert_false(cpuexec__permit_worker_steps_off(&p, true, 1, 1)); /* pinned: the caller moves instead */
+  cpuexec__permit crowded = facts(4, 2);
+  assert_false(cpuexec__permit_worker_steps_off(&crowded, true, 1, 1)); /* more threads than processors */
+  cpuexec__permit big = facts(64, 128);
+  assert_true(cpuexec__permit_worker_steps_off(&big, true, 37, 37));
+}
+
 /* The gate: calm (no caller arrived beside since the last look), unplaced,
  * workers floating. */
 static void only_a_calm_unplaced_caller_of_floating_workers_steps_off(void **state) {
@@ -254,6 +271,7 @@ int main(void) {
       cmocka_unit_test(a_caller_among_more_callers_than_threads_takes_turns),
       cmocka_unit_test(a_free_caller_on_a_pinned_workers_processor_steps_off),
       cmocka_unit_test(a_woken_worker_missing_regions_it_never_saw_is_stuck),
+      cmocka_unit_test(a_floating_worker_woken_on_its_callers_processor_steps_off),
       cmocka_unit_test(only_a_calm_unplaced_caller_of_floating_workers_steps_off),
       cmocka_unit_test(a_thread_preempted_since_a_recent_look_is_crowded),
       cmocka_unit_test(the_long_spin_asks_the_preemption_count_through_the_model),
