@@ -233,9 +233,9 @@ def test_a_second_caller_is_counted_where_it_ran():
         assert c.dispatches == (1 if threads == 2 else 2)  # a lane's region is a dispatch too
         others = {"occupied_inline", "concurrent_regions"} - {moved}
         assert (getattr(c, moved), *(getattr(c, f) for f in others)) == (1, 0), c
-        # Nothing moves a caller; a worker woken onto its caller's processor
-        # moves itself, at most once per park (doc/spinning.md).
-        assert c.bound_inline == 0 and c.step_offs <= c.parks, c
+        # Nothing moves a caller; a worker that joins on its caller's
+        # processor moves itself, at most once per join (doc/spinning.md).
+        assert c.bound_inline == 0 and c.step_offs <= c.participants_run, c
 
 
 def test_every_participant_runs_on_every_admitted_thread():

@@ -82,6 +82,13 @@
  * caller left finds spinning workers sooner. Rows: k2_s50, k4_s0. */
 #define CPUEXEC__UNSETTLED_REGIONS 64u
 
+/* ns. ... and no longer than this after the last meeting: a quiet spell
+ * this long ends the settle early. Longer: sparse meetings still park the
+ * workers; shorter: callers that meet every few milliseconds find workers
+ * spinning between their regions. Rows: k2_s50, k4_s0 (meetings every
+ * region), gemm_gflops (one caller right after the session rows). */
+#define CPUEXEC__UNSETTLED_NS 10000000u
+
 /* A caller alone among more callers than threads runs its region in this
  * many pieces and yields its processor between them once
  * CPUEXEC__CROWD_SLICE_NS passed. More pieces or a shorter slice: finer

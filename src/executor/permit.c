@@ -30,6 +30,7 @@ void cpuexec__permit_init(cpuexec__permit *p, uint32_t threads, uint32_t process
   p->placed_caller = false;
   p->first_worker_cpu = -1;
   atomic_init(&p->side, 0);
+  atomic_init(&p->last_arrival_ns, 0);
   atomic_init(&p->strict_running, 0);
   p->lane0_arrivals_seen = 0;
 }

@@ -30,15 +30,16 @@
  *   stand aside        worker k leaves take-over regions to their callers
  *                      while k + 1 + side > threads;
  *   settle             a worker that saw callers meet parks at once for
- *                      CPUEXEC__UNSETTLED_REGIONS regions;
+ *                      CPUEXEC__UNSETTLED_REGIONS regions, or until they
+ *                      have not met for CPUEXEC__UNSETTLED_NS;
  *   crowd pieces       a caller alone among more callers than threads runs
  *                      its region in pieces, yielding between them;
  *   pinned processor   a free caller on a pinned worker's processor steps
  *                      off it;
  *   stuck worker       a woken worker that misses regions unseen makes an
  *                      unplaced, calm caller of unpinned workers step off;
- *   woken beside       a floating worker woken onto its caller's processor
- *                      steps off it as it joins;
+ *   beside caller      a floating worker that joins on its caller's
+ *                      processor steps off it;
  *   crowded lately     a thread preempted within CPUEXEC__CROWDED_WINDOW_NS
  *                      skips the long and gap spins;
  *   long spin          an adaptive waiter spins on, up to
@@ -86,6 +87,7 @@ typedef struct cpuexec__permit {
   bool placed_caller;       /* the policy pins the caller */
   int32_t first_worker_cpu; /* worker 1's pinned processor, -1 when workers float */
   alignas(CPUEXEC__LINE) _Atomic uint32_t side;
+  _Atomic uint64_t last_arrival_ns; /* the clock at the latest arrival beside another (the settle) */
   _Atomic uint32_t strict_running; /* a CPUEXEC_FOR_EVERY_PARTICIPANT region of a take-over executor runs */
   uint32_t lane0_arrivals_seen;
 } cpuexec__permit;
@@ -167,6 +169,7 @@ static inline uint32_t cpuexec__permit_side_callers(const cpuexec__permit *p) {
 /* A caller beside another arrives (returns nothing) and leaves. */
 static inline void cpuexec__permit_caller_arrives(cpuexec__permit *p) {
   atomic_fetch_add_explicit(&p->side, CPUEXEC__SIDE_ARRIVAL + 1, memory_order_relaxed);
+  atomic_store_explicit(&p->last_arrival_ns, cpuexec__permit_now_ns(), memory_order_relaxed);
 }
 static inline void cpuexec__permit_caller_leaves(cpuexec__permit *p) {
   atomic_fetch_sub_explicit(&p->side, 1, memory_order_relaxed);
@@ -194,14 +197,19 @@ static inline bool cpuexec__permit_stands_aside(const cpuexec__permit *p, uint32
 
 /* The settle: whether worker w spins while it waits for a region: not
  * while standing aside, nor within CPUEXEC__UNSETTLED_REGIONS regions of a
- * caller's arrival beside another. Called once per region the worker sees. */
+ * caller's arrival beside another, unless CPUEXEC__UNSETTLED_NS passed
+ * since the latest arrival (the callers stopped meeting: the one left
+ * would pay a wake per region for nothing). The clock is read only while
+ * unsettled. Called once per region the worker sees. */
 static inline bool cpuexec__permit_worker_spins(const cpuexec__permit *p, cpuexec__permit_worker *w, bool aside) {
   uint32_t arrivals = atomic_load_explicit(&((cpuexec__permit *)p)->side, memory_order_relaxed) / CPUEXEC__SIDE_ARRIVAL;
   if (arrivals != w->arrivals_seen) {
     w->arrivals_seen = arrivals;
     w->unsettled_regions = CPUEXEC__UNSETTLED_REGIONS;
   } else if (w->unsettled_regions > 0) {
-    w->unsettled_regions--;
+    uint64_t last = atomic_load_explicit(&((cpuexec__permit *)p)->last_arrival_ns, memory_order_relaxed);
+    bool quiet = cpuexec__permit_now_ns() - last >= CPUEXEC__UNSETTLED_NS;
+    w->unsettled_regions = quiet ? 0 : w->unsettled_regions - 1;
   }
   return !aside && w->unsettled_regions == 0;
 }
@@ -292,20 +300,21 @@ static inline bool cpuexec__permit_caller_steps_off_for_stuck(cpuexec__permit *p
   return calm && !p->placed_caller && p->first_worker_cpu < 0;
 }
 
-/* Woken beside its caller: whether a worker woken from a park, having
- * joined lane 0's region on `cpu`, steps off that processor because the
- * region's caller opened it there (caller_cpu). The kernel may place a
- * woken thread on its waker's processor while another idles; then one of
- * the pair runs its whole share before the other runs its own, and the
- * region takes both shares' time (doc/performance.md, section 8, "Woken
- * beside its caller"). The stuck-worker rule sees the other order only after
- * missed regions; this one sees the pair at once. Not when the workers are
+/* Beside its caller: whether a floating worker that joined lane 0's
+ * region on `cpu` steps off that processor because the region's caller
+ * opened it there (caller_cpu). The kernel may put a woken thread on its
+ * waker's processor while another idles, and a spinning worker there only
+ * yields to the caller until the region opens; then one of the pair runs
+ * its whole share before the other runs its own, and the region takes
+ * both shares' time (doc/performance.md, section 8, "Beside its caller").
+ * Once together, the pair stays: the worker waits there for the next
+ * region. The stuck-worker rule sees the other order only after missed
+ * regions; this one sees the pair at the join. Not when the workers are
  * pinned (they cannot move: the pinned-processor rule moves the caller),
  * nor when the executor has more threads than processors (sharing cannot
  * then be avoided). */
-static inline bool cpuexec__permit_worker_steps_off(const cpuexec__permit *p, bool woken, int32_t cpu,
-                                                    int32_t caller_cpu) {
-  return woken && cpu >= 0 && cpu == caller_cpu && p->first_worker_cpu < 0 &&
+static inline bool cpuexec__permit_worker_steps_off(const cpuexec__permit *p, int32_t cpu, int32_t caller_cpu) {
+  return cpu >= 0 && cpu == caller_cpu && p->first_worker_cpu < 0 &&
          !cpuexec__permit_oversubscribed(p->threads, p->processors);
 }
 

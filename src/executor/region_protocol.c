@@ -158,7 +158,7 @@ static cpuexec__wait_plan worker_wait_plan(struct cpuexec_executor *exec, cpuexe
   return plan;
 }
 
-/* The woken-beside rule (permit.h): worker `index`, on its caller's
+/* The beside-caller rule (permit.h): worker `index`, on its caller's
  * processor `cpu`, moves off it the way a caller steps off (region.c).
  * Returns where it runs now. */
 static int32_t worker_steps_off(struct cpuexec_executor *exec, uint32_t index, int32_t cpu) {
@@ -246,7 +246,7 @@ void *cpuexec__worker_main(void *arg) {
         if (c && wakes) atomic_fetch_add_explicit(&c->workers.wakeups, wakes, memory_order_relaxed);
       }
       int32_t cpu = cpuexec__os_current_cpu();
-      if (cpuexec__permit_worker_steps_off(&exec->permit, seen.slept, cpu,
+      if (cpuexec__permit_worker_steps_off(&exec->permit, cpu,
                                            atomic_load_explicit(&exec->caller_cpu, memory_order_relaxed)))
         cpu = worker_steps_off(exec, w->index, cpu);
       if (atomic_load_explicit(&slot->cpu, memory_order_relaxed) != cpu)

@@ -505,14 +505,12 @@ static void the_os_step_off_moves_the_thread_and_keeps_its_cpu_set(void **state)
   assert_true(moved >= 95);
 }
 
-/* The woken-beside rule (permit.h): a floating worker woken from its park
- * onto the processor its caller opened the region on steps off it as it
- * joins. The caller is confined to processor a; the test's gate (the
- * worker's hook before it checks in) moves the woken worker onto a and
- * restores its CPU set, as the kernel's wake placement would. Strict
- * regions, so the worker joins every one; a policy that parks at once, and
- * the next region opened only once the worker parked, so nearly every
- * region wakes it. */
+/* The beside-caller rule (permit.h): a floating worker that joins lane
+ * 0's region on the processor its caller opened it on steps off it. The
+ * caller is confined to processor a; the test's gate (the worker's hook
+ * before it checks in) moves the worker onto a and restores its CPU set,
+ * as the kernel's wake placement would. Strict regions, so the worker
+ * joins every one. */
 typedef struct beside_case {
   int32_t a;
   _Atomic int worker_shares, worker_shares_on_a;
@@ -540,10 +538,10 @@ static int note_worker_cpu(void *ctx, int64_t b, int64_t e) {
 
 enum { BESIDE_REGIONS = 40 };
 
-static void *dispatch_confined_beside_a_woken_worker(void *arg) {
+static void *dispatch_confined_beside_its_worker(void *arg) {
   beside_case *bc = arg;
   /* Made before the confinement: its worker inherits the whole CPU set. */
-  cpuexec_resolved *r = test_resolved_spin(2, CPUEXEC_SPIN_PARK_IMMEDIATELY, 0);
+  cpuexec_resolved *r = test_resolved(2);
   cpuexec_executor *exec = NULL;
   if (cpuexec_executor_create(r, &exec) != 0) abort();
   cpuexec_resolved_destroy(r);
@@ -552,10 +550,8 @@ static void *dispatch_confined_beside_a_woken_worker(void *arg) {
   mask_get(&original);
   mask_only(bc->a);
   atomic_store(&cpuexec__test_worker_gate, move_onto_the_callers_processor);
-  for (int i = 0; i < BESIDE_REGIONS; i++) {
-    while (atomic_load(&exec->slots[1].parked) == 0) sched_yield(); /* a condition, not a time */
+  for (int i = 0; i < BESIDE_REGIONS; i++)
     if (cpuexec_parallel_for_flags(exec, 2, 1, bc, note_worker_cpu, 0, CPUEXEC_FOR_EVERY_PARTICIPANT) != 0) abort();
-  }
   atomic_store(&cpuexec__test_worker_gate, NULL);
   cpuexec_counters c;
   cpuexec_executor_counters_get(exec, &c);
@@ -565,7 +561,7 @@ static void *dispatch_confined_beside_a_woken_worker(void *arg) {
   return NULL;
 }
 
-static void a_worker_woken_onto_its_callers_processor_steps_off(void **state) {
+static void a_worker_that_joins_on_its_callers_processor_steps_off(void **state) {
   (void)state;
   thread_mask allowed;
   mask_get(&allowed);
@@ -576,7 +572,7 @@ static void a_worker_woken_onto_its_callers_processor_steps_off(void **state) {
   beside_case bc = {.a = first_allowed_cpu()};
   beside = &bc;
   pthread_t t;
-  pthread_create(&t, NULL, dispatch_confined_beside_a_woken_worker, &bc);
+  pthread_create(&t, NULL, dispatch_confined_beside_its_worker, &bc);
   pthread_join(t, NULL);
   beside = NULL;
   assert_int_equal(bc.worker_shares, BESIDE_REGIONS);
@@ -586,9 +582,9 @@ static void a_worker_woken_onto_its_callers_processor_steps_off(void **state) {
     assert_int_equal(bc.step_offs, 0);
     return;
   }
-  /* Woken nearly every time, it left a each time it was woken there; a
-   * share that ran on a is one whose worker was not woken (it caught the
-   * region before its park). */
+  /* Put on a before every join, it left a each time; a share that ran on
+   * a is one it joined after the scheduler had already moved it (the
+   * caller on a busy there), never one it stepped off for. */
   assert_true(bc.step_offs >= BESIDE_REGIONS / 2);
   assert_true((uint64_t)bc.worker_shares_on_a <= BESIDE_REGIONS - bc.step_offs);
 }
@@ -695,7 +691,7 @@ int main(void) {
       cmocka_unit_test(a_free_caller_steps_off_its_workers_processor_keeping_its_cpu_set),
       cmocka_unit_test(the_os_step_off_moves_the_thread_and_keeps_its_cpu_set),
       cmocka_unit_test(each_step_off_is_counted),
-      cmocka_unit_test(a_worker_woken_onto_its_callers_processor_steps_off),
+      cmocka_unit_test(a_worker_that_joins_on_its_callers_processor_steps_off),
       cmocka_unit_test(the_lease_slot_is_empty_for_a_direct_executor),
       cmocka_unit_test(spin_policies_resolve_to_the_waits_they_promise),
       cmocka_unit_test(every_spin_policy_runs_regions),

@@ -86,10 +86,18 @@ static void workers_beyond_what_the_callers_leave_stand_aside(void **state) {
   assert_true(cpuexec__permit_stands_aside(&big, 120));
 }
 
+/* The model's clock and preemption count, as a test sets them. */
+static _Atomic uint64_t fake_clock, fake_preemptions;
+static uint64_t read_fake_clock(void) { return atomic_load(&fake_clock); }
+static uint64_t read_fake_preemptions(void) { return atomic_load(&fake_preemptions); }
+
 /* ---- the settle ---------------------------------------------------------- */
 
+/* On the fake clock, standing still unless the test moves it. */
 static void a_worker_that_saw_callers_meet_parks_at_once_for_a_while(void **state) {
   (void)state;
+  atomic_store(&cpuexec__test_permit_clock, read_fake_clock);
+  atomic_store(&fake_clock, 7000000u);
   cpuexec__permit p = facts(2, 2);
   cpuexec__permit_worker w;
   memset(&w, 0, sizeof w);
@@ -104,6 +112,22 @@ static void a_worker_that_saw_callers_meet_parks_at_once_for_a_while(void **stat
   assert_false(cpuexec__permit_worker_spins(&p, &w, false));
   cpuexec__permit_worker_settled(&w);
   assert_true(cpuexec__permit_worker_spins(&p, &w, false));
+  /* A quiet spell ends it early: callers that have not met for
+   * CPUEXEC__UNSETTLED_NS are not meeting now. Just short of it, the
+   * count goes on. */
+  arrive(&p, 1);
+  assert_false(cpuexec__permit_worker_spins(&p, &w, false));
+  atomic_store(&fake_clock, 7000000u + CPUEXEC__UNSETTLED_NS - 1);
+  assert_false(cpuexec__permit_worker_spins(&p, &w, false));
+  atomic_store(&fake_clock, 7000000u + CPUEXEC__UNSETTLED_NS);
+  assert_true(cpuexec__permit_worker_spins(&p, &w, false));
+  /* Meetings that keep coming keep it settled, however long they last. */
+  for (uint32_t r = 0; r < 4 * CPUEXEC__UNSETTLED_REGIONS; r++) {
+    atomic_fetch_add(&fake_clock, CPUEXEC__UNSETTLED_NS / 4);
+    if (r % 2 == 0) arrive(&p, 1);
+    assert_false(cpuexec__permit_worker_spins(&p, &w, false));
+  }
+  atomic_store(&cpuexec__test_permit_clock, NULL);
 }
 
 /* ---- the crowd ----------------------------------------------------------- */
@@ -162,21 +186,20 @@ static void a_woken_worker_missing_regions_it_never_saw_is_stuck(void **state) {
   for (uint32_t k = 0; k < 4 * CPUEXEC__STUCK_MISSES; k++) assert_false(cpuexec__permit_worker_stuck(&m, 100 + k));
 }
 
-/* Woken beside its caller: only a woken, floating worker on the processor
- * its caller opened the region on, with no more threads than processors. */
-static void a_floating_worker_woken_on_its_callers_processor_steps_off(void **state) {
+/* Beside its caller: only a floating worker on the processor its caller
+ * opened the region on, with no more threads than processors. */
+static void a_floating_worker_on_its_callers_processor_steps_off(void **state) {
   (void)state;
   cpuexec__permit p = facts(2, 2);
-  assert_true(cpuexec__permit_worker_steps_off(&p, true, 1, 1));
-  assert_false(cpuexec__permit_worker_steps_off(&p, false, 1, 1)); /* caught it spinning: the yield rule's case */
-  assert_false(cpuexec__permit_worker_steps_off(&p, true, 0, 1));  /* apart already */
-  assert_false(cpuexec__permit_worker_steps_off(&p, true, -1, -1)); /* where they run is unknown */
+  assert_true(cpuexec__permit_worker_steps_off(&p, 1, 1));
+  assert_false(cpuexec__permit_worker_steps_off(&p, 0, 1));   /* apart already */
+  assert_false(cpuexec__permit_worker_steps_off(&p, -1, -1)); /* where they run is unknown */
   p.first_worker_cpu = 1;
-  assert_false(cpuexec__permit_worker_steps_off(&p, true, 1, 1)); /* pinned: the caller moves instead */
+  assert_false(cpuexec__permit_worker_steps_off(&p, 1, 1)); /* pinned: the caller moves instead */
   cpuexec__permit crowded = facts(4, 2);
-  assert_false(cpuexec__permit_worker_steps_off(&crowded, true, 1, 1)); /* more threads than processors */
+  assert_false(cpuexec__permit_worker_steps_off(&crowded, 1, 1)); /* more threads than processors */
   cpuexec__permit big = facts(64, 128);
-  assert_true(cpuexec__permit_worker_steps_off(&big, true, 37, 37));
+  assert_true(cpuexec__permit_worker_steps_off(&big, 37, 37));
 }
 
 /* The gate: calm (no caller arrived beside since the last look), unplaced,
@@ -209,9 +232,6 @@ static void a_thread_preempted_since_a_recent_look_is_crowded(void **state) {
   assert_false(cpuexec__permit_crowded_lately(&t, 4, 3 * ms + CPUEXEC__CROWDED_WINDOW_NS));
 }
 
-static _Atomic uint64_t fake_clock, fake_preemptions;
-static uint64_t read_fake_clock(void) { return atomic_load(&fake_clock); }
-static uint64_t read_fake_preemptions(void) { return atomic_load(&fake_preemptions); }
 
 /* The live question reads the facts through the model's sources: with a
  * fake clock and fake preemption counts, the thread may spin long exactly
@@ -271,7 +291,7 @@ int main(void) {
       cmocka_unit_test(a_caller_among_more_callers_than_threads_takes_turns),
       cmocka_unit_test(a_free_caller_on_a_pinned_workers_processor_steps_off),
       cmocka_unit_test(a_woken_worker_missing_regions_it_never_saw_is_stuck),
-      cmocka_unit_test(a_floating_worker_woken_on_its_callers_processor_steps_off),
+      cmocka_unit_test(a_floating_worker_on_its_callers_processor_steps_off),
       cmocka_unit_test(only_a_calm_unplaced_caller_of_floating_workers_steps_off),
       cmocka_unit_test(a_thread_preempted_since_a_recent_look_is_crowded),
       cmocka_unit_test(the_long_spin_asks_the_preemption_count_through_the_model),
