@@ -22,7 +22,9 @@
  * stretch of code now and keeps the most there ever were at once, so a
  * test reads a bound's high-water mark instead of racing to sample it:
  * CPUEXEC__TEST_GAUGE_ENTER(gauge) and CPUEXEC__TEST_GAUGE_LEAVE(gauge)
- * bracket the stretch in the test build and are nothing in the shipped one. */
+ * bracket the stretch in the test build and are nothing in the shipped one;
+ * the _IF forms count only when `cond` holds, and the shipped build does
+ * not evaluate it. */
 #ifndef CPUEXEC_SRC_CORE_TEST_HOOKS_H
 #define CPUEXEC_SRC_CORE_TEST_HOOKS_H
 
@@ -50,11 +52,15 @@ static inline void cpuexec__test_gauge_enter(cpuexec__test_gauge *g) {
 }
 #define CPUEXEC__TEST_GAUGE_ENTER(gauge) cpuexec__test_gauge_enter(&(gauge))
 #define CPUEXEC__TEST_GAUGE_LEAVE(gauge) ((void)atomic_fetch_sub_explicit(&(gauge).now, 1, memory_order_relaxed))
+#define CPUEXEC__TEST_GAUGE_ENTER_IF(cond, gauge) ((cond) ? CPUEXEC__TEST_GAUGE_ENTER(gauge) : (void)0)
+#define CPUEXEC__TEST_GAUGE_LEAVE_IF(cond, gauge) ((cond) ? CPUEXEC__TEST_GAUGE_LEAVE(gauge) : (void)0)
 #else
 #define CPUEXEC__TEST_HOOK(hook, otherwise) (otherwise)
 #define CPUEXEC__TEST_COUNT(counter) ((void)0)
 #define CPUEXEC__TEST_GAUGE_ENTER(gauge) ((void)0)
 #define CPUEXEC__TEST_GAUGE_LEAVE(gauge) ((void)0)
+#define CPUEXEC__TEST_GAUGE_ENTER_IF(cond, gauge) ((void)0)
+#define CPUEXEC__TEST_GAUGE_LEAVE_IF(cond, gauge) ((void)0)
 #endif
 
 #endif

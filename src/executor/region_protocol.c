@@ -193,10 +193,9 @@ void *cpuexec__worker_main(void *arg) {
     cpuexec__wait_report seen;
     cpuexec__wait_plan plan = worker_wait_plan(exec, w, aside, &hint, node_counts_of(exec, &counts));
     /* The permit gauges (permit.h; the test build's only). */
-    bool spins = plan.spin->mode != CPUEXEC__SPIN_NONE;
-    if (spins) CPUEXEC__TEST_GAUGE_ENTER(cpuexec__test_permit_spinning);
+    CPUEXEC__TEST_GAUGE_ENTER_IF(plan.spin->mode != CPUEXEC__SPIN_NONE, cpuexec__test_permit_spinning);
     uint32_t now = cpuexec__wait_while_equal(&slot->epoch, e, &slot->parked, &plan, &seen);
-    if (spins) CPUEXEC__TEST_GAUGE_LEAVE(cpuexec__test_permit_spinning);
+    CPUEXEC__TEST_GAUGE_LEAVE_IF(plan.spin->mode != CPUEXEC__SPIN_NONE, cpuexec__test_permit_spinning);
     /* Running: the caller tells a queued worker by this (settle_workers). */
     atomic_store_explicit(&w->regions_seen, atomic_load_explicit(&w->regions_seen, memory_order_relaxed) + 1,
                           memory_order_relaxed);
