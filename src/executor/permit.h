@@ -5,10 +5,11 @@
  * nowhere else: how many participants a region may admit, whether worker k
  * joins a region or stands aside, whether a waiting thread spins, how long
  * (the plan's spin, the long spin, the gap spin, the cadence) and when it
- * parks, whether a caller steps off its processor, and whether a caller
- * runs its region in pieces and yields between them. They are all one
- * question asked at different moments: are there more runnable threads
- * than processors? (cpuexec__permit_oversubscribed, the one predicate.)
+ * parks, whether a caller or a worker steps off its processor, and
+ * whether a caller runs its region in pieces and yields between them. They
+ * are all one question asked at different moments: are there more runnable
+ * threads than processors? (cpuexec__permit_oversubscribed, the one
+ * predicate.)
  *
  * The model reads one record of facts per executor (cpuexec__permit): its
  * threads, the processors visible, the pinning, and, live, the callers
@@ -300,16 +301,16 @@ static inline bool cpuexec__permit_caller_steps_off_for_stuck(cpuexec__permit *p
   return calm && !p->placed_caller && p->first_worker_cpu < 0;
 }
 
-/* Beside its caller: whether a floating worker that joined lane 0's
- * region on `cpu` steps off that processor because the region's caller
- * opened it there (caller_cpu). The kernel may put a woken thread on its
+/* Beside its caller: whether a floating worker about to join lane 0's
+ * region on `cpu` steps off that processor first because the region's
+ * caller opened it there (caller_cpu). The kernel may put a woken thread on its
  * waker's processor while another idles, and a spinning worker there only
  * yields to the caller until the region opens; then one of the pair runs
  * its whole share before the other runs its own, and the region takes
  * both shares' time (doc/performance.md, section 8, "Beside its caller").
  * Once together, the pair stays: the worker waits there for the next
  * region. The stuck-worker rule sees the other order only after missed
- * regions; this one sees the pair at the join. Not when the workers are
+ * regions; this one sees the pair as the worker checks in. Not when the workers are
  * pinned (they cannot move: the pinned-processor rule moves the caller),
  * nor when the executor has more threads than processors (sharing cannot
  * then be avoided). */

@@ -205,6 +205,7 @@ void *cpuexec__worker_main(void *arg) {
     }
     e = now;
     aside = false;
+    int32_t cpu = -1;
     while (cpuexec__epoch_open(e)) {
       cpuexec__worker_gate_fn gate = CPUEXEC__TEST_HOOK(cpuexec__test_worker_gate, NULL);
       if (gate) {
@@ -218,6 +219,13 @@ void *cpuexec__worker_main(void *arg) {
       if ((aside = cpuexec__permit_stands_aside(&exec->permit, w->index) ||
                    !cpuexec__permit_node_lets_join(&exec->permit, node_counts_of(exec, &counts))))
         break;
+      /* The beside-caller rule (permit.h), before checking in: while the
+       * worker moves, its caller may take the share over instead of
+       * waiting for it. */
+      cpu = cpuexec__os_current_cpu();
+      if (cpuexec__permit_worker_steps_off(&exec->permit, cpu,
+                                           atomic_load_explicit(&exec->caller_cpu, memory_order_relaxed)))
+        cpu = worker_steps_off(exec, w->index, cpu);
       if (cpuexec__epoch_try_join(&slot->epoch, &e)) {
         joined = true;
         break;
@@ -244,10 +252,6 @@ void *cpuexec__worker_main(void *arg) {
         cpuexec__counters_block *c = cpuexec__counters_of(exec);
         if (c && wakes) atomic_fetch_add_explicit(&c->workers.wakeups, wakes, memory_order_relaxed);
       }
-      int32_t cpu = cpuexec__os_current_cpu();
-      if (cpuexec__permit_worker_steps_off(&exec->permit, cpu,
-                                           atomic_load_explicit(&exec->caller_cpu, memory_order_relaxed)))
-        cpu = worker_steps_off(exec, w->index, cpu);
       if (atomic_load_explicit(&slot->cpu, memory_order_relaxed) != cpu)
         atomic_store_explicit(&slot->cpu, cpu, memory_order_relaxed);
       cpuexec__counters_block *counters = cpuexec__counters_of(exec);
