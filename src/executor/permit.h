@@ -310,13 +310,17 @@ static inline bool cpuexec__permit_caller_steps_off_for_stuck(cpuexec__permit *p
  * both shares' time (doc/performance.md, section 8, "Beside its caller").
  * Once together, the pair stays: the worker waits there for the next
  * region. The stuck-worker rule sees the other order only after missed
- * regions; this one sees the pair as the worker checks in. Not when the workers are
- * pinned (they cannot move: the pinned-processor rule moves the caller),
- * nor when the executor has more threads than processors (sharing cannot
- * then be avoided). */
-static inline bool cpuexec__permit_worker_steps_off(const cpuexec__permit *p, int32_t cpu, int32_t caller_cpu) {
-  return cpu >= 0 && cpu == caller_cpu && p->first_worker_cpu < 0 &&
-         !cpuexec__permit_oversubscribed(p->threads, p->processors);
+ * regions; this one sees the pair as the worker checks in. Only while the
+ * executor's threads account for every runnable thread of the process:
+ * not when the workers are pinned (they cannot move: the pinned-processor
+ * rule moves the caller), nor when the executor has more threads than
+ * processors, nor while callers run beside lane 0's or the worker is still
+ * unsettled by a meeting (the settle): then the other processor is another
+ * caller's, and a worker moved there would take it from that caller. */
+static inline bool cpuexec__permit_worker_steps_off(const cpuexec__permit *p, const cpuexec__permit_worker *w,
+                                                    int32_t cpu, int32_t caller_cpu) {
+  return cpu >= 0 && cpu == caller_cpu && p->first_worker_cpu < 0 && w->unsettled_regions == 0 &&
+         cpuexec__permit_side_callers(p) == 0 && !cpuexec__permit_oversubscribed(p->threads, p->processors);
 }
 
 /* Sharing a processor: whether a spinning thread runs on the processor of

@@ -223,7 +223,7 @@ void *cpuexec__worker_main(void *arg) {
        * worker moves, its caller may take the share over instead of
        * waiting for it. */
       cpu = cpuexec__os_current_cpu();
-      if (cpuexec__permit_worker_steps_off(&exec->permit, cpu,
+      if (cpuexec__permit_worker_steps_off(&exec->permit, &w->permit, cpu,
                                            atomic_load_explicit(&exec->caller_cpu, memory_order_relaxed)))
         cpu = worker_steps_off(exec, w->index, cpu);
       if (cpuexec__epoch_try_join(&slot->epoch, &e)) {

@@ -187,19 +187,30 @@ static void a_woken_worker_missing_regions_it_never_saw_is_stuck(void **state) {
 }
 
 /* Beside its caller: only a floating worker on the processor its caller
- * opened the region on, with no more threads than processors. */
+ * opened the region on, with no more threads than processors, and no
+ * other caller of the process running or met lately. */
 static void a_floating_worker_on_its_callers_processor_steps_off(void **state) {
   (void)state;
   cpuexec__permit p = facts(2, 2);
-  assert_true(cpuexec__permit_worker_steps_off(&p, 1, 1));
-  assert_false(cpuexec__permit_worker_steps_off(&p, 0, 1));   /* apart already */
-  assert_false(cpuexec__permit_worker_steps_off(&p, -1, -1)); /* where they run is unknown */
+  cpuexec__permit_worker w;
+  memset(&w, 0, sizeof w);
+  assert_true(cpuexec__permit_worker_steps_off(&p, &w, 1, 1));
+  assert_false(cpuexec__permit_worker_steps_off(&p, &w, 0, 1));   /* apart already */
+  assert_false(cpuexec__permit_worker_steps_off(&p, &w, -1, -1)); /* where they run is unknown */
   p.first_worker_cpu = 1;
-  assert_false(cpuexec__permit_worker_steps_off(&p, 1, 1)); /* pinned: the caller moves instead */
+  assert_false(cpuexec__permit_worker_steps_off(&p, &w, 1, 1)); /* pinned: the caller moves instead */
+  p.first_worker_cpu = -1;
+  arrive(&p, 1); /* a caller beside lane 0's: the other processor is its */
+  assert_false(cpuexec__permit_worker_steps_off(&p, &w, 1, 1));
+  cpuexec__permit_caller_leaves(&p);
+  (void)cpuexec__permit_worker_spins(&p, &w, false); /* the worker saw them meet: unsettled */
+  assert_false(cpuexec__permit_worker_steps_off(&p, &w, 1, 1));
+  cpuexec__permit_worker_settled(&w);
+  assert_true(cpuexec__permit_worker_steps_off(&p, &w, 1, 1));
   cpuexec__permit crowded = facts(4, 2);
-  assert_false(cpuexec__permit_worker_steps_off(&crowded, 1, 1)); /* more threads than processors */
+  assert_false(cpuexec__permit_worker_steps_off(&crowded, &w, 1, 1)); /* more threads than processors */
   cpuexec__permit big = facts(64, 128);
-  assert_true(cpuexec__permit_worker_steps_off(&big, 37, 37));
+  assert_true(cpuexec__permit_worker_steps_off(&big, &w, 37, 37));
 }
 
 /* The gate: calm (no caller arrived beside since the last look), unplaced,
