@@ -196,6 +196,13 @@ static inline bool cpuexec__permit_stands_aside(const cpuexec__permit *p, uint32
          atomic_load_explicit(&((cpuexec__permit *)p)->strict_running, memory_order_relaxed) == 0;
 }
 
+/* The settle's quiet spell: no caller arrived beside another for
+ * CPUEXEC__UNSETTLED_NS (the callers stopped meeting). Reads the clock. */
+static inline bool cpuexec__permit_callers_quiet(const cpuexec__permit *p) {
+  uint64_t last = atomic_load_explicit(&((cpuexec__permit *)p)->last_arrival_ns, memory_order_relaxed);
+  return cpuexec__permit_now_ns() - last >= CPUEXEC__UNSETTLED_NS;
+}
+
 /* The settle: whether worker w spins while it waits for a region: not
  * while standing aside, nor within CPUEXEC__UNSETTLED_REGIONS regions of a
  * caller's arrival beside another, unless CPUEXEC__UNSETTLED_NS passed
@@ -208,9 +215,7 @@ static inline bool cpuexec__permit_worker_spins(const cpuexec__permit *p, cpuexe
     w->arrivals_seen = arrivals;
     w->unsettled_regions = CPUEXEC__UNSETTLED_REGIONS;
   } else if (w->unsettled_regions > 0) {
-    uint64_t last = atomic_load_explicit(&((cpuexec__permit *)p)->last_arrival_ns, memory_order_relaxed);
-    bool quiet = cpuexec__permit_now_ns() - last >= CPUEXEC__UNSETTLED_NS;
-    w->unsettled_regions = quiet ? 0 : w->unsettled_regions - 1;
+    w->unsettled_regions = cpuexec__permit_callers_quiet(p) ? 0 : w->unsettled_regions - 1;
   }
   return !aside && w->unsettled_regions == 0;
 }
@@ -315,12 +320,15 @@ static inline bool cpuexec__permit_caller_steps_off_for_stuck(cpuexec__permit *p
  * not when the workers are pinned (they cannot move: the pinned-processor
  * rule moves the caller), nor when the executor has more threads than
  * processors, nor while callers run beside lane 0's or the worker is still
- * unsettled by a meeting (the settle): then the other processor is another
- * caller's, and a worker moved there would take it from that caller. */
+ * unsettled by a meeting (the settle, its quiet spell read now: the count
+ * was last moved before the worker's wait): then the other processor is
+ * another caller's, and a worker moved there would take it from that
+ * caller. */
 static inline bool cpuexec__permit_worker_steps_off(const cpuexec__permit *p, const cpuexec__permit_worker *w,
                                                     int32_t cpu, int32_t caller_cpu) {
-  return cpu >= 0 && cpu == caller_cpu && p->first_worker_cpu < 0 && w->unsettled_regions == 0 &&
-         cpuexec__permit_side_callers(p) == 0 && !cpuexec__permit_oversubscribed(p->threads, p->processors);
+  return cpu >= 0 && cpu == caller_cpu && p->first_worker_cpu < 0 && cpuexec__permit_side_callers(p) == 0 &&
+         !cpuexec__permit_oversubscribed(p->threads, p->processors) &&
+         (w->unsettled_regions == 0 || cpuexec__permit_callers_quiet(p));
 }
 
 /* Sharing a processor: whether a spinning thread runs on the processor of

@@ -191,6 +191,8 @@ static void a_woken_worker_missing_regions_it_never_saw_is_stuck(void **state) {
  * other caller of the process running or met lately. */
 static void a_floating_worker_on_its_callers_processor_steps_off(void **state) {
   (void)state;
+  atomic_store(&cpuexec__test_permit_clock, read_fake_clock);
+  atomic_store(&fake_clock, 7000000u);
   cpuexec__permit p = facts(2, 2);
   cpuexec__permit_worker w;
   memset(&w, 0, sizeof w);
@@ -205,12 +207,16 @@ static void a_floating_worker_on_its_callers_processor_steps_off(void **state) {
   cpuexec__permit_caller_leaves(&p);
   (void)cpuexec__permit_worker_spins(&p, &w, false); /* the worker saw them meet: unsettled */
   assert_false(cpuexec__permit_worker_steps_off(&p, &w, 1, 1));
+  atomic_store(&fake_clock, 7000000u + CPUEXEC__UNSETTLED_NS); /* a quiet spell, before its next wait */
+  assert_true(cpuexec__permit_worker_steps_off(&p, &w, 1, 1));
+  atomic_store(&fake_clock, 7000000u);
   cpuexec__permit_worker_settled(&w);
   assert_true(cpuexec__permit_worker_steps_off(&p, &w, 1, 1));
   cpuexec__permit crowded = facts(4, 2);
   assert_false(cpuexec__permit_worker_steps_off(&crowded, &w, 1, 1)); /* more threads than processors */
   cpuexec__permit big = facts(64, 128);
   assert_true(cpuexec__permit_worker_steps_off(&big, &w, 37, 37));
+  atomic_store(&cpuexec__test_permit_clock, NULL);
 }
 
 /* The gate: calm (no caller arrived beside since the last look), unplaced,
