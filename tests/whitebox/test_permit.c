@@ -91,13 +91,19 @@ static _Atomic uint64_t fake_clock, fake_preemptions;
 static uint64_t read_fake_clock(void) { return atomic_load(&fake_clock); }
 static uint64_t read_fake_preemptions(void) { return atomic_load(&fake_preemptions); }
 
+/* The model reads the fake clock, standing at `ns` until the test moves it;
+ * a test that calls it puts the real clock back at its end. */
+static void use_fake_clock(uint64_t ns) {
+  atomic_store(&cpuexec__test_permit_clock, read_fake_clock);
+  atomic_store(&fake_clock, ns);
+}
+
 /* ---- the settle ---------------------------------------------------------- */
 
 /* On the fake clock, standing still unless the test moves it. */
 static void a_worker_that_saw_callers_meet_parks_at_once_for_a_while(void **state) {
   (void)state;
-  atomic_store(&cpuexec__test_permit_clock, read_fake_clock);
-  atomic_store(&fake_clock, 7000000u);
+  use_fake_clock(7000000u);
   cpuexec__permit p = facts(2, 2);
   cpuexec__permit_worker w;
   memset(&w, 0, sizeof w);
@@ -191,8 +197,7 @@ static void a_woken_worker_missing_regions_it_never_saw_is_stuck(void **state) {
  * other caller of the process running or met lately. */
 static void a_floating_worker_on_its_callers_processor_steps_off(void **state) {
   (void)state;
-  atomic_store(&cpuexec__test_permit_clock, read_fake_clock);
-  atomic_store(&fake_clock, 7000000u);
+  use_fake_clock(7000000u);
   cpuexec__permit p = facts(2, 2);
   cpuexec__permit_worker w;
   memset(&w, 0, sizeof w);
