@@ -237,6 +237,11 @@ bool cpuexec__foreign_plan(const struct cpuexec_executor *exec, int64_t total, c
  * of worker thread `arg` (a cpuexec__worker). */
 int cpuexec__lane0_run(struct cpuexec_executor *exec, const cpuexec__region *r, uint32_t *ran);
 void *cpuexec__worker_main(void *arg);
+/* The beside-caller rule (permit.h), asked by worker w near a thread that
+ * runs on `beside_cpu`: when the rule says so, w moves off its processor
+ * the way a caller steps off (region.c), counted in step_offs. Returns
+ * where w runs now (-1: not known). */
+int32_t cpuexec__worker_beside(struct cpuexec_executor *exec, cpuexec__worker *w, int32_t beside_cpu);
 
 #ifdef CPUEXEC__COUNTERS_COMPILED_OUT
 /* The baseline of bench/questions/counters.c only (mk/bench.am): a library

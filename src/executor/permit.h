@@ -308,7 +308,9 @@ static inline bool cpuexec__permit_caller_steps_off_for_stuck(cpuexec__permit *p
 
 /* Beside its caller: whether a floating worker about to join lane 0's
  * region on `cpu` steps off that processor first because the region's
- * caller opened it there (caller_cpu). The kernel may put a woken thread on its
+ * caller opened it there (caller_cpu); and a worker about to serve a task
+ * group's tasks, because the group's submitter submitted them there (it
+ * often goes on working until it waits). The kernel may put a woken thread on its
  * waker's processor while another idles, and a spinning worker there only
  * yields to the caller until the region opens; then one of the pair runs
  * its whole share before the other runs its own, and the region takes
@@ -329,6 +331,20 @@ static inline bool cpuexec__permit_worker_steps_off(const cpuexec__permit *p, co
   return cpu >= 0 && cpu == caller_cpu && p->first_worker_cpu < 0 && cpuexec__permit_side_callers(p) == 0 &&
          !cpuexec__permit_oversubscribed(p->threads, p->processors) &&
          (w->unsettled_regions == 0 || cpuexec__permit_callers_quiet(p));
+}
+
+/* Beside its submitter: whether a thread that has just woken a parked
+ * worker for its task group's tasks yields its processor once. The kernel
+ * may put the woken worker on the waker's processor, behind a submitter
+ * that goes on working until it waits; unless the worker preempts it, it
+ * waits there that long while another processor idles. Yielding lets it
+ * run at once and move off (the beside-caller rule, above); where the
+ * worker went elsewhere, the yield returns at once. Under the rule's own
+ * conditions: floating workers, no more threads than processors, no other
+ * caller running. */
+static inline bool cpuexec__permit_submitter_yields(const cpuexec__permit *p) {
+  return p->first_worker_cpu < 0 && cpuexec__permit_side_callers(p) == 0 &&
+         !cpuexec__permit_oversubscribed(p->threads, p->processors);
 }
 
 /* Sharing a processor: whether a spinning thread runs on the processor of

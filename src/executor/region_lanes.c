@@ -248,6 +248,9 @@ bool cpuexec__lanes_serve(struct cpuexec_executor *exec, uint32_t worker_index, 
     w->lane_next = index; /* next time, start after this lane */
     CPUEXEC__TEST_GAUGE_ENTER(cpuexec__test_permit_running);
     if (admit_tasks(a)) {
+      /* The beside-caller rule (permit.h), for the group's submitter: a
+       * thread that submits tasks often goes on working until it waits. */
+      (void)cpuexec__worker_beside(exec, w, cpuexec__task_group_submitter_cpu(l->group));
       serve_tasks(exec, l);
       CPUEXEC__TEST_GAUGE_LEAVE(cpuexec__test_permit_running);
       cpuexec__permit_worker_settled(&w->permit);

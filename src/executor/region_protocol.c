@@ -158,12 +158,11 @@ static cpuexec__wait_plan worker_wait_plan(struct cpuexec_executor *exec, cpuexe
   return plan;
 }
 
-/* The beside-caller rule (permit.h): worker `index`, on its caller's
- * processor `cpu`, moves off it the way a caller steps off (region.c).
- * Returns where it runs now. */
-static int32_t worker_steps_off(struct cpuexec_executor *exec, uint32_t index, int32_t cpu) {
+int32_t cpuexec__worker_beside(struct cpuexec_executor *exec, cpuexec__worker *w, int32_t beside_cpu) {
+  int32_t cpu = cpuexec__os_current_cpu();
+  if (!cpuexec__permit_worker_steps_off(&exec->permit, &w->permit, cpu, beside_cpu)) return cpu;
   int32_t now = cpuexec__os_step_off(&cpu, 1);
-  CPUEXEC__COUNT_AS(cpuexec__counters_of(exec), index, step_offs, 1);
+  CPUEXEC__COUNT_AS(cpuexec__counters_of(exec), w->index, step_offs, 1);
   return now >= 0 ? now : cpu;
 }
 
@@ -222,10 +221,7 @@ void *cpuexec__worker_main(void *arg) {
       /* The beside-caller rule (permit.h), before checking in: while the
        * worker moves, its caller may take the share over instead of
        * waiting for it. */
-      cpu = cpuexec__os_current_cpu();
-      if (cpuexec__permit_worker_steps_off(&exec->permit, &w->permit, cpu,
-                                           atomic_load_explicit(&exec->caller_cpu, memory_order_relaxed)))
-        cpu = worker_steps_off(exec, w->index, cpu);
+      cpu = cpuexec__worker_beside(exec, w, atomic_load_explicit(&exec->caller_cpu, memory_order_relaxed));
       if (cpuexec__epoch_try_join(&slot->epoch, &e)) {
         joined = true;
         break;

@@ -14,6 +14,7 @@
 
 #include "core/error.h"
 #include "executor_internal.h"
+#include "os/os.h"
 #include "participant.h"
 #include "region_lanes.h"
 #include "tasks_internal.h"
@@ -35,6 +36,7 @@ struct cpuexec_task_group {
   uint32_t head, count;
   uint32_t lane; /* the lane it holds, 0: none */
   _Atomic int error;
+  _Atomic int32_t submitter_cpu; /* cpuexec__task_group_submitter_cpu() */
 };
 
 /* The groups whose tasks run on this thread, innermost first (a task
@@ -133,8 +135,24 @@ int cpuexec__task_group_make(cpuexec_executor *exec, const cpuexec_task_group_op
   g->capacity = capacity;
   pthread_mutex_init(&g->lock, NULL);
   atomic_init(&g->error, 0);
+  atomic_init(&g->submitter_cpu, -1);
   *out = g;
   return 0;
+}
+
+int32_t cpuexec__task_group_submitter_cpu(const struct cpuexec_task_group *g) {
+  return atomic_load_explicit(&g->submitter_cpu, memory_order_relaxed);
+}
+
+/* Where a thread submits from, unless it runs one of the group's tasks
+ * (a worker's own processor says nothing of where the submitter works);
+ * written only when it changes, so the line stays shared. */
+static void note_submitter_cpu(struct cpuexec_task_group *g) {
+  for (const running_task *r = running_tasks; r; r = r->outer)
+    if (r->group == g) return;
+  int32_t cpu = cpuexec__os_current_cpu();
+  if (atomic_load_explicit(&g->submitter_cpu, memory_order_relaxed) != cpu)
+    atomic_store_explicit(&g->submitter_cpu, cpu, memory_order_relaxed);
 }
 
 static int check_group(const struct cpuexec_task_group *g) {
@@ -155,6 +173,7 @@ CPUEXEC_EXPORT int cpuexec_task_group_submit(cpuexec_task_group *g, void *ctx, c
     run_task(g, t);
     return 0;
   }
+  note_submitter_cpu(g);
   pthread_mutex_lock(&g->lock);
   if (g->count == g->capacity) { /* full: the submitter runs it, so submitting never waits */
     pthread_mutex_unlock(&g->lock);
@@ -170,7 +189,8 @@ CPUEXEC_EXPORT int cpuexec_task_group_submit(cpuexec_task_group *g, void *ctx, c
   pthread_mutex_unlock(&g->lock);
   /* After the unlock the lane may have been given back and taken by a
    * region: the nudge then wakes workers for nothing, at most. */
-  if (lane) cpuexec__lane_nudge(g->exec, lane, queued);
+  if (lane && cpuexec__lane_nudge(g->exec, lane, queued) > 0 && cpuexec__permit_submitter_yields(&g->exec->permit))
+    cpuexec__os_yield();
   return 0;
 }
 

@@ -3,11 +3,18 @@
 #ifndef CPUEXEC_SRC_TASKS_INTERNAL_H
 #define CPUEXEC_SRC_TASKS_INTERNAL_H
 
+#include <stdint.h>
+
 struct cpuexec_task_group;
 
 /* A worker inside the group's lane: runs queued tasks until the queue is
  * empty (or the group failed), as participant 0 of 1 each. */
 void cpuexec__tasks_serve(struct cpuexec_task_group *group);
+
+/* The processor the group's tasks were last submitted from, by a thread
+ * not running one of them (-1: none yet, or not known): the beside-caller
+ * rule's (permit.h) for a worker about to serve the group. */
+int32_t cpuexec__task_group_submitter_cpu(const struct cpuexec_task_group *group);
 
 /* The group without the handle's reference, which the public create and
  * destroy (sessions/task_group.c) take and release: references belong to

@@ -18,6 +18,8 @@
 #endif
 #include <cmocka.h>
 
+#include <cpuexec/tasks.h>
+
 #include "executor/executor_internal.h"
 #include "os/os.h"
 #include "support/test_util.h"
@@ -527,25 +529,44 @@ static void move_onto_the_callers_processor(struct cpuexec_executor *exec, uint3
   mask_set(&original);
 }
 
+/* A worker's share or task, and whether it ran on a (counted first: the
+ * task case's submitter goes on once the share is counted). */
+static void note_share_cpu(beside_case *bc) {
+  if (cpuexec__os_current_cpu() == bc->a) atomic_fetch_add(&bc->worker_shares_on_a, 1);
+  atomic_fetch_add(&bc->worker_shares, 1);
+}
+
 static int note_worker_cpu(void *ctx, int64_t b, int64_t e) {
   beside_case *bc = ctx;
   (void)b, (void)e;
   if (cpuexec_participant_index() == 0) return 0;
-  atomic_fetch_add(&bc->worker_shares, 1);
-  if (cpuexec__os_current_cpu() == bc->a) atomic_fetch_add(&bc->worker_shares_on_a, 1);
+  note_share_cpu(bc);
   return 0;
 }
 
 enum { BESIDE_REGIONS = 40 };
 
-static void *dispatch_confined_beside_its_worker(void *arg) {
-  beside_case *bc = arg;
-  /* Made before the confinement: its worker inherits the whole CPU set. */
+/* An executor of 2 with counters, made before the caller's confinement:
+ * its worker inherits the whole CPU set. */
+static cpuexec_executor *beside_executor(void) {
   cpuexec_resolved *r = test_resolved(2);
   cpuexec_executor *exec = NULL;
   if (cpuexec_executor_create(r, &exec) != 0) abort();
   cpuexec_resolved_destroy(r);
   if (cpuexec_executor_counters_enable(exec) != 0) abort();
+  return exec;
+}
+
+static uint64_t step_offs_then_release(cpuexec_executor *exec) {
+  cpuexec_counters c;
+  cpuexec_executor_counters_get(exec, &c);
+  cpuexec_executor_release(exec);
+  return c.step_offs;
+}
+
+static void *dispatch_confined_beside_its_worker(void *arg) {
+  beside_case *bc = arg;
+  cpuexec_executor *exec = beside_executor();
   thread_mask original;
   mask_get(&original);
   mask_only(bc->a);
@@ -553,16 +574,15 @@ static void *dispatch_confined_beside_its_worker(void *arg) {
   for (int i = 0; i < BESIDE_REGIONS; i++)
     if (cpuexec_parallel_for_flags(exec, 2, 1, bc, note_worker_cpu, 0, CPUEXEC_FOR_EVERY_PARTICIPANT) != 0) abort();
   atomic_store(&cpuexec__test_worker_gate, NULL);
-  cpuexec_counters c;
-  cpuexec_executor_counters_get(exec, &c);
-  bc->step_offs = c.step_offs;
-  cpuexec_executor_release(exec);
+  bc->step_offs = step_offs_then_release(exec);
   mask_set(&original);
   return NULL;
 }
 
-static void a_worker_that_joins_on_its_callers_processor_steps_off(void **state) {
-  (void)state;
+/* Runs `confined` (dispatch_confined_beside_its_worker or
+ * submit_confined_beside_its_worker) on a thread of its own and checks
+ * what the beside-caller rule did there. */
+static void check_the_beside_caller_rule(void *(*confined)(void *)) {
   thread_mask allowed;
   mask_get(&allowed);
   if (!cpuexec__os_has_affinity()) {
@@ -572,7 +592,7 @@ static void a_worker_that_joins_on_its_callers_processor_steps_off(void **state)
   beside_case bc = {.a = first_allowed_cpu()};
   beside = &bc;
   pthread_t t;
-  pthread_create(&t, NULL, dispatch_confined_beside_its_worker, &bc);
+  pthread_create(&t, NULL, confined, &bc);
   pthread_join(t, NULL);
   beside = NULL;
   assert_int_equal(bc.worker_shares, BESIDE_REGIONS);
@@ -592,6 +612,47 @@ static void a_worker_that_joins_on_its_callers_processor_steps_off(void **state)
    * layer's own step-off test checks the move there. */
   assert_true((uint64_t)bc.worker_shares_on_a <= BESIDE_REGIONS - bc.step_offs);
 #endif
+}
+
+static void a_worker_that_joins_on_its_callers_processor_steps_off(void **state) {
+  (void)state;
+  check_the_beside_caller_rule(dispatch_confined_beside_its_worker);
+}
+
+/* The same rule for a task group: a floating worker about to serve the
+ * group's tasks on the processor its submitter works on steps off it. The
+ * submitter is confined to processor a and never runs a task itself: it
+ * waits for each one (yielding, so a worker kept on a still runs) before it
+ * submits the next. The gate moves the worker onto a before it joins the
+ * group's lane. */
+static int note_task_cpu(void *ctx) {
+  note_share_cpu(ctx);
+  return 0;
+}
+
+static void *submit_confined_beside_its_worker(void *arg) {
+  beside_case *bc = arg;
+  cpuexec_executor *exec = beside_executor();
+  cpuexec_task_group *g = NULL;
+  if (cpuexec_task_group_create(exec, NULL, &g) != 0) abort();
+  thread_mask original;
+  mask_get(&original);
+  mask_only(bc->a);
+  atomic_store(&cpuexec__test_worker_gate, move_onto_the_callers_processor);
+  for (int i = 0; i < BESIDE_REGIONS; i++) {
+    if (cpuexec_task_group_submit(g, bc, note_task_cpu) != 0) abort();
+    while (atomic_load(&bc->worker_shares) <= i) sched_yield();
+  }
+  atomic_store(&cpuexec__test_worker_gate, NULL);
+  if (cpuexec_task_group_destroy(g) != 0) abort();
+  bc->step_offs = step_offs_then_release(exec);
+  mask_set(&original);
+  return NULL;
+}
+
+static void a_worker_that_serves_tasks_on_their_submitters_processor_steps_off(void **state) {
+  (void)state;
+  check_the_beside_caller_rule(submit_confined_beside_its_worker);
 }
 
 static void the_lease_slot_is_empty_for_a_direct_executor(void **state) {
@@ -697,6 +758,7 @@ int main(void) {
       cmocka_unit_test(the_os_step_off_moves_the_thread_and_keeps_its_cpu_set),
       cmocka_unit_test(each_step_off_is_counted),
       cmocka_unit_test(a_worker_that_joins_on_its_callers_processor_steps_off),
+      cmocka_unit_test(a_worker_that_serves_tasks_on_their_submitters_processor_steps_off),
       cmocka_unit_test(the_lease_slot_is_empty_for_a_direct_executor),
       cmocka_unit_test(spin_policies_resolve_to_the_waits_they_promise),
       cmocka_unit_test(every_spin_policy_runs_regions),

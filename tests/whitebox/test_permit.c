@@ -224,6 +224,26 @@ static void a_floating_worker_on_its_callers_processor_steps_off(void **state) {
   atomic_store(&cpuexec__test_permit_clock, NULL);
 }
 
+/* Beside its submitter: a thread that woke a worker for its tasks yields
+ * once only where the beside-caller rule could move that worker: floating
+ * workers, no more threads than processors, no other caller running. */
+static void a_submitter_that_woke_a_floating_worker_yields(void **state) {
+  (void)state;
+  cpuexec__permit p = facts(2, 2);
+  assert_true(cpuexec__permit_submitter_yields(&p));
+  p.first_worker_cpu = 1;
+  assert_false(cpuexec__permit_submitter_yields(&p)); /* pinned: it cannot move */
+  p.first_worker_cpu = -1;
+  arrive(&p, 1); /* a caller beside lane 0's: the other processor is its */
+  assert_false(cpuexec__permit_submitter_yields(&p));
+  cpuexec__permit_caller_leaves(&p);
+  assert_true(cpuexec__permit_submitter_yields(&p));
+  cpuexec__permit crowded = facts(4, 2);
+  assert_false(cpuexec__permit_submitter_yields(&crowded)); /* more threads than processors */
+  cpuexec__permit big = facts(64, 128);
+  assert_true(cpuexec__permit_submitter_yields(&big));
+}
+
 /* The gate: calm (no caller arrived beside since the last look), unplaced,
  * workers floating. */
 static void only_a_calm_unplaced_caller_of_floating_workers_steps_off(void **state) {
@@ -314,6 +334,7 @@ int main(void) {
       cmocka_unit_test(a_free_caller_on_a_pinned_workers_processor_steps_off),
       cmocka_unit_test(a_woken_worker_missing_regions_it_never_saw_is_stuck),
       cmocka_unit_test(a_floating_worker_on_its_callers_processor_steps_off),
+      cmocka_unit_test(a_submitter_that_woke_a_floating_worker_yields),
       cmocka_unit_test(only_a_calm_unplaced_caller_of_floating_workers_steps_off),
       cmocka_unit_test(a_thread_preempted_since_a_recent_look_is_crowded),
       cmocka_unit_test(the_long_spin_asks_the_preemption_count_through_the_model),
