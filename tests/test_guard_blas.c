@@ -102,12 +102,17 @@ static int library_threads(void) {
 #define REPS 12
 #define RANGES 2
 /* The reading's own cost on the calling thread, with room for a loaded
- * machine and for threads that end inside the window: under
- * ThreadSanitizer, in CI's run of 3f09546, threads no longer listed after
- * the callbacks' dgemm had run 1.99 ms (0.12-0.19 ms in six local runs of
- * the same build). The failures this catches are tens to hundreds of ms:
- * the same calls at top level put 74-113 ms on the library's threads. */
-#define TOLERANCE_NS 10000000u
+ * machine; the failures this catches are tens to hundreds of ms. */
+#define TOLERANCE_NS 2000000u
+/* What threads outside the caller and the pool may run while the calls
+ * run in callbacks: the tolerance, and a tenth of the work, for threads
+ * that end inside the window (under ThreadSanitizer, in CI's run of
+ * 3f09546, threads no longer listed after BLIS's dgemm in callbacks had
+ * run 1.99 ms of 87.7; 0.12-0.19 ms locally in the same build). The same
+ * calls at top level put a third to a half of the work on the library's
+ * threads (13 ms of 38 with OpenBLAS's OpenMP build, 113 of 235 with
+ * BLIS's under ThreadSanitizer). */
+static uint64_t others_allowed(const guard_cpu_report *r) { return TOLERANCE_NS + r->allowed_ns / 10; }
 
 typedef struct gemm_job {
   double a[RANGES][N * N], b[RANGES][N * N], c[RANGES][N * N], want[RANGES][N * N];
@@ -229,7 +234,7 @@ static void dgemm_in_callbacks_runs_on_the_caller_and_the_pool_only(void **state
     assert_int_equal(atomic_load(&job.threads_seen[i]), 2);
 #endif
   assert_true(r.allowed_ns > 0);
-  assert_true(r.others_ns < TOLERANCE_NS);
+  assert_true(r.others_ns < others_allowed(&r));
   assert_int_equal(library_threads(), 2); /* restored when the region returned */
   cpuexec_session_destroy(session);
 }
