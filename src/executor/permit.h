@@ -306,6 +306,13 @@ static inline bool cpuexec__permit_caller_steps_off_for_stuck(cpuexec__permit *p
   return calm && !p->placed_caller && p->first_worker_cpu < 0;
 }
 
+/* The beside-caller rule's conditions (below): floating workers, no more
+ * threads than processors, no caller running beside lane 0's. */
+static inline bool cpuexec__permit_beside_applies(const cpuexec__permit *p) {
+  return p->first_worker_cpu < 0 && cpuexec__permit_side_callers(p) == 0 &&
+         !cpuexec__permit_oversubscribed(p->threads, p->processors);
+}
+
 /* Beside its caller: whether a floating worker about to join lane 0's
  * region on `cpu` steps off that processor first because the region's
  * caller opened it there (caller_cpu); and a worker about to serve a task
@@ -328,8 +335,7 @@ static inline bool cpuexec__permit_caller_steps_off_for_stuck(cpuexec__permit *p
  * caller. */
 static inline bool cpuexec__permit_worker_steps_off(const cpuexec__permit *p, const cpuexec__permit_worker *w,
                                                     int32_t cpu, int32_t caller_cpu) {
-  return cpu >= 0 && cpu == caller_cpu && p->first_worker_cpu < 0 && cpuexec__permit_side_callers(p) == 0 &&
-         !cpuexec__permit_oversubscribed(p->threads, p->processors) &&
+  return cpu >= 0 && cpu == caller_cpu && cpuexec__permit_beside_applies(p) &&
          (w->unsettled_regions == 0 || cpuexec__permit_callers_quiet(p));
 }
 
@@ -343,8 +349,7 @@ static inline bool cpuexec__permit_worker_steps_off(const cpuexec__permit *p, co
  * conditions: floating workers, no more threads than processors, no other
  * caller running. */
 static inline bool cpuexec__permit_submitter_yields(const cpuexec__permit *p) {
-  return p->first_worker_cpu < 0 && cpuexec__permit_side_callers(p) == 0 &&
-         !cpuexec__permit_oversubscribed(p->threads, p->processors);
+  return cpuexec__permit_beside_applies(p);
 }
 
 /* Sharing a processor: whether a spinning thread runs on the processor of

@@ -47,6 +47,13 @@ typedef struct running_task {
 } running_task;
 static __thread running_task *running_tasks;
 
+/* Whether the calling thread is inside one of g's tasks. */
+static bool runs_a_task_of(const struct cpuexec_task_group *g) {
+  for (const running_task *r = running_tasks; r; r = r->outer)
+    if (r->group == g) return true;
+  return false;
+}
+
 typedef struct task_run {
   task t;
   int rc;
@@ -148,8 +155,7 @@ int32_t cpuexec__task_group_submitter_cpu(const struct cpuexec_task_group *g) {
  * (a worker's own processor says nothing of where the submitter works);
  * written only when it changes, so the line stays shared. */
 static void note_submitter_cpu(struct cpuexec_task_group *g) {
-  for (const running_task *r = running_tasks; r; r = r->outer)
-    if (r->group == g) return;
+  if (runs_a_task_of(g)) return;
   int32_t cpu = cpuexec__os_current_cpu();
   if (atomic_load_explicit(&g->submitter_cpu, memory_order_relaxed) != cpu)
     atomic_store_explicit(&g->submitter_cpu, cpu, memory_order_relaxed);
@@ -205,10 +211,9 @@ CPUEXEC_EXPORT int cpuexec_task_group_help(cpuexec_task_group *g, void *ctx, cpu
 CPUEXEC_EXPORT int cpuexec_task_group_wait(cpuexec_task_group *g) {
   int rc = check_group(g);
   if (rc != 0) return rc;
-  for (const running_task *r = running_tasks; r; r = r->outer)
-    if (r->group == g)
-      return cpuexec__fail(CPUEXEC_EBUSY, "task group: waited on from inside one of its own tasks, which would "
-                                          "wait for itself; wait from outside the group");
+  if (runs_a_task_of(g))
+    return cpuexec__fail(CPUEXEC_EBUSY, "task group: waited on from inside one of its own tasks, which would "
+                                        "wait for itself; wait from outside the group");
   for (;;) {
     task t;
     while (pop(g, &t)) run_task(g, t);
