@@ -96,6 +96,19 @@
 #define CPUEXEC__CROWD_PIECES 16
 #define CPUEXEC__CROWD_SLICE_NS 100000u
 
+/* ns, yields. A crowded caller's yield that returned within
+ * CPUEXEC__CROWD_ALONE_NS found no other thread runnable on its processor
+ * (a yield that let another run returns a slice later at the soonest);
+ * after CPUEXEC__CROWD_ALONE_YIELDS such yields in a row it rests
+ * CPUEXEC__CROWD_REST_NS (plus the thread's timer slack) instead, so that
+ * the kernel moves a caller queued on another processor onto its idle one.
+ * Fewer in a row or a longer rest: the callers' turns even out sooner, and
+ * a processor idles more often where a neighbour only blocked for a moment.
+ * Rows: the np4_* and k4_* fair rows (processes_cpuexec, callers). */
+#define CPUEXEC__CROWD_ALONE_NS 5000u
+#define CPUEXEC__CROWD_ALONE_YIELDS 2u
+#define CPUEXEC__CROWD_REST_NS 20000u
+
 /* regions. A woken worker that missed this many regions in a row without
  * seeing one is runnable but not running (queued behind its caller):
  * the caller steps off its processor. Row: axpy_64k. */

@@ -35,6 +35,8 @@
  *                      have not met for CPUEXEC__UNSETTLED_NS;
  *   crowd pieces       a caller alone among more callers than threads runs
  *                      its region in pieces, yielding between them;
+ *   crowd rest         such a caller whose yields find its processor empty
+ *                      CPUEXEC__CROWD_ALONE_YIELDS times in a row rests;
  *   pinned processor   a free caller on a pinned worker's processor steps
  *                      off it;
  *   stuck worker       a woken worker that misses regions unseen makes an
@@ -271,6 +273,27 @@ static inline int64_t cpuexec__permit_crowd_step(int64_t total, int64_t grain) {
  * yield). */
 static inline bool cpuexec__permit_crowd_yields(uint64_t now_ns, uint64_t slice_start) {
   return now_ns - slice_start >= CPUEXEC__CROWD_SLICE_NS;
+}
+
+/* Crowd rest: whether a crowded caller whose yield took yield_ns rests
+ * (sleeps CPUEXEC__CROWD_REST_NS) before its next piece. The kernel places
+ * a thread when it wakes and when a processor falls idle, never among
+ * threads that only yield: four busy callers on two processors can stay
+ * three on one and one on the other, the lone one running three times as
+ * many regions. A yield that returns at once found nobody else runnable on
+ * the caller's processor; found CPUEXEC__CROWD_ALONE_YIELDS times in a row
+ * (one neighbour that blocked for a moment is not a queue elsewhere), the
+ * caller rests, its processor falls idle and the kernel moves a queued
+ * caller there. *alone_in_a_row counts those yields; a yield that let
+ * another thread run, or a rest, starts it again. */
+static inline bool cpuexec__permit_crowd_rests(uint32_t *alone_in_a_row, uint64_t yield_ns) {
+  if (yield_ns >= CPUEXEC__CROWD_ALONE_NS) {
+    *alone_in_a_row = 0;
+    return false;
+  }
+  if (++*alone_in_a_row < CPUEXEC__CROWD_ALONE_YIELDS) return false;
+  *alone_in_a_row = 0;
+  return true;
 }
 
 /* Pinned processor: whether a caller running on `cpu` steps off it before

@@ -158,6 +158,24 @@ static int run_foreign(struct cpuexec_executor *exec, const cpuexec__region *r, 
   return cpuexec__foreign_run(exec, r->total, r->grain, &call, fp_range, r->participants);
 }
 
+/* A crowded caller's yields in a row that found its processor empty
+ * (cpuexec__permit_crowd_rests), kept from one region to the next; and the
+ * word its rest sleeps on, which nobody wakes. */
+static __thread uint32_t crowd_alone_in_a_row;
+static __thread _Atomic uint32_t crowd_rest_word;
+
+/* A crowded caller's turn between two pieces: it yields, or rests when its
+ * yields keep finding nobody to yield to. Returns when the next slice
+ * begins. */
+static uint64_t crowd_turn(void) {
+  uint64_t before = cpuexec__permit_now_ns();
+  cpuexec__os_yield();
+  uint64_t after = cpuexec__permit_now_ns();
+  if (!cpuexec__permit_crowd_rests(&crowd_alone_in_a_row, after - before)) return after;
+  cpuexec__os_wait_until(&crowd_rest_word, 0, cpuexec__os_now_ns() + CPUEXEC__CROWD_REST_NS);
+  return cpuexec__permit_now_ns();
+}
+
 /* More callers than the executor has threads run regions on it (four on a
  * pool of two): the kernel time-slices the callers, and one it preempts
  * mid-region waits a scheduler tick to finish it (the K = 4 p99 of make
@@ -166,7 +184,9 @@ static int run_foreign(struct cpuexec_executor *exec, const cpuexec__region *r, 
  * (the permit model's crowd rule): the callers then take turns at that
  * grain (libomp's teams do the same in their yielding barriers), each
  * region taking its fair share of a processor but none waiting a tick. A
- * yield with nobody else runnable returns at once. */
+ * yield with nobody else runnable returns at once; found so twice in a
+ * row, the caller rests so that the kernel evens out where the callers run
+ * (the crowd rest). */
 static int run_crowded(struct cpuexec_executor *exec, const cpuexec__region *r) {
   int64_t total = r->total, step = cpuexec__permit_crowd_step(total, r->grain);
   cpuexec__participant p;
@@ -176,10 +196,7 @@ static int run_crowded(struct cpuexec_executor *exec, const cpuexec__region *r) 
   for (int64_t begin = 0, end; begin < total && rc == 0; begin = end) {
     end = total - begin > step ? begin + step : total;
     rc = cpuexec__participant_invoke(r->fn, r->ctx, begin, end);
-    if (cpuexec__permit_crowd_yields(cpuexec__permit_now_ns(), slice_start)) {
-      cpuexec__os_yield();
-      slice_start = cpuexec__permit_now_ns();
-    }
+    if (cpuexec__permit_crowd_yields(cpuexec__permit_now_ns(), slice_start)) slice_start = crowd_turn();
   }
   cpuexec__participant_leave(&p);
   return rc;

@@ -156,6 +156,25 @@ static void a_caller_among_more_callers_than_threads_takes_turns(void **state) {
   assert_true(cpuexec__permit_crowd_yields(5000 + CPUEXEC__CROWD_SLICE_NS, 5000));
 }
 
+static void a_crowded_caller_alone_on_its_processor_rests(void **state) {
+  (void)state;
+  uint32_t alone = 0;
+  /* A yield that let another thread run: no rest, ever. */
+  for (int i = 0; i < 10; i++) assert_false(cpuexec__permit_crowd_rests(&alone, CPUEXEC__CROWD_ALONE_NS));
+  /* Yields that found nobody: the rest comes at the CPUEXEC__CROWD_ALONE_YIELDS-th in a row ... */
+  for (uint32_t i = 1; i < CPUEXEC__CROWD_ALONE_YIELDS; i++)
+    assert_false(cpuexec__permit_crowd_rests(&alone, CPUEXEC__CROWD_ALONE_NS - 1));
+  assert_true(cpuexec__permit_crowd_rests(&alone, 0));
+  /* ... and the count starts again after it. */
+  assert_int_equal(alone, 0);
+  for (uint32_t i = 1; i < CPUEXEC__CROWD_ALONE_YIELDS; i++) assert_false(cpuexec__permit_crowd_rests(&alone, 0));
+  /* A neighbour that ran in between breaks the row: one that only blocked
+   * for a moment is not a queue elsewhere. */
+  assert_false(cpuexec__permit_crowd_rests(&alone, CPUEXEC__CROWD_SLICE_NS));
+  for (uint32_t i = 1; i < CPUEXEC__CROWD_ALONE_YIELDS; i++) assert_false(cpuexec__permit_crowd_rests(&alone, 0));
+  assert_true(cpuexec__permit_crowd_rests(&alone, 0));
+}
+
 /* ---- stepping off a processor -------------------------------------------- */
 
 static void a_free_caller_on_a_pinned_workers_processor_steps_off(void **state) {
@@ -331,6 +350,7 @@ int main(void) {
       cmocka_unit_test(workers_beyond_what_the_callers_leave_stand_aside),
       cmocka_unit_test(a_worker_that_saw_callers_meet_parks_at_once_for_a_while),
       cmocka_unit_test(a_caller_among_more_callers_than_threads_takes_turns),
+      cmocka_unit_test(a_crowded_caller_alone_on_its_processor_rests),
       cmocka_unit_test(a_free_caller_on_a_pinned_workers_processor_steps_off),
       cmocka_unit_test(a_woken_worker_missing_regions_it_never_saw_is_stuck),
       cmocka_unit_test(a_floating_worker_on_its_callers_processor_steps_off),
