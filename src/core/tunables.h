@@ -104,7 +104,7 @@
  * the kernel moves a caller queued on another processor onto its idle one.
  * Fewer in a row or a longer rest: the callers' turns even out sooner, and
  * a processor idles more often where a neighbour only blocked for a moment.
- * Rows: the np4_* and k4_* fair rows (processes_cpuexec, callers). */
+ * Row: np4_*_default_fair (bench/peers/processes_cpuexec). */
 #define CPUEXEC__CROWD_ALONE_NS 5000u
 #define CPUEXEC__CROWD_ALONE_YIELDS 2u
 #define CPUEXEC__CROWD_REST_NS 20000u

@@ -35,8 +35,10 @@
  *                      have not met for CPUEXEC__UNSETTLED_NS;
  *   crowd pieces       a caller alone among more callers than threads runs
  *                      its region in pieces, yielding between them;
- *   crowd rest         such a caller whose yields find its processor empty
- *                      CPUEXEC__CROWD_ALONE_YIELDS times in a row rests;
+ *   crowd rest         such a caller, where callers of several processes
+ *                      are over the node's budget, whose yields find its
+ *                      processor empty CPUEXEC__CROWD_ALONE_YIELDS times in
+ *                      a row rests;
  *   pinned processor   a free caller on a pinned worker's processor steps
  *                      off it;
  *   stuck worker       a woken worker that misses regions unseen makes an

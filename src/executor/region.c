@@ -164,14 +164,14 @@ static int run_foreign(struct cpuexec_executor *exec, const cpuexec__region *r, 
 static __thread uint32_t crowd_alone_in_a_row;
 static __thread _Atomic uint32_t crowd_rest_word;
 
-/* A crowded caller's turn between two pieces: it yields, or rests when its
- * yields keep finding nobody to yield to. Returns when the next slice
- * begins. */
-static uint64_t crowd_turn(void) {
+/* A crowded caller's turn between two pieces: it yields, or, where it may
+ * rest (`rests`), rests when its yields keep finding nobody to yield to.
+ * Returns when the next slice begins. */
+static uint64_t crowd_turn(bool rests) {
   uint64_t before = cpuexec__permit_now_ns();
   cpuexec__os_yield();
   uint64_t after = cpuexec__permit_now_ns();
-  if (!cpuexec__permit_crowd_rests(&crowd_alone_in_a_row, after - before)) return after;
+  if (!rests || !cpuexec__permit_crowd_rests(&crowd_alone_in_a_row, after - before)) return after;
   cpuexec__os_wait_until(&crowd_rest_word, 0, cpuexec__os_now_ns() + CPUEXEC__CROWD_REST_NS);
   return cpuexec__permit_now_ns();
 }
@@ -184,10 +184,12 @@ static uint64_t crowd_turn(void) {
  * (the permit model's crowd rule): the callers then take turns at that
  * grain (libomp's teams do the same in their yielding barriers), each
  * region taking its fair share of a processor but none waiting a tick. A
- * yield with nobody else runnable returns at once; found so twice in a
- * row, the caller rests so that the kernel evens out where the callers run
- * (the crowd rest). */
-static int run_crowded(struct cpuexec_executor *exec, const cpuexec__region *r) {
+ * yield with nobody else runnable returns at once. Where callers of other
+ * processes crowd the node (`rests`), such a yield found twice in a row
+ * makes the caller rest, so that the kernel evens out where the callers
+ * run (the crowd rest: doc/performance.md section 6 says why not among
+ * one process's callers). */
+static int run_crowded(struct cpuexec_executor *exec, const cpuexec__region *r, bool rests) {
   int64_t total = r->total, step = cpuexec__permit_crowd_step(total, r->grain);
   cpuexec__participant p;
   cpuexec__participant_enter(&p, exec, 0, 1);
@@ -196,17 +198,22 @@ static int run_crowded(struct cpuexec_executor *exec, const cpuexec__region *r) 
   for (int64_t begin = 0, end; begin < total && rc == 0; begin = end) {
     end = total - begin > step ? begin + step : total;
     rc = cpuexec__participant_invoke(r->fn, r->ctx, begin, end);
-    if (cpuexec__permit_crowd_yields(cpuexec__permit_now_ns(), slice_start)) slice_start = crowd_turn();
+    if (cpuexec__permit_crowd_yields(cpuexec__permit_now_ns(), slice_start)) slice_start = crowd_turn(rests);
   }
   cpuexec__participant_leave(&p);
   return rc;
 }
 
+/* How a caller runs a region alone: at once, or in crowd pieces, resting
+ * or not (run_crowded). */
+enum alone_way { ALONE_AT_ONCE, ALONE_IN_PIECES, ALONE_IN_PIECES_RESTING };
+
 /* A region that runs on its caller alone after all, woken nobody: not a
  * dispatch (counters.h); one participant ran. */
-static int run_caller_only(struct cpuexec_executor *exec, const cpuexec__region *r, bool crowded, uint32_t *ran) {
+static int run_caller_only(struct cpuexec_executor *exec, const cpuexec__region *r, enum alone_way way,
+                           uint32_t *ran) {
   *ran = 1;
-  return crowded ? run_crowded(exec, r) : run_inline(exec, r);
+  return way == ALONE_AT_ONCE ? run_inline(exec, r) : run_crowded(exec, r, way == ALONE_IN_PIECES_RESTING);
 }
 
 /* The callers running regions on exec, lane 0's included. */
@@ -216,11 +223,17 @@ static inline uint32_t callers_now(struct cpuexec_executor *exec) {
 
 /* A region the occupancy cap (permit.h) leaves to its caller alone, in
  * crowd pieces when more callers run than the executor has threads, or
- * than the node's budget has slots (node_crowded). */
-static int run_alone(struct cpuexec_executor *exec, const cpuexec__region *r, bool node_crowded, uint32_t *ran) {
+ * than the node's budget has slots (node, NULL where the node was not
+ * asked), resting where callers of other processes crowd the node. */
+static int run_alone(struct cpuexec_executor *exec, const cpuexec__region *r, const cpuexec__node_region *node,
+                     uint32_t *ran) {
   CPUEXEC__COUNT(cpuexec__counters_of(exec), occupied_inline, 1);
-  return run_caller_only(exec, r, node_crowded || cpuexec__permit_caller_crowded(&exec->permit, callers_now(exec)),
-                         ran);
+  enum alone_way way = ALONE_AT_ONCE;
+  if (node != NULL && node->processes_over)
+    way = ALONE_IN_PIECES_RESTING;
+  else if ((node != NULL && node->crowded) || cpuexec__permit_caller_crowded(&exec->permit, callers_now(exec)))
+    way = ALONE_IN_PIECES;
+  return run_caller_only(exec, r, way, ran);
 }
 
 /* A caller beside lane 0's: in a free lane, alone when the callers running
@@ -240,10 +253,10 @@ static int run_beside(struct cpuexec_executor *exec, const cpuexec__region *r, u
   cpuexec__region admitted = *r;
   admitted.participants = cpuexec__permit_region_admits(&exec->permit, r->participants);
   if (admitted.participants == 1) {
-    rc = run_alone(exec, r, false, ran);
+    rc = run_alone(exec, r, NULL, ran);
   } else if (!cpuexec__lane_run(exec, &admitted, &rc, ran)) {
     CPUEXEC__COUNT(cpuexec__counters_of(exec), bound_inline, 1);
-    rc = run_caller_only(exec, r, false, ran);
+    rc = run_caller_only(exec, r, ALONE_AT_ONCE, ran);
   }
   cpuexec__permit_caller_leaves(&exec->permit);
   return rc;
@@ -274,14 +287,14 @@ static int run_native(struct cpuexec_executor *exec, cpuexec__region *r, uint32_
   if (r->participants < wanted) CPUEXEC__COUNT(cpuexec__counters_of(exec), node_slot_waits, 1);
   int rc;
   if (r->participants == 1) {
-    rc = run_alone(exec, r, node_region.crowded, ran);
+    rc = run_alone(exec, r, &node_region, ran);
   } else if (pthread_mutex_trylock(&exec->dispatch_lock) == 0) {
     cpuexec__region admitted = *r;
     if (!r->strict) admitted.participants = cpuexec__permit_region_admits(&exec->permit, r->participants);
     if (admitted.participants > 1) {
       rc = run_lane0(exec, &admitted, ran);
     } else {
-      rc = run_alone(exec, r, false, ran);
+      rc = run_alone(exec, r, NULL, ran);
       pthread_mutex_unlock(&exec->dispatch_lock);
     }
   } else {

@@ -310,6 +310,7 @@ static bool a_worker_of_ours_holds_a_slot(cpuexec__node_entry *e) {
 
 uint32_t cpuexec__node_region_admits(uint32_t participants, cpuexec__node_region *region) {
   region->crowded = false;
+  region->processes_over = false;
   region->counted = false;
   cpuexec__node_entry *e = callers_entry();
   if (e == NULL) return participants;
@@ -335,7 +336,8 @@ uint32_t cpuexec__node_region_admits(uint32_t participants, cpuexec__node_region
    * it joins (a worker counts in workers_held only once its slot is
    * taken). */
   if (room == 0 && others == 0 && a_worker_of_ours_holds_a_slot(e)) return participants;
-  region->crowded = atomic_load_explicit(&node.table->overflow, memory_order_relaxed) != 0 || room < others;
+  region->processes_over = atomic_load_explicit(&node.table->overflow, memory_order_relaxed) != 0;
+  region->crowded = region->processes_over || room < others;
   return room > others ? room - others + 1 : 1;
 }
 

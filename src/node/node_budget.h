@@ -59,10 +59,13 @@ void cpuexec__node_permit_park(void);
 
 /* What the node level told a caller as its region opened, for the region's
  * end: crowded, the callers are over the budget (more of them than slots);
+ * processes_over, some process's callers hold a slot over it (callers of
+ * several processes crowd the node, not only this process's pools);
  * counted, the caller counts among its process's callers inside regions
  * (below) until cpuexec__node_region_ends. */
 typedef struct cpuexec__node_region {
   bool crowded;
+  bool processes_over;
   bool counted;
 } cpuexec__node_region;
 
