@@ -38,7 +38,8 @@
  *   crowd rest         such a caller, where callers of several processes
  *                      are over the node's budget, whose yields find its
  *                      processor empty CPUEXEC__CROWD_ALONE_YIELDS times in
- *                      a row rests;
+ *                      a row rests, and takes no turn after its region's
+ *                      last piece;
  *   pinned processor   a free caller on a pinned worker's processor steps
  *                      off it;
  *   stuck worker       a woken worker that misses regions unseen makes an
@@ -275,6 +276,19 @@ static inline int64_t cpuexec__permit_crowd_step(int64_t total, int64_t grain) {
  * yield). */
 static inline bool cpuexec__permit_crowd_yields(uint64_t now_ns, uint64_t slice_start) {
   return now_ns - slice_start >= CPUEXEC__CROWD_SLICE_NS;
+}
+
+/* Whether a crowded caller takes its turn (crowd_yields) after a piece,
+ * the region's last when last_piece. Among several processes' callers
+ * (among_processes) not after the last: a turn there delays the region's
+ * return and doubles the switches (one in the region, one at its end),
+ * and a switch between processes costs about twice one between threads;
+ * the caller's next region, or its serial work, goes on with the slice.
+ * Callers of one process keep the turn at the end (doc/performance.md
+ * section 6: without it their p99 rose to a scheduler tick). */
+static inline bool cpuexec__permit_crowd_turns(uint64_t now_ns, uint64_t slice_start, bool last_piece,
+                                               bool among_processes) {
+  return !(last_piece && among_processes) && cpuexec__permit_crowd_yields(now_ns, slice_start);
 }
 
 /* Crowd rest: whether a crowded caller whose yield took yield_ns rests

@@ -164,14 +164,14 @@ static int run_foreign(struct cpuexec_executor *exec, const cpuexec__region *r, 
 static __thread uint32_t crowd_alone_in_a_row;
 static __thread _Atomic uint32_t crowd_rest_word;
 
-/* A crowded caller's turn between two pieces: it yields, or, where it may
- * rest (`rests`), rests when its yields keep finding nobody to yield to.
+/* A crowded caller's turn between two pieces: it yields, or, among
+ * processes, rests when its yields keep finding nobody to yield to.
  * Returns when the next slice begins. */
-static uint64_t crowd_turn(bool rests) {
+static uint64_t crowd_turn(bool among_processes) {
   uint64_t before = cpuexec__permit_now_ns();
   cpuexec__os_yield();
   uint64_t after = cpuexec__permit_now_ns();
-  if (!rests || !cpuexec__permit_crowd_rests(&crowd_alone_in_a_row, after - before)) return after;
+  if (!among_processes || !cpuexec__permit_crowd_rests(&crowd_alone_in_a_row, after - before)) return after;
   cpuexec__os_wait_until(&crowd_rest_word, 0, cpuexec__os_now_ns() + CPUEXEC__CROWD_REST_NS);
   return cpuexec__permit_now_ns();
 }
@@ -184,12 +184,13 @@ static uint64_t crowd_turn(bool rests) {
  * (the permit model's crowd rule): the callers then take turns at that
  * grain (libomp's teams do the same in their yielding barriers), each
  * region taking its fair share of a processor but none waiting a tick. A
- * yield with nobody else runnable returns at once. Where callers of other
- * processes crowd the node (`rests`), such a yield found twice in a row
- * makes the caller rest, so that the kernel evens out where the callers
- * run (the crowd rest: doc/performance.md section 6 says why not among
- * one process's callers). */
-static int run_crowded(struct cpuexec_executor *exec, const cpuexec__region *r, bool rests) {
+ * yield with nobody else runnable returns at once. Where callers of
+ * several processes crowd the node (among_processes), such a yield found
+ * twice in a row makes the caller rest, so that the kernel evens out where
+ * the callers run (the crowd rest), and no turn comes after a region's last
+ * piece (cpuexec__permit_crowd_turns; doc/performance.md section 6 says
+ * why not among one process's callers). */
+static int run_crowded(struct cpuexec_executor *exec, const cpuexec__region *r, bool among_processes) {
   int64_t total = r->total, step = cpuexec__permit_crowd_step(total, r->grain);
   cpuexec__participant p;
   cpuexec__participant_enter(&p, exec, 0, 1);
@@ -198,22 +199,23 @@ static int run_crowded(struct cpuexec_executor *exec, const cpuexec__region *r, 
   for (int64_t begin = 0, end; begin < total && rc == 0; begin = end) {
     end = total - begin > step ? begin + step : total;
     rc = cpuexec__participant_invoke(r->fn, r->ctx, begin, end);
-    if (cpuexec__permit_crowd_yields(cpuexec__permit_now_ns(), slice_start)) slice_start = crowd_turn(rests);
+    if (cpuexec__permit_crowd_turns(cpuexec__permit_now_ns(), slice_start, end == total, among_processes))
+      slice_start = crowd_turn(among_processes);
   }
   cpuexec__participant_leave(&p);
   return rc;
 }
 
-/* How a caller runs a region alone: at once, or in crowd pieces, resting
- * or not (run_crowded). */
-enum alone_way { ALONE_AT_ONCE, ALONE_IN_PIECES, ALONE_IN_PIECES_RESTING };
+/* How a caller runs a region alone: at once, or in crowd pieces, among
+ * one process's callers or several processes' (run_crowded). */
+enum alone_way { ALONE_AT_ONCE, ALONE_IN_PIECES, ALONE_AMONG_PROCESSES };
 
 /* A region that runs on its caller alone after all, woken nobody: not a
  * dispatch (counters.h); one participant ran. */
 static int run_caller_only(struct cpuexec_executor *exec, const cpuexec__region *r, enum alone_way way,
                            uint32_t *ran) {
   *ran = 1;
-  return way == ALONE_AT_ONCE ? run_inline(exec, r) : run_crowded(exec, r, way == ALONE_IN_PIECES_RESTING);
+  return way == ALONE_AT_ONCE ? run_inline(exec, r) : run_crowded(exec, r, way == ALONE_AMONG_PROCESSES);
 }
 
 /* The callers running regions on exec, lane 0's included. */
@@ -230,7 +232,7 @@ static int run_alone(struct cpuexec_executor *exec, const cpuexec__region *r, co
   CPUEXEC__COUNT(cpuexec__counters_of(exec), occupied_inline, 1);
   enum alone_way way = ALONE_AT_ONCE;
   if (node != NULL && node->processes_over)
-    way = ALONE_IN_PIECES_RESTING;
+    way = ALONE_AMONG_PROCESSES;
   else if ((node != NULL && node->crowded) || cpuexec__permit_caller_crowded(&exec->permit, callers_now(exec)))
     way = ALONE_IN_PIECES;
   return run_caller_only(exec, r, way, ran);

@@ -154,6 +154,16 @@ static void a_caller_among_more_callers_than_threads_takes_turns(void **state) {
 
   assert_false(cpuexec__permit_crowd_yields(5000 + CPUEXEC__CROWD_SLICE_NS - 1, 5000));
   assert_true(cpuexec__permit_crowd_yields(5000 + CPUEXEC__CROWD_SLICE_NS, 5000));
+
+  /* The turn: after any piece once the slice passed, but among several
+   * processes' callers never after the region's last piece. */
+  uint64_t passed = 5000 + CPUEXEC__CROWD_SLICE_NS, within = passed - 1;
+  assert_true(cpuexec__permit_crowd_turns(passed, 5000, false, false));
+  assert_true(cpuexec__permit_crowd_turns(passed, 5000, true, false));
+  assert_true(cpuexec__permit_crowd_turns(passed, 5000, false, true));
+  assert_false(cpuexec__permit_crowd_turns(passed, 5000, true, true));
+  assert_false(cpuexec__permit_crowd_turns(within, 5000, false, false));
+  assert_false(cpuexec__permit_crowd_turns(within, 5000, false, true));
 }
 
 static void a_crowded_caller_alone_on_its_processor_rests(void **state) {
