@@ -109,6 +109,14 @@
 #define CPUEXEC__CROWD_ALONE_YIELDS 2u
 #define CPUEXEC__CROWD_REST_NS 20000u
 
+/* turns. A crowded caller among one process's crowded callers moves to
+ * the processor that holds the fewest of them when its own holds two more,
+ * once it saw that this many of its turns in a row (the counts are a turn
+ * old at most). Fewer: the callers even out sooner and a move may undo
+ * the kernel's; more: a lone caller runs ahead longer. Rows: k4_*_fair
+ * (bench/peers/callers_cpuexec). */
+#define CPUEXEC__CROWD_UNEVEN_LOOKS 2u
+
 /* regions. A woken worker that missed this many regions in a row without
  * seeing one is runnable but not running (queued behind its caller):
  * the caller steps off its processor. Row: axpy_64k. */

@@ -40,6 +40,9 @@
  *                      processor empty CPUEXEC__CROWD_ALONE_YIELDS times in
  *                      a row rests, and takes no turn after its region's
  *                      last piece;
+ *   crowd move         such a caller among one process's callers, on a
+ *                      processor that holds two more of them than another,
+ *                      moves there;
  *   pinned processor   a free caller on a pinned worker's processor steps
  *                      off it;
  *   stuck worker       a woken worker that misses regions unseen makes an
@@ -309,6 +312,26 @@ static inline bool cpuexec__permit_crowd_rests(uint32_t *alone_in_a_row, uint64_
   }
   if (++*alone_in_a_row < CPUEXEC__CROWD_ALONE_YIELDS) return false;
   *alone_in_a_row = 0;
+  return true;
+}
+
+/* Crowd move: whether a crowded caller moves to the emptiest processor,
+ * its own holding `here` of its process's crowded callers (itself
+ * included) and that one `fewest` (src/executor/crowd_places.h counts
+ * them). Moving one brings the two nearer even only when they differ by
+ * two or more: three and one become two and two; two and one stay as even
+ * as they can be. Only once seen CPUEXEC__CROWD_UNEVEN_LOOKS turns in a
+ * row (*uneven_looks counts them): a caller counts itself where it runs
+ * at its own turns, so a count may be a turn old, and moving on it would
+ * undo a move the kernel made meanwhile. here == 0: the caller's
+ * processor is not known. */
+static inline bool cpuexec__permit_crowd_moves(uint32_t *uneven_looks, uint32_t here, uint32_t fewest) {
+  if (here == 0 || here < fewest + 2) {
+    *uneven_looks = 0;
+    return false;
+  }
+  if (++*uneven_looks < CPUEXEC__CROWD_UNEVEN_LOOKS) return false;
+  *uneven_looks = 0;
   return true;
 }
 

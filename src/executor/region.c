@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "crowd_places.h"
 #include "executor_internal.h"
 #include "os/os.h"
 #include "os/placement_generation.h"
@@ -159,19 +160,48 @@ static int run_foreign(struct cpuexec_executor *exec, const cpuexec__region *r, 
 }
 
 /* A crowded caller's yields in a row that found its processor empty
- * (cpuexec__permit_crowd_rests), kept from one region to the next; and the
- * word its rest sleeps on, which nobody wakes. */
+ * (cpuexec__permit_crowd_rests) and its turns in a row that saw its
+ * process's crowded callers placed unevenly (cpuexec__permit_crowd_moves),
+ * both kept from one region to the next; and the word its rest sleeps on,
+ * which nobody wakes. */
 static __thread uint32_t crowd_alone_in_a_row;
+static __thread uint32_t crowd_uneven_looks;
 static __thread _Atomic uint32_t crowd_rest_word;
 
-/* A crowded caller's turn between two pieces: it yields, or, among
- * processes, rests when its yields keep finding nobody to yield to.
+/* A crowded caller's region: where it counts itself (crowd_places.h), and
+ * whether it may still move. */
+typedef struct crowd_state {
+  cpuexec__crowd_place place;
+  bool may_move;
+} crowd_state;
+
+/* A crowded caller of one process whose processor holds more of its
+ * process's crowded callers than another moves there (the crowd move, once
+ * it saw that CPUEXEC__CROWD_UNEVEN_LOOKS turns in a row); the move
+ * failing (the caller's affinity does not allow it), it tries no more in
+ * this region. */
+static void crowd_place(crowd_state *crowd) {
+  cpuexec__crowd_look look;
+  cpuexec__crowd_places_look(&crowd->place, cpuexec__os_current_cpu(), &look);
+  if (!crowd->may_move || !cpuexec__permit_crowd_moves(&crowd_uneven_looks, look.here, look.fewest)) return;
+  int32_t now = cpuexec__os_move_to(look.emptiest);
+  if (now != look.emptiest) crowd->may_move = false;
+  cpuexec__crowd_places_look(&crowd->place, now, &look);
+}
+
+/* A crowded caller's turn between two pieces, its slice having ended at
+ * now_ns: it yields; among processes it rests when its yields keep
+ * finding nobody to yield to (the crowd rest), and among one process's
+ * callers it moves where they are placed unevenly (the crowd move).
  * Returns when the next slice begins. */
-static uint64_t crowd_turn(bool among_processes) {
-  uint64_t before = cpuexec__permit_now_ns();
+static uint64_t crowd_turn(uint64_t now_ns, crowd_state *crowd, bool among_processes) {
   cpuexec__os_yield();
   uint64_t after = cpuexec__permit_now_ns();
-  if (!among_processes || !cpuexec__permit_crowd_rests(&crowd_alone_in_a_row, after - before)) return after;
+  if (!among_processes) {
+    crowd_place(crowd);
+    return after;
+  }
+  if (!cpuexec__permit_crowd_rests(&crowd_alone_in_a_row, after - now_ns)) return after;
   cpuexec__os_wait_until(&crowd_rest_word, 0, cpuexec__os_now_ns() + CPUEXEC__CROWD_REST_NS);
   return cpuexec__permit_now_ns();
 }
@@ -184,24 +214,33 @@ static uint64_t crowd_turn(bool among_processes) {
  * (the permit model's crowd rule): the callers then take turns at that
  * grain (libomp's teams do the same in their yielding barriers), each
  * region taking its fair share of a processor but none waiting a tick. A
- * yield with nobody else runnable returns at once. Where callers of
- * several processes crowd the node (among_processes), such a yield found
- * twice in a row makes the caller rest, so that the kernel evens out where
- * the callers run (the crowd rest), and no turn comes after a region's last
- * piece (cpuexec__permit_crowd_turns; doc/performance.md section 6 says
- * why not among one process's callers). */
+ * yield with nobody else runnable returns at once. The kernel moves
+ * nothing among threads that only yield, so the turns also even out where
+ * the callers run: among one process's callers, a caller on a processor
+ * that holds two more of them than another moves there (the crowd move);
+ * where callers of several processes crowd the node (among_processes),
+ * whose placement no process sees, a yield found with nobody to yield to
+ * twice in a row makes the caller rest, and the kernel pulls a queued
+ * caller onto its idle processor (the crowd rest); there no turn comes
+ * after a region's last piece (cpuexec__permit_crowd_turns;
+ * doc/performance.md section 6 says why not among one process's
+ * callers). */
 static int run_crowded(struct cpuexec_executor *exec, const cpuexec__region *r, bool among_processes) {
   int64_t total = r->total, step = cpuexec__permit_crowd_step(total, r->grain);
   cpuexec__participant p;
   cpuexec__participant_enter(&p, exec, 0, 1);
   int rc = 0;
+  crowd_state crowd = {.may_move = true};
+  cpuexec__crowd_places_enter(&crowd.place, cpuexec__os_current_cpu());
   uint64_t slice_start = cpuexec__permit_now_ns();
   for (int64_t begin = 0, end; begin < total && rc == 0; begin = end) {
     end = total - begin > step ? begin + step : total;
     rc = cpuexec__participant_invoke(r->fn, r->ctx, begin, end);
-    if (cpuexec__permit_crowd_turns(cpuexec__permit_now_ns(), slice_start, end == total, among_processes))
-      slice_start = crowd_turn(among_processes);
+    uint64_t now = cpuexec__permit_now_ns();
+    if (cpuexec__permit_crowd_turns(now, slice_start, end == total, among_processes))
+      slice_start = crowd_turn(now, &crowd, among_processes);
   }
+  cpuexec__crowd_places_leave(&crowd.place);
   cpuexec__participant_leave(&p);
   return rc;
 }
@@ -374,3 +413,4 @@ CPUEXEC_EXPORT int cpuexec_parallel_for_flags(cpuexec_executor *exec, int64_t to
   }
   return rc;
 }
+

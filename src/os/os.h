@@ -102,6 +102,13 @@ int32_t cpuexec__os_affinity_self(int32_t *ids, int32_t max);
  * calls; only the adaptive dispatch path uses it, on a seen collision. */
 int32_t cpuexec__os_step_off(const int32_t *avoid, uint32_t count);
 
+/* Moves the calling thread onto processor cpu and back to its own
+ * affinity, which must allow cpu: only where it runs changes, as a
+ * migration by the scheduler would. Returns where it runs now (-1
+ * unknown). Costs three system calls; only a crowded caller that sees its
+ * process's callers placed unevenly uses it (src/executor/crowd_places.h). */
+int32_t cpuexec__os_move_to(int32_t cpu);
+
 /* The processor the calling thread runs on, -1 when unknown. Linux reads it
  * from the rseq area (no system call), so hot paths may call it. */
 int32_t cpuexec__os_current_cpu(void);

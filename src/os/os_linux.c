@@ -89,6 +89,17 @@ int32_t cpuexec__os_step_off(const int32_t *avoid, uint32_t count) {
   return sched_getcpu();
 }
 
+int32_t cpuexec__os_move_to(int32_t cpu) {
+  cpu_set_t mine, there;
+  if (cpu < 0 || cpu >= CPU_SETSIZE || sched_getaffinity(0, sizeof mine, &mine) != 0 || !CPU_ISSET(cpu, &mine))
+    return sched_getcpu();
+  CPU_ZERO(&there);
+  CPU_SET(cpu, &there);
+  if (sched_setaffinity(0, sizeof there, &there) != 0) return sched_getcpu();
+  sched_setaffinity(0, sizeof mine, &mine);
+  return sched_getcpu();
+}
+
 int32_t cpuexec__os_current_cpu(void) { return sched_getcpu(); }
 
 void cpuexec__os_yield(void) { sched_yield(); }

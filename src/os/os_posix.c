@@ -54,6 +54,11 @@ int32_t cpuexec__os_step_off(const int32_t *avoid, uint32_t count) {
   return -1;
 }
 
+int32_t cpuexec__os_move_to(int32_t cpu) {
+  (void)cpu;
+  return -1;
+}
+
 int32_t cpuexec__os_current_cpu(void) { return -1; }
 
 void cpuexec__os_yield(void) { sched_yield(); }

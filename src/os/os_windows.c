@@ -172,6 +172,21 @@ int32_t cpuexec__os_step_off(const int32_t *avoid, uint32_t count) {
   return now;
 }
 
+int32_t cpuexec__os_move_to(int32_t cpu) {
+  GROUP_AFFINITY mine, there;
+  HANDLE self = GetCurrentThread();
+  if (cpu < 0 || !GetThreadGroupAffinity(self, &mine)) return cpuexec__os_current_cpu();
+  KAFFINITY bit = (KAFFINITY)1 << (cpu % 64);
+  if (cpu / 64 != mine.Group || !(mine.Mask & bit)) return cpuexec__os_current_cpu();
+  there = mine;
+  there.Mask = bit;
+  if (!SetThreadGroupAffinity(self, &there, NULL)) return cpuexec__os_current_cpu();
+  /* Read before the set is widened again (cpuexec__os_step_off says why). */
+  int32_t now = cpuexec__os_current_cpu();
+  SetThreadGroupAffinity(self, &mine, NULL);
+  return now;
+}
+
 void cpuexec__os_yield(void) { SwitchToThread(); }
 
 /* Windows keeps no per-thread count of preemptions it would hand out cheaply. */

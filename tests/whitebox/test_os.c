@@ -4,6 +4,7 @@
  * and the clock. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -115,6 +116,61 @@ static void pinning_matches_the_backend(void **state) {
   }
 }
 
+typedef struct move_result {
+  int32_t to, now, here, count;
+  int32_t set[CPUEXEC_CPU_SET_MAX];
+} move_result;
+
+static void *move_and_look(void *arg) {
+  move_result *m = arg;
+  m->now = cpuexec__os_move_to(m->to);
+  m->here = cpuexec__os_current_cpu();
+  m->count = cpuexec__os_affinity_self(m->set, CPUEXEC_CPU_SET_MAX);
+  return NULL;
+}
+
+static move_result moved(int32_t to) {
+  move_result m = {.to = to};
+  pthread_t t;
+  assert_int_equal(pthread_create(&t, NULL, move_and_look, &m), 0);
+  assert_int_equal(pthread_join(t, NULL), 0);
+  return m;
+}
+
+/* A move (the crowd move, src/executor/crowd_places.h) puts the thread on
+ * every processor of its set asked for and leaves its set as it was; a
+ * processor outside the set (or none) moves nothing. POSIX has no
+ * affinity and moves nothing. */
+static void a_move_changes_where_a_thread_runs_not_its_set(void **state) {
+  (void)state;
+  int32_t ids[CPUEXEC_CPU_SET_MAX];
+  int32_t n = cpuexec__os_affinity_self(ids, CPUEXEC_CPU_SET_MAX);
+  if (!cpuexec__os_has_affinity()) {
+    assert_int_equal(moved(0).now, -1);
+    return;
+  }
+  assert_true(n >= 1 && n <= CPUEXEC_CPU_SET_MAX);
+  for (int32_t k = 0; k < n; k++) {
+    move_result m = moved(ids[k]);
+    assert_int_equal(m.now, ids[k]);
+    assert_int_equal(m.count, n);
+    assert_memory_equal(m.set, ids, (size_t)n * sizeof ids[0]);
+  }
+  int32_t outside = -1;
+  for (int32_t c = 0; c < CPUEXEC_CPU_SET_MAX && outside < 0; c++) {
+    bool in_set = false;
+    for (int32_t k = 0; k < n; k++) in_set = in_set || ids[k] == c;
+    if (!in_set) outside = c;
+  }
+  int32_t refused[] = {outside, -1};
+  for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++) {
+    move_result m = moved(refused[k]);
+    assert_true(m.now >= 0 && m.now != refused[k]);
+    assert_int_equal(m.count, n);
+    assert_memory_equal(m.set, ids, (size_t)n * sizeof ids[0]);
+  }
+}
+
 /* The loader (os/loader.h): the module of an address, a loaded module by
  * its path, a symbol in it, the global scope, a module that is not loaded,
  * and whether the backend counts loads. */
@@ -161,6 +217,7 @@ int main(void) {
       cmocka_unit_test(a_store_and_wake_all_ends_every_wait),
       cmocka_unit_test(a_timed_wait_ends_at_its_deadline_without_a_wake),
       cmocka_unit_test(pinning_matches_the_backend),
+      cmocka_unit_test(a_move_changes_where_a_thread_runs_not_its_set),
       cmocka_unit_test(the_clock_is_monotonic),
   };
   return cmocka_run_group_tests_name("os layer", tests, NULL, NULL);

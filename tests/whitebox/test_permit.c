@@ -185,6 +185,33 @@ static void a_crowded_caller_alone_on_its_processor_rests(void **state) {
   assert_true(cpuexec__permit_crowd_rests(&alone, 0));
 }
 
+static void a_crowded_caller_on_a_processor_two_fuller_moves(void **state) {
+  (void)state;
+  uint32_t looks = 0;
+  /* As even as they can be: 2 and 2, 2 and 1, 1 and 0, at any count of turns. */
+  uint32_t even[][2] = {{2, 2}, {2, 1}, {1, 0}, {1, 1}, {64, 63}};
+  for (size_t k = 0; k < sizeof even / sizeof even[0]; k++)
+    for (uint32_t i = 0; i < 2 * CPUEXEC__CROWD_UNEVEN_LOOKS; i++)
+      assert_false(cpuexec__permit_crowd_moves(&looks, even[k][0], even[k][1]));
+  /* The caller's processor unknown: never. */
+  for (uint32_t i = 0; i < 2 * CPUEXEC__CROWD_UNEVEN_LOOKS; i++) assert_false(cpuexec__permit_crowd_moves(&looks, 0, 0));
+  /* 3 and 1 (four callers on two processors), 2 and 0, 66 and 64: the move
+   * comes at the CPUEXEC__CROWD_UNEVEN_LOOKS-th look in a row ... */
+  uint32_t uneven[][2] = {{3, 1}, {2, 0}, {66, 64}};
+  for (size_t k = 0; k < sizeof uneven / sizeof uneven[0]; k++) {
+    for (uint32_t i = 1; i < CPUEXEC__CROWD_UNEVEN_LOOKS; i++)
+      assert_false(cpuexec__permit_crowd_moves(&looks, uneven[k][0], uneven[k][1]));
+    assert_true(cpuexec__permit_crowd_moves(&looks, uneven[k][0], uneven[k][1]));
+    /* ... and the count starts again after it. */
+    assert_int_equal(looks, 0);
+  }
+  /* An even look between breaks the row: the counts were a turn old. */
+  for (uint32_t i = 1; i < CPUEXEC__CROWD_UNEVEN_LOOKS; i++) assert_false(cpuexec__permit_crowd_moves(&looks, 3, 1));
+  assert_false(cpuexec__permit_crowd_moves(&looks, 2, 2));
+  for (uint32_t i = 1; i < CPUEXEC__CROWD_UNEVEN_LOOKS; i++) assert_false(cpuexec__permit_crowd_moves(&looks, 3, 1));
+  assert_true(cpuexec__permit_crowd_moves(&looks, 3, 1));
+}
+
 /* ---- stepping off a processor -------------------------------------------- */
 
 static void a_free_caller_on_a_pinned_workers_processor_steps_off(void **state) {
@@ -361,6 +388,7 @@ int main(void) {
       cmocka_unit_test(a_worker_that_saw_callers_meet_parks_at_once_for_a_while),
       cmocka_unit_test(a_caller_among_more_callers_than_threads_takes_turns),
       cmocka_unit_test(a_crowded_caller_alone_on_its_processor_rests),
+      cmocka_unit_test(a_crowded_caller_on_a_processor_two_fuller_moves),
       cmocka_unit_test(a_free_caller_on_a_pinned_workers_processor_steps_off),
       cmocka_unit_test(a_woken_worker_missing_regions_it_never_saw_is_stuck),
       cmocka_unit_test(a_floating_worker_on_its_callers_processor_steps_off),
