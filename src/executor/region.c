@@ -184,8 +184,14 @@ static void crowd_place(crowd_state *crowd) {
   cpuexec__crowd_look look;
   cpuexec__crowd_places_look(&crowd->place, cpuexec__os_current_cpu(), &look);
   if (!crowd->may_move || !cpuexec__permit_crowd_moves(&crowd_uneven_looks, look.here, look.fewest)) return;
-  int32_t now = cpuexec__os_move_to(look.emptiest);
-  if (now != look.emptiest) crowd->may_move = false;
+  /* Counted there before it moves: the move waits its turn on the busy
+   * processor, and the callers left behind, looking meanwhile, must see
+   * it gone or they all follow it. */
+  int32_t there = look.emptiest;
+  cpuexec__crowd_places_look(&crowd->place, there, &look);
+  int32_t now = cpuexec__os_move_to(there);
+  if (now == there) return;
+  crowd->may_move = false;
   cpuexec__crowd_places_look(&crowd->place, now, &look);
 }
 
