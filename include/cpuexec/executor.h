@@ -101,7 +101,14 @@
  * policy does not place, found at dispatch on the processor of a pinned
  * worker it admits, is moved off it (its CPU set is narrowed and restored
  * at once, so the set is unchanged; only its current processor moves):
- * otherwise the two would take turns on one processor.
+ * otherwise the two would take turns on one processor. A caller the policy
+ * does not place that runs its region alone in pieces among more callers
+ * than the pool has threads (they take turns on the processors) is moved
+ * the same way to the processor where its process's other such callers are
+ * fewest, when its own holds two more of them: the kernel moves nothing
+ * among threads that only take turns, and four callers on two processors
+ * could stay three and one, the lone one running three regions to each of
+ * theirs (doc/performance.md section 6).
  *
  * The caller's placement (affinity_policy=explicit, cpu_set[0]): the
  * calling thread is pinned at its first region and stays pinned after it

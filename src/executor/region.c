@@ -169,7 +169,7 @@ static __thread uint32_t crowd_uneven_looks;
 static __thread _Atomic uint32_t crowd_rest_word;
 
 /* A crowded caller's region: where it counts itself (crowd_places.h), and
- * whether it may still move. */
+ * whether it may still move (not where the policy places the caller). */
 typedef struct crowd_state {
   cpuexec__crowd_place place;
   bool may_move;
@@ -236,7 +236,7 @@ static int run_crowded(struct cpuexec_executor *exec, const cpuexec__region *r, 
   cpuexec__participant p;
   cpuexec__participant_enter(&p, exec, 0, 1);
   int rc = 0;
-  crowd_state crowd = {.may_move = true};
+  crowd_state crowd = {.may_move = !exec->permit.placed_caller};
   cpuexec__crowd_places_enter(&crowd.place, cpuexec__os_current_cpu());
   uint64_t slice_start = cpuexec__permit_now_ns();
   for (int64_t begin = 0, end; begin < total && rc == 0; begin = end) {
@@ -419,4 +419,3 @@ CPUEXEC_EXPORT int cpuexec_parallel_for_flags(cpuexec_executor *exec, int64_t to
   }
   return rc;
 }
-
