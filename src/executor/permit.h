@@ -252,7 +252,7 @@ static inline bool cpuexec__permit_node_lets_join(const cpuexec__permit *p, cons
  * A strict region waits for its whole team, so it admits them regardless. */
 static inline uint32_t cpuexec__permit_node_admits(const cpuexec__permit *p, bool strict, uint32_t participants,
                                                    cpuexec__node_region *region) {
-  uint32_t room = cpuexec__node_region_admits(participants, region);
+  uint32_t room = cpuexec__node_region_admits(participants, cpuexec__permit_now_ns, region);
   return strict || p->strict_policy ? participants : room;
 }
 /* Serving a task group settles a worker: the group's waiter helps, it does

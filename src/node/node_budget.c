@@ -55,11 +55,15 @@ static _Atomic uint64_t caller_generation;
 static _Atomic uint32_t workers_held;
 
 /* The pools with workers alive in the process and, while they are more
- * than one, how many of its callers run regions now: a line of their own,
- * read by every caller and written only where several pools run. */
+ * than one, how many of its callers run regions now, and how many were
+ * inside when a region last found others inside, and when
+ * (cpuexec__node_others_running): a line of their own, read by every
+ * caller and written only where several pools run. */
 static struct {
   alignas(CPUEXEC__LINE) _Atomic uint32_t pools;
   _Atomic uint32_t callers_inside;
+  _Atomic uint32_t met;
+  _Atomic uint64_t met_ns;
 } in_process;
 
 /* The calling worker's permit: held for this fork generation, its slot
@@ -308,7 +312,21 @@ static bool a_worker_of_ours_holds_a_slot(cpuexec__node_entry *e) {
   return cpuexec__node_table_worker_holds(node.table, node.tag, callers);
 }
 
-uint32_t cpuexec__node_region_admits(uint32_t participants, cpuexec__node_region *region) {
+/* Callers of the process's other pools running as one of its callers
+ * opens a region (counted among those inside until its region ends). */
+static uint32_t others_running(uint64_t (*now_ns)(void)) {
+  uint32_t inside = atomic_fetch_add_explicit(&in_process.callers_inside, 1, memory_order_relaxed);
+  uint64_t now = now_ns();
+  if (inside > 0) {
+    atomic_store_explicit(&in_process.met, inside, memory_order_relaxed);
+    atomic_store_explicit(&in_process.met_ns, now, memory_order_relaxed);
+    return inside;
+  }
+  return cpuexec__node_others_running(inside, atomic_load_explicit(&in_process.met, memory_order_relaxed),
+                                      atomic_load_explicit(&in_process.met_ns, memory_order_relaxed), now);
+}
+
+uint32_t cpuexec__node_region_admits(uint32_t participants, uint64_t (*now_ns)(void), cpuexec__node_region *region) {
   region->crowded = false;
   region->processes_over = false;
   region->counted = false;
@@ -319,11 +337,11 @@ uint32_t cpuexec__node_region_admits(uint32_t participants, cpuexec__node_region
   atomic_store_explicit(&e->beat, atomic_load_explicit(&e->beat, memory_order_relaxed) + 1, memory_order_relaxed);
   uint32_t claim = atomic_load_explicit(&e->caller_slot, memory_order_relaxed);
   if (claim == 0 || (claim & CPUEXEC__NODE_CALLER_OVER)) cpuexec__node_table_claim_caller(node.table, node.tag);
-  /* Callers of this process's other pools inside regions now: each needs a
-   * free slot before a worker of this region gets one. */
+  /* Callers of this process's other pools running now: each needs a free
+   * slot before a worker of this region gets one. */
   uint32_t others = 0;
   if (atomic_load_explicit(&in_process.pools, memory_order_relaxed) > 1) {
-    others = atomic_fetch_add_explicit(&in_process.callers_inside, 1, memory_order_relaxed);
+    others = others_running(now_ns);
     region->counted = true;
   }
   /* A worker of ours that holds a slot joins; the others ask when they

@@ -74,11 +74,28 @@ typedef struct cpuexec__node_region {
  * participants the node's budget lets the region admit, the caller
  * included: all of them while a worker of this process holds a slot, else
  * 1 + the free slots (1: no worker could take one, so none is woken).
- * While the process has more than one pool, its callers running regions
- * of other pools at the same time take a free slot each first (the
- * implicit slot covers one caller): four private pools in one process are
- * held to the budget as four processes are. */
-uint32_t cpuexec__node_region_admits(uint32_t participants, cpuexec__node_region *region);
+ * While the process has more than one pool, its callers of other pools
+ * running take a free slot each first (the implicit slot covers one
+ * caller; cpuexec__node_others_running says which run): four private
+ * pools in one process are held to the budget as four processes are.
+ * now_ns is the permit model's clock, read only where the process has
+ * more than one pool. */
+uint32_t cpuexec__node_region_admits(uint32_t participants, uint64_t (*now_ns)(void), cpuexec__node_region *region);
+
+/* The callers of a process's other pools taken as running when one of its
+ * callers opens a region: `inside` are inside regions now; `met` were
+ * inside when a region last found others inside, at met_ns (0: never).
+ * A caller's serial work between its regions is invisible to every pool,
+ * so callers that met lately are taken as still running theirs until they
+ * have not met for CPUEXEC__UNSETTLED_NS: the settle rule of one pool's
+ * workers (src/executor/permit.h), for the callers of several pools. Else
+ * a region opened while the other caller works between its regions wakes
+ * a worker, three threads on two processors, and the worker waits behind
+ * the other caller (two pools at S = 200 us: 0.69 of the ceiling). */
+static inline uint32_t cpuexec__node_others_running(uint32_t inside, uint32_t met, uint64_t met_ns, uint64_t now_ns) {
+  bool lately = met_ns != 0 && now_ns - met_ns < CPUEXEC__UNSETTLED_NS;
+  return lately && met > inside ? met : inside;
+}
 
 /* The region opened with cpuexec__node_region_admits ended. Inline: every
  * region asks, and only one counted among several pools' callers calls out. */

@@ -51,6 +51,7 @@ int main(void) {
 #include <unistd.h>
 
 #include "node/node_budget.h"
+#include "os/os.h"
 
 static pthread_barrier_t all_took;
 static _Atomic int took;
@@ -155,7 +156,7 @@ int main(int argc, char **argv) {
     char text[2048];
     cpuexec__node_budget_describe(text, sizeof text); /* the node level made, as a worker's first ask makes it */
     cpuexec__node_region region;
-    uint32_t admits = cpuexec__node_region_admits((uint32_t)atoi(argv[2]), &region);
+    uint32_t admits = cpuexec__node_region_admits((uint32_t)atoi(argv[2]), cpuexec__os_now_ns, &region);
     printf("admits %u%s\n", admits, region.crowded ? " crowded" : "");
     char c;
     while (read(0, &c, 1) > 0) {
