@@ -237,7 +237,7 @@ static int count_slots_in_a_budget_of_two(void) {
  * take the free slot first, so its region runs on its caller alone (and
  * from the third on, callers outnumber the slots: crowded). */
 #define POOLS 4
-static _Atomic int pools_inside;
+static _Atomic int pools_inside, pools_meeting = POOLS;
 
 typedef struct pool_caller {
   cpuexec_executor *exec;
@@ -251,7 +251,7 @@ static int wait_for_every_pool(void *ctx, int64_t begin, int64_t end) {
   pool_caller *c = ctx;
   if (!pthread_equal(pthread_self(), c->self) || atomic_exchange(&c->arrived, true)) return 0;
   atomic_fetch_add(&pools_inside, 1);
-  while (atomic_load(&pools_inside) < POOLS) sched_yield();
+  while (atomic_load(&pools_inside) < atomic_load(&pools_meeting)) sched_yield();
   return 0;
 }
 
@@ -299,6 +299,70 @@ static int four_pools_in_a_budget_of_two(void) {
   return failed;
 }
 
+/* The permit model's clock, as the "met" case sets it. */
+static _Atomic uint64_t fake_clock;
+static uint64_t read_fake_clock(void) { return atomic_load(&fake_clock); }
+
+/* Two pools in one process, a caller each, in a budget of 2 CPUs (this
+ * program run again, as "met"): the callers meet inside their regions
+ * (the first admits its worker, the second runs alone), then the first
+ * pool's region opened while the other caller is between its regions runs
+ * alone too, its serial work taken as running (cpuexec__node_others_running),
+ * until the callers have not met for CPUEXEC__UNSETTLED_NS on the model's
+ * clock; then it admits its worker again. */
+static int two_pools_that_met(void) {
+  atomic_store(&cpuexec__test_permit_clock, read_fake_clock);
+  uint64_t t0 = 1000000000000u;
+  atomic_store(&fake_clock, t0);
+  atomic_store(&pools_meeting, 2);
+  pool_caller callers[2];
+  cpuexec_policy p;
+  cpuexec_policy_init(&p);
+  p.num_threads = 2;
+  cpuexec_resolved *r = NULL;
+  if (cpuexec_policy_resolve(&p, NULL, &r) != 0) return printf("resolve: %s\n", cpuexec_error_message()), 1;
+  for (int i = 0; i < 2; i++) {
+    callers[i] = (pool_caller){.index = i};
+    if (cpuexec_executor_create(r, &callers[i].exec) != 0 || cpuexec_executor_counters_enable(callers[i].exec) != 0)
+      return printf("executor %d: %s\n", i, cpuexec_error_message()), 1;
+  }
+  cpuexec_resolved_destroy(r);
+  for (int i = 0; i < 2; i++)
+    while (!atomic_load(&callers[i].exec->slots[1].parked)) sched_yield();
+  for (int i = 0; i < 2; i++) pthread_create(&callers[i].thread, NULL, call_once_inside, &callers[i]);
+  for (int i = 0; i < 2; i++) pthread_join(callers[i].thread, NULL);
+  int failed = 0;
+  cpuexec_counters a = counters_of(callers[0].exec), b = counters_of(callers[1].exec);
+  if (a.dispatches != 1 || b.occupied_inline != 1) {
+    printf("meeting: first pool's dispatches %llu, second's regions alone %llu (want 1, 1)\n",
+           (unsigned long long)a.dispatches, (unsigned long long)b.occupied_inline);
+    failed = 1;
+  }
+  /* 1 ms later, the second caller between its regions: the first runs alone. */
+  atomic_store(&fake_clock, t0 + 1000000u);
+  region_seen seen = {0};
+  caller = pthread_self();
+  if (cpuexec_parallel_for(callers[0].exec, 64, 1, &seen, record, 0) != 0) failed = 1;
+  a = counters_of(callers[0].exec);
+  if (a.dispatches != 1 || a.occupied_inline != 1 || atomic_load(&seen.on_workers) != 0) {
+    printf("after meeting: dispatches %llu, regions alone %llu, ranges on workers %d (want 1, 1, 0)\n",
+           (unsigned long long)a.dispatches, (unsigned long long)a.occupied_inline, atomic_load(&seen.on_workers));
+    failed = 1;
+  }
+  /* The callers have not met for the window: the first admits its worker. */
+  atomic_store(&fake_clock, t0 + CPUEXEC__UNSETTLED_NS + 1000000u);
+  if (cpuexec_parallel_for(callers[0].exec, 64, 1, &seen, record, 0) != 0) failed = 1;
+  a = counters_of(callers[0].exec);
+  if (a.dispatches != 2 || a.occupied_inline != 1) {
+    printf("the window passed: dispatches %llu, regions alone %llu (want 2, 1)\n", (unsigned long long)a.dispatches,
+           (unsigned long long)a.occupied_inline);
+    failed = 1;
+  }
+  for (int i = 0; i < 2; i++) cpuexec_executor_release(callers[i].exec);
+  atomic_store(&cpuexec__test_permit_clock, NULL);
+  return failed;
+}
+
 static const char *self_path;
 
 static void run_self(const char *mode) {
@@ -313,6 +377,11 @@ static void pools_of_one_process_share_the_budget(void **state) {
   run_self("four-pools");
 }
 
+static void callers_of_two_pools_that_met_count_as_running(void **state) {
+  (void)state;
+  run_self("met");
+}
+
 static void a_worker_counts_the_slots_it_takes(void **state) {
   (void)state;
   run_self("count-slots");
@@ -320,9 +389,12 @@ static void a_worker_counts_the_slots_it_takes(void **state) {
 
 int main(int argc, char **argv) {
   caller = pthread_self();
-  if (argc == 2 && (strcmp(argv[1], "count-slots") == 0 || strcmp(argv[1], "four-pools") == 0)) {
+  if (argc == 2 && (strcmp(argv[1], "count-slots") == 0 || strcmp(argv[1], "four-pools") == 0 ||
+                    strcmp(argv[1], "met") == 0)) {
     atomic_store(&cpuexec__test_node_cgroup_root, TWO_CPUS);
-    int rc = argv[1][0] == 'c' ? count_slots_in_a_budget_of_two() : four_pools_in_a_budget_of_two();
+    int rc = argv[1][0] == 'c'   ? count_slots_in_a_budget_of_two()
+             : argv[1][0] == 'f' ? four_pools_in_a_budget_of_two()
+                                 : two_pools_that_met();
     fflush(stdout);
     return rc;
   }
@@ -341,6 +413,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(queued_tasks_run_with_the_budget_full),
       cmocka_unit_test(a_worker_counts_the_slots_it_takes),
       cmocka_unit_test(pools_of_one_process_share_the_budget),
+      cmocka_unit_test(callers_of_two_pools_that_met_count_as_running),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   char cmd[400];

@@ -212,6 +212,27 @@ static void a_crowded_caller_on_a_processor_two_fuller_moves(void **state) {
   assert_true(cpuexec__permit_crowd_moves(&looks, 3, 1));
 }
 
+/* The node level: callers of a process's other pools that met lately
+ * count as running between their regions (their serial work is invisible)
+ * until they have not met for CPUEXEC__UNSETTLED_NS. */
+static void callers_of_other_pools_that_met_lately_count_as_running(void **state) {
+  (void)state;
+  uint64_t t = 5000000000u;
+  /* Inside now: counted, met or not. */
+  assert_int_equal(cpuexec__node_others_running(3, 0, 0, t), 3);
+  assert_int_equal(cpuexec__node_others_running(2, 1, t - 1000, t), 2);
+  /* None inside, never met: none. */
+  assert_int_equal(cpuexec__node_others_running(0, 0, 0, t), 0);
+  assert_int_equal(cpuexec__node_others_running(0, 2, 0, t), 0);
+  /* None or fewer inside, met lately: those that met. */
+  assert_int_equal(cpuexec__node_others_running(0, 1, t - 1000, t), 1);
+  assert_int_equal(cpuexec__node_others_running(0, 3, t - (CPUEXEC__UNSETTLED_NS - 1), t), 3);
+  assert_int_equal(cpuexec__node_others_running(1, 3, t, t), 3);
+  /* Not met for the window: only those inside. */
+  assert_int_equal(cpuexec__node_others_running(0, 3, t - CPUEXEC__UNSETTLED_NS, t), 0);
+  assert_int_equal(cpuexec__node_others_running(1, 3, t - 2 * CPUEXEC__UNSETTLED_NS, t), 1);
+}
+
 /* ---- stepping off a processor -------------------------------------------- */
 
 static void a_free_caller_on_a_pinned_workers_processor_steps_off(void **state) {
@@ -389,6 +410,7 @@ int main(void) {
       cmocka_unit_test(a_caller_among_more_callers_than_threads_takes_turns),
       cmocka_unit_test(a_crowded_caller_alone_on_its_processor_rests),
       cmocka_unit_test(a_crowded_caller_on_a_processor_two_fuller_moves),
+      cmocka_unit_test(callers_of_other_pools_that_met_lately_count_as_running),
       cmocka_unit_test(a_free_caller_on_a_pinned_workers_processor_steps_off),
       cmocka_unit_test(a_woken_worker_missing_regions_it_never_saw_is_stuck),
       cmocka_unit_test(a_floating_worker_on_its_callers_processor_steps_off),
