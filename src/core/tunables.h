@@ -85,8 +85,11 @@
 /* ns. ... and no longer than this after the last meeting: a quiet spell
  * this long ends the settle early. Longer: sparse meetings still park the
  * workers; shorter: callers that meet every few milliseconds find workers
- * spinning between their regions. Rows: k2_s50, k4_s0 (meetings every
- * region), gemm_gflops (one caller right after the session rows). */
+ * spinning between their regions. The same window holds callers of a
+ * process's other pools as running after they met
+ * (cpuexec__node_others_running). Rows: k2_s50, k4_s0 (meetings every
+ * region; libcpuexec-pools for several pools), gemm_gflops (one caller
+ * right after the session rows). */
 #define CPUEXEC__UNSETTLED_NS 10000000u
 
 /* A caller alone among more callers than threads runs its region in this

@@ -57,7 +57,11 @@
  *                      waits for yields at each clock check;
  *   node budget        a worker joins and spins only with a permit of the
  *                      node's budget (the processes of its cgroup, make's
- *                      jobserver), given back before it parks;
+ *                      jobserver), given back before it parks; callers of
+ *                      the process's other pools that met lately count as
+ *                      running until they have not met for
+ *                      CPUEXEC__UNSETTLED_NS (the settle, across pools:
+ *                      cpuexec__node_others_running);
  *   gap spin           an adaptive worker that was woken by a region within
  *                      CPUEXEC__GAP_SPIN_MAX_NS of its park spins through
  *                      such gaps while they recur.
