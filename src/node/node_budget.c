@@ -320,7 +320,6 @@ static uint32_t others_running(uint64_t (*now_ns)(void)) {
   if (inside > 0) {
     atomic_store_explicit(&in_process.met, inside, memory_order_relaxed);
     atomic_store_explicit(&in_process.met_ns, now, memory_order_relaxed);
-    return inside;
   }
   return cpuexec__node_others_running(inside, atomic_load_explicit(&in_process.met, memory_order_relaxed),
                                       atomic_load_explicit(&in_process.met_ns, memory_order_relaxed), now);
