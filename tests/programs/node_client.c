@@ -171,18 +171,22 @@ int main(int argc, char **argv) {
      * ask again at its next region), which would make the count racy. */
     char text[2048];
     cpuexec__node_budget_describe(text, sizeof text);
+    if (k < 1 || k > 64) return 4;
     pthread_barrier_init(&all_took, NULL, (unsigned)k + 1);
-    for (int i = 0; i < k; i++) {
-      pthread_t t;
-      if (pthread_create(&t, NULL, jobs ? jobs_one : hold_one, NULL) != 0) return 4;
-      pthread_detach(t);
-    }
+    pthread_t holders_t[64];
+    for (int i = 0; i < k; i++)
+      if (pthread_create(&holders_t[i], NULL, jobs ? jobs_one : hold_one, NULL) != 0) return 4;
     pthread_barrier_wait(&all_took);
     printf("held %d\n", atomic_load(&took));
     if (jobs) return 0; /* exit with the permits held: they go back at exit */
     char c;
     while (read(0, &c, 1) > 0) {
     }
+    /* Each holder gives its slot back before the process ends: returning
+     * first would leave them to a dead owner, which the node takes back
+     * only at its next reclaim (up to CPUEXEC__NODE_RECLAIM_EVERY_NS later),
+     * and the next holder a test starts would find the slot taken. */
+    for (int i = 0; i < k; i++) pthread_join(holders_t[i], NULL);
     return 0;
   }
   if (strcmp(mode, "stress") == 0 && argc == 5) {
