@@ -72,10 +72,10 @@ static void the_emptiest_is_a_processor_that_held_a_crowded_caller(void **state)
  * imbalance seen, the others' counts untouched. */
 static void an_unknown_processor_is_counted_nowhere(void **state) {
   (void)state;
-  cpuexec__crowd_place known, unknown, far;
+  cpuexec__crowd_place known, unknown, beyond;
   cpuexec__crowd_places_enter(&known, 2);
   cpuexec__crowd_places_enter(&unknown, -1);
-  cpuexec__crowd_places_enter(&far, CPUEXEC__CROWD_PLACES);
+  cpuexec__crowd_places_enter(&beyond, CPUEXEC__CROWD_PLACES);
   int32_t nowhere[] = {-1, CPUEXEC__CROWD_PLACES, INT32_MAX};
   for (size_t k = 0; k < sizeof nowhere / sizeof nowhere[0]; k++) {
     cpuexec__crowd_look look = look_from(&unknown, nowhere[k]);
@@ -85,8 +85,8 @@ static void an_unknown_processor_is_counted_nowhere(void **state) {
   }
   assert_int_equal(look_from(&known, 2).here, 1);
   /* Known again: counted again. */
-  assert_int_equal(look_from(&far, 2).here, 2);
-  cpuexec__crowd_places_leave(&far);
+  assert_int_equal(look_from(&beyond, 2).here, 2);
+  cpuexec__crowd_places_leave(&beyond);
   cpuexec__crowd_places_leave(&unknown);
   assert_int_equal(look_from(&known, 2).here, 1);
   cpuexec__crowd_places_leave(&known);
