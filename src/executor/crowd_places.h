@@ -28,8 +28,11 @@
 
 #include <stdint.h>
 
-/* Processors counted; the table is 3 bytes each. */
-#define CPUEXEC__CROWD_PLACES 1024
+#include <cpuexec/policy.h>
+
+/* Processors counted, as many as a policy can name; the table is 3 bytes
+ * each. */
+#define CPUEXEC__CROWD_PLACES CPUEXEC_CPU_SET_MAX
 
 /* One caller's place: the processor it counts itself on, or -1. */
 typedef struct cpuexec__crowd_place {

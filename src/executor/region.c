@@ -236,8 +236,9 @@ static int run_crowded(struct cpuexec_executor *exec, const cpuexec__region *r, 
   cpuexec__participant p;
   cpuexec__participant_enter(&p, exec, 0, 1);
   int rc = 0;
-  crowd_state crowd = {.may_move = !exec->permit.placed_caller};
-  cpuexec__crowd_places_enter(&crowd.place, cpuexec__os_current_cpu());
+  /* Only callers of one process look at where the crowd runs. */
+  crowd_state crowd = {.place = {.cpu = -1}, .may_move = !exec->permit.placed_caller};
+  if (!among_processes) cpuexec__crowd_places_enter(&crowd.place, cpuexec__os_current_cpu());
   uint64_t slice_start = cpuexec__permit_now_ns();
   for (int64_t begin = 0, end; begin < total && rc == 0; begin = end) {
     end = total - begin > step ? begin + step : total;
@@ -246,7 +247,7 @@ static int run_crowded(struct cpuexec_executor *exec, const cpuexec__region *r, 
     if (cpuexec__permit_crowd_turns(now, slice_start, end == total, among_processes))
       slice_start = crowd_turn(now, &crowd, among_processes);
   }
-  cpuexec__crowd_places_leave(&crowd.place);
+  if (!among_processes) cpuexec__crowd_places_leave(&crowd.place);
   cpuexec__participant_leave(&p);
   return rc;
 }
