@@ -95,7 +95,8 @@ static PyMethodDef module_functions[] = {
      "when required is False, else the library's state error naming the kernel."},
     {"node_budget", cpx_node_budget, METH_NOARGS,
      "The node budget that applies to this process (cpuexec_node_budget_describe): its size, where it came "
-     "from, the slots held and by whom (pid and slots), or why the process keeps its own count (a str)."},
+     "from, the slots held and by whom (pid and slots), what the cgroup's quota throttled since the process joined, "
+     "or why the process keeps its own count (a str)."},
     {"openmp_status", cpx_openmp_status, METH_NOARGS, "Where OpenMP detection stands (a dict)."},
     {"openmp_counters", cpx_openmp_counters, METH_NOARGS, "Process-wide OpenMP region counts (a dict)."},
     {"openmp_report", cpx_openmp_report, METH_NOARGS,

@@ -15,11 +15,12 @@ for page in "$src"/doc/man/cpuexec-info.1 "$src"/doc/man/cpuexec.7 "$src"/doc/ma
   fi
 done
 # Every option the tool's --help lists is in its page.
-for opt in --policy --topology --json --bench --openmp-report --help; do
+for opt in --policy --topology --json --bench --node --openmp-report --libraries-report --help --version; do
   grep -q -- "$(echo "$opt" | sed 's/-/\\\\-/g')" "$src/doc/man/cpuexec-info.1" ||
     { echo "man-pages: cpuexec-info.1 does not describe $opt"; status=1; }
 done
 for word in CPUEXEC_POLICY CPUEXEC_NUM_THREADS OMP_NUM_THREADS CPUEXEC_DISPLAY CPUEXEC_OMPT \
+  CPUEXEC_NODE_BUDGET CPUEXEC_NODE_DIR MAKEFLAGS \
   "SS Policy grammar" "SS Precedence" "SH FILES" cpu.max; do
   grep -q -- "$word" "$src/doc/man/cpuexec.7" || { echo "man-pages: cpuexec.7 does not mention $word"; status=1; }
 done

@@ -20,7 +20,9 @@ CPUEXEC_BEGIN_DECLS
  * where it came from (a cgroup quota, a cpuset, the visible processors),
  * the slots held and who holds them (pid and slots of each process: a
  * process's callers hold one while they run regions, its workers one each
- * while they run or spin), and make's jobserver when one bounds it; or why the
+ * while they run or spin), where a quota sets the size the periods it
+ * throttled the cgroup in since the process joined (the cgroup's
+ * cpu.stat), and make's jobserver when one bounds it; or why the
  * process keeps its own count (off, a table refused). Joins the budget if
  * the process had not yet. snprintf-like: returns the full length; buf NULL
  * with size > 0 is CPUEXEC_EINVAL. */

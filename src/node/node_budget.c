@@ -43,6 +43,9 @@ static struct {
   char source[CPUEXEC__CGROUP_PATH_MAX + 256]; /* where N came from */
   char problem[512];          /* the diagnostic of a refused table or jobserver */
   uint32_t visible;
+  /* The quota's throttling counts as the process joined (cgroup_limits.h):
+   * the description shows what the kernel counted since. */
+  uint64_t periods_at_join, throttled_at_join, throttled_ns_at_join;
 } node;
 static _Atomic uint64_t phase;
 static _Atomic bool exit_registered;
@@ -122,6 +125,9 @@ static uint32_t budget_now(bool describe) {
   (void)cpuexec__cgroup_limits_read(cgroup_root(), &limits);
   uint32_t n = cpuexec__cgroup_limits_cpus(&limits, node.visible);
   if (describe) {
+    node.periods_at_join = limits.periods;
+    node.throttled_at_join = limits.throttled_periods;
+    node.throttled_ns_at_join = limits.throttled_ns;
     snprintf(node.identity, sizeof node.identity, "%s", limits.identity);
     if (limits.quota > 0)
       snprintf(node.source, sizeof node.source, "cgroup v%d quota %.3g CPUs (%s)", limits.quota_version, limits.quota,
@@ -425,6 +431,24 @@ void cpuexec__node_permit_park(void) {
   }
 }
 
+/* How the cgroup's quota held it back since the process joined, for the
+ * description ("" without a quota, or in the host's scope). Read afresh:
+ * a description is not on any hot path. */
+static void describe_throttling(char *text, size_t size) {
+  text[0] = '\0';
+  cpuexec__cgroup_limits now;
+  if (node.host_scope || cpuexec__cgroup_limits_read(cgroup_root(), &now) != 0 || now.throttle_file[0] == '\0') return;
+  /* A count below the one at join: the quota moved to another cgroup. */
+  bool same = now.periods >= node.periods_at_join && now.throttled_periods >= node.throttled_at_join &&
+              now.throttled_ns >= node.throttled_ns_at_join;
+  uint64_t periods = now.periods - (same ? node.periods_at_join : 0);
+  uint64_t throttled = now.throttled_periods - (same ? node.throttled_at_join : 0);
+  uint64_t ns = now.throttled_ns - (same ? node.throttled_ns_at_join : 0);
+  snprintf(text, size, "; the quota throttled the cgroup in %llu of %llu periods since %s (%.1f ms; %s)",
+           (unsigned long long)throttled, (unsigned long long)periods,
+           same ? "this process joined" : "the cgroup was made", (double)ns / 1e6, now.throttle_file);
+}
+
 size_t cpuexec__node_budget_describe(char *buf, size_t size) {
   uint64_t generation = cpuexec__fork_generation_now();
   ready_soon(generation);
@@ -438,13 +462,14 @@ size_t cpuexec__node_budget_describe(char *buf, size_t size) {
   else if (node.mode == MODE_OWN)
     n = snprintf(buf, size, "the process's own count (%s)%s", node.problem, js);
   else {
-    char holders[1024];
+    char holders[1024], throttling[CPUEXEC__CGROUP_PATH_MAX + 200];
     cpuexec__node_table_holders(node.table, holders, sizeof holders);
+    describe_throttling(throttling, sizeof throttling);
     n = snprintf(buf, size, "%u CPUs shared by this user's processes in %s, from %s; table %s, %u slots held "
-                 "(this process %u)%s; held by: %s",
+                 "(this process %u)%s%s; held by: %s",
                  atomic_load(&node.table->capacity), node.host_scope ? "the whole host" : node.identity,
                  node.source, node.path, cpuexec__node_table_held(node.table, 0),
-                 cpuexec__node_table_held(node.table, node.tag), js, holders);
+                 cpuexec__node_table_held(node.table, node.tag), js, throttling, holders);
   }
   return n < 0 ? 0 : (size_t)n;
 }

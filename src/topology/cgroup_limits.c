@@ -214,6 +214,42 @@ static int walk_quota(const char *root, const hierarchy *x, int version, cpuexec
   return 0;
 }
 
+/* The throttling counts of the cgroup whose quota won, from cpu.stat in
+ * the quota file's directory: "KEY VALUE" lines, of which nr_periods,
+ * nr_throttled and throttled_time (v1, ns) or throttled_usec (v2). */
+static void read_throttling(cpuexec__cgroup_limits *out) {
+  char file[sizeof out->throttle_file];
+  size_t dir = strlen(out->quota_file);
+  while (dir > 0 && out->quota_file[dir - 1] != '/') dir--;
+  if (dir == 0 || (size_t)snprintf(file, sizeof file, "%.*scpu.stat", (int)dir, out->quota_file) >= sizeof file) return;
+  FILE *f = fopen(file, "r");
+  if (f == NULL) return;
+  char line[256];
+  bool periods = false, throttled = false;
+  while (fgets(line, sizeof line, f) != NULL) {
+    char key[64], value[64];
+    unsigned long long v;
+    if (sscanf(line, "%63s %63s", key, value) != 2 || !parse_u64(value, &v)) continue;
+    if (strcmp(key, "nr_periods") == 0) {
+      out->periods = v;
+      periods = true;
+    } else if (strcmp(key, "nr_throttled") == 0) {
+      out->throttled_periods = v;
+      throttled = true;
+    } else if (strcmp(key, "throttled_time") == 0) {
+      out->throttled_ns = v;
+    } else if (strcmp(key, "throttled_usec") == 0) {
+      out->throttled_ns = v * 1000;
+    }
+  }
+  fclose(f);
+  if (periods && throttled) {
+    snprintf(out->throttle_file, sizeof out->throttle_file, "%s", file);
+  } else {
+    out->periods = out->throttled_periods = out->throttled_ns = 0;
+  }
+}
+
 /* The cpuset's effective processors of x (file name in its directory). */
 static int read_cpuset(const char *root, const hierarchy *x, const char *name, cpuexec__cgroup_limits *out) {
   char dir[CPUEXEC__CGROUP_PATH_MAX], file[CPUEXEC__CGROUP_PATH_MAX + 32], text[4096];
@@ -259,7 +295,9 @@ int cpuexec__cgroup_limits_read(const char *root, cpuexec__cgroup_limits *out) {
   if (rc != 0) {
     memset(out, 0, sizeof *out);
     snprintf(out->identity, sizeof out->identity, "host");
-  } else if (out->quota == 0 && out->cpuset_count > 0) {
+  } else if (out->quota > 0) {
+    read_throttling(out);
+  } else if (out->cpuset_count > 0) {
     /* No quota: processes of one cpuset share its processors. */
     snprintf(out->identity, sizeof out->identity, "cpuset:%s", out->cpuset_file);
   }

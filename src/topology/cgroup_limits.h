@@ -31,6 +31,14 @@ typedef struct cpuexec__cgroup_limits {
   char identity[CPUEXEC__CGROUP_PATH_MAX + 80];
   uint32_t cpuset_count;                     /* processors in the cpuset; 0: no cpuset read */
   char cpuset_file[CPUEXEC__CGROUP_PATH_MAX + 64]; /* where it came from; "": none */
+  /* How the quota that won held the cgroup back, as the kernel counts it in
+   * that cgroup's cpu.stat since the cgroup was made: the periods in which
+   * the quota was enforced, those that ran out of it (nr_throttled), and
+   * the time spent throttled (v1 throttled_time, v2 throttled_usec). All 0
+   * and throttle_file "" without a quota or without a cpu.stat naming
+   * them: they only inform, so a cpu.stat that cannot be read is no error. */
+  uint64_t periods, throttled_periods, throttled_ns;
+  char throttle_file[CPUEXEC__CGROUP_PATH_MAX + 64];
 } cpuexec__cgroup_limits;
 
 /* Fills *out from the tree under root (NULL or "": the live system). A

@@ -4,6 +4,8 @@
  * own, and prints what it got. Modes:
  *
  *   describe               the budget that applies, then "path=TABLE"
+ *   describe-lines         the budget that applies, then again for each
+ *                          line on stdin (one line each)
  *   hold K                 K threads each take a permit; prints "held N",
  *                          then holds them until stdin closes
  *   take                   one permit: "took" or "refused"
@@ -138,6 +140,14 @@ int main(int argc, char **argv) {
     char text[2048];
     cpuexec__node_budget_describe(text, sizeof text);
     printf("%s\npath=%s\n", text, cpuexec__node_budget_table_path());
+    return 0;
+  }
+  if (strcmp(mode, "describe-lines") == 0) {
+    char text[2048], line[64];
+    do {
+      cpuexec__node_budget_describe(text, sizeof text);
+      puts(text);
+    } while (fgets(line, sizeof line, stdin) != NULL);
     return 0;
   }
   if (strcmp(mode, "take") == 0) {

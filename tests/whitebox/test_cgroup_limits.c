@@ -41,6 +41,9 @@ static void v1_quota_of_the_process_cgroup(void **state) {
   assert_non_null(strstr(l.identity, "v1:"));
   assert_non_null(strstr(l.identity, "/sys/fs/cgroup/cpu,cpuacct/job"));
   assert_int_equal(l.cpuset_count, 8);
+  /* The cgroup's cpu.stat, v1's names (throttled_time in ns). */
+  assert_true(l.periods == 40 && l.throttled_periods == 7 && l.throttled_ns == 12500000);
+  assert_non_null(strstr(l.throttle_file, "cpu,cpuacct/job/cpu.stat"));
   /* Rounded up as the resolver rounds, never below one. */
   assert_int_equal(cpuexec__cgroup_limits_cpus(&l, 16), 1);
 }
@@ -56,6 +59,9 @@ static void v1_ancestor_with_the_smaller_quota_wins(void **state) {
   assert_true(n > 6 && strcmp(l.identity + n - 6, "/outer") == 0);
   assert_int_equal(cpuexec__cgroup_limits_cpus(&l, 16), 2);
   assert_int_equal(cpuexec__cgroup_limits_cpus(&l, 1), 1);
+  /* No cpu.stat: throttling unknown, and no error. */
+  assert_string_equal(l.throttle_file, "");
+  assert_true(l.periods == 0 && l.throttled_periods == 0 && l.throttled_ns == 0);
 }
 
 static void v1_container_mount_shows_its_cgroup_as_root(void **state) {
@@ -65,6 +71,9 @@ static void v1_container_mount_shows_its_cgroup_as_root(void **state) {
   assert_int_equal(rc, 0);
   assert_true(l.quota == 2);
   assert_non_null(strstr(l.quota_file, "sys/fs/cgroup/cpu/cpu.cfs_quota_us"));
+  /* A cpu.stat without its counts only informs: unknown, not an error. */
+  assert_string_equal(l.throttle_file, "");
+  assert_true(l.periods == 0 && l.throttled_periods == 0 && l.throttled_ns == 0);
 }
 
 static void v2_ancestor_quota_and_cpuset(void **state) {
@@ -77,6 +86,10 @@ static void v2_ancestor_quota_and_cpuset(void **state) {
   assert_non_null(strstr(l.quota_file, "/sys/fs/cgroup/a/cpu.max"));
   assert_int_equal(l.cpuset_count, 4);
   assert_non_null(strstr(l.cpuset_file, "a/b/cpuset.cpus.effective"));
+  /* The cpu.stat of the cgroup whose quota won (a), not the process's own
+   * (b); v2's throttled_usec in ns. */
+  assert_true(l.periods == 25 && l.throttled_periods == 5 && l.throttled_ns == 3200000);
+  assert_non_null(strstr(l.throttle_file, "/sys/fs/cgroup/a/cpu.stat"));
 }
 
 static void no_quota_the_cpuset_caps(void **state) {
@@ -149,7 +162,8 @@ static bool own_cgroup(const char *controllers, char *path, size_t size) {
 }
 
 /* Moves this process into mount/name with quota text written to file, reads
- * the limits, and moves it back; the cgroup is removed. */
+ * the limits, runs until the quota throttles it, and moves it back; the
+ * cgroup is removed. */
 static void half_cpu_in(const char *mount, const char *own, const char *file, const char *quota, int version) {
   char dir[1024], procs[1100], back[1100], qfile[1100];
   snprintf(dir, sizeof dir, "%s/cpuexec-test-%ld", mount, (long)getpid());
@@ -175,6 +189,12 @@ static void half_cpu_in(const char *mount, const char *own, const char *file, co
   cpuexec_topology *t = NULL;
   double shown = moved && cpuexec_topology_load(NULL, &t) == 0 ? cpuexec_topology_cpu_quota(t) : -1;
   cpuexec_topology_destroy(t);
+  /* Busy past half a CPU, the process is throttled within a period or
+   * two: the kernel's count moves (the watchdog names this case if not). */
+  cpuexec__cgroup_limits busy = l;
+  while (rc == 0 && busy.throttle_file[0] != '\0' && busy.throttled_periods == l.throttled_periods &&
+         cpuexec__cgroup_limits_read(NULL, &busy) == 0) {
+  }
   bool returned = write_text(back, pid);
   assert_int_equal(rmdir(dir), 0);
   assert_true(moved && returned);
@@ -183,6 +203,8 @@ static void half_cpu_in(const char *mount, const char *own, const char *file, co
   assert_int_equal(l.quota_version, version);
   assert_non_null(strstr(l.quota_file, dir));
   assert_true(shown == 0.5);
+  assert_non_null(strstr(l.throttle_file, dir));
+  assert_true(busy.throttled_periods > l.throttled_periods && busy.periods > l.periods && busy.throttled_ns > 0);
 }
 
 static void real_cgroup_of_half_a_cpu(void **state) {

@@ -389,6 +389,53 @@ static void resized_quota_is_seen_without_a_restart(void **state) {
   assert_non_null(strstr(out, "2 CPUs shared"));
 }
 
+/* Writes text to the file at root/rel. */
+static void write_tree_file(const char *root, const char *rel, const char *text) {
+  char path[1200];
+  snprintf(path, sizeof path, "%s/%s", root, rel);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  assert_int_equal(fclose(f), 0);
+}
+
+static void throttling_since_joining_is_counted(void **state) {
+  (void)state;
+#if CPUEXEC_OS_BACKEND_POSIX
+  print_message("skipped: the portable POSIX OS backend reads no cgroup\n");
+  skip();
+#endif
+  /* A copy of the half-CPU tree, its cpu.stat at 7 of 40 periods. */
+  char cmd[1200], root[400], env_root[440];
+  snprintf(root, sizeof root, "%s/throttled", dir);
+  snprintf(cmd, sizeof cmd, "cp -r '%sv1-half' '%s'", TREES, root);
+  assert_int_equal(system(cmd), 0);
+  snprintf(env_root, sizeof env_root, "NODE_CLIENT_CGROUP_ROOT=%s", root);
+  const char *const env[] = {env_root, NULL};
+  client c = start((const char *[]){"describe-lines", NULL}, env);
+  char line[4096];
+  line_of(&c, line, sizeof line);
+  assert_non_null(strstr(line, "; the quota throttled the cgroup in 0 of 0 periods since this process joined (0.0 ms; "));
+  assert_non_null(strstr(line, "/job/cpu.stat)"));
+  /* The kernel counts 10 more periods, 3 of them throttled, 4.5 ms. */
+  write_tree_file(root, "sys/fs/cgroup/cpu,cpuacct/job/cpu.stat",
+                  "nr_periods 50\nnr_throttled 10\nthrottled_time 17000000\n");
+  assert_int_equal(write(c.in, "\n", 1), 1);
+  line_of(&c, line, sizeof line);
+  assert_non_null(strstr(line, "in 3 of 10 periods since this process joined (4.5 ms; "));
+  /* Counts below the ones at joining: another cgroup's quota now, shown whole. */
+  write_tree_file(root, "sys/fs/cgroup/cpu,cpuacct/job/cpu.stat", "nr_periods 5\nnr_throttled 1\nthrottled_time 0\n");
+  assert_int_equal(write(c.in, "\n", 1), 1);
+  line_of(&c, line, sizeof line);
+  assert_non_null(strstr(line, "in 1 of 5 periods since the cgroup was made (0.0 ms; "));
+  assert_int_equal(finish(&c), 0);
+  /* The host's scope has no quota to count. */
+  char out[4096];
+  run((const char *[]){"describe", NULL}, (const char *const[]){env_root, "CPUEXEC_NODE_BUDGET=host", NULL}, out,
+      sizeof out);
+  assert_null(strstr(out, "throttled"));
+}
+
 static void off_and_host_scope(void **state) {
   (void)state;
   char out[4096];
@@ -436,6 +483,7 @@ int main(void) {
       NODE_CASE(two_cgroups_never_share_a_table),
       NODE_CASE(fork_child_holds_nothing),
       NODE_CASE(resized_quota_is_seen_without_a_restart),
+      NODE_CASE(throttling_since_joining_is_counted),
       NODE_CASE(off_and_host_scope),
       NODE_CASE(broken_jobservers_fall_back),
   };
