@@ -24,14 +24,15 @@ enum {
   F_NESTED,
   F_FPENV,
   F_PARTICIPATION,
+  F_NODE_BUDGET,
   F_COUNT
 };
 static const char *const field_names[F_COUNT] = {"num_threads",     "spin_policy", "spin_budget",
                                                  "affinity_policy", "cpu_set",     "allow_nested_parallelism",
-                                                 "inherit_fp_environment", "participation"};
+                                                 "inherit_fp_environment", "participation", "node_budget"};
 #define FIELD_LIST                                                                                          \
   "num_threads, spin_policy, spin_budget, affinity_policy, cpu_set, allow_nested_parallelism, "               \
-  "inherit_fp_environment, participation"
+  "inherit_fp_environment, participation, node_budget"
 
 /* Grammar strings longer than this are not valid names, budgets or lists
  * worth parsing; the message quotes them briefly. */
@@ -256,6 +257,20 @@ static int policy_from_fields(cpx_state *st, PyObject *const values[F_COUNT], co
       return -1;
     p.participation = parsed.participation;
   }
+  if (values[F_NODE_BUDGET] != NULL) {
+    /* A str in the grammar ("default", "cgroup", "host", "off"), read by
+     * the library's parser as participation is. */
+    if (!PyUnicode_Check(values[F_NODE_BUDGET])) {
+      PyErr_Format(PyExc_TypeError, "node_budget: got %.100s; use \"default\", \"cgroup\", \"host\" or \"off\"",
+                   Py_TYPE(values[F_NODE_BUDGET])->tp_name);
+      return -1;
+    }
+    const char *s = text_value(st, values[F_NODE_BUDGET], "node_budget", ",=");
+    cpuexec_policy parsed;
+    if (s == NULL || parse_pair(st, "node_budget=", s, &parsed) < 0)
+      return -1;
+    p.node_budget = parsed.node_budget;
+  }
   int rc = cpuexec_policy_validate(&p);
   if (rc != 0) {
     cpx_raise(st, rc);
@@ -435,12 +450,13 @@ static PyObject *policy_to_dict(PyObject *self, PyObject *unused) {
   PyObject *cpu_set = cpu_set_tuple(p);
   if (cpu_set == NULL)
     return NULL;
-  return Py_BuildValue("{s:i,s:s,s:K,s:s,s:N,s:O,s:O,s:s}", "num_threads", (int)p->num_threads, "spin_policy",
+  return Py_BuildValue("{s:i,s:s,s:K,s:s,s:N,s:O,s:O,s:s,s:s}", "num_threads", (int)p->num_threads, "spin_policy",
                        cpuexec_spin_policy_name(p->spin_policy), "spin_budget", (unsigned long long)p->spin_budget,
                        "affinity_policy", cpuexec_affinity_policy_name(p->affinity_policy), "cpu_set", cpu_set,
                        "allow_nested_parallelism", p->allow_nested_parallelism ? Py_True : Py_False,
                        "inherit_fp_environment", p->inherit_fp_environment ? Py_True : Py_False,
-                       "participation", cpuexec_participation_name(p->participation));
+                       "participation", cpuexec_participation_name(p->participation), "node_budget",
+                       cpuexec_node_budget_name(p->node_budget));
 }
 
 static PyObject *policy_str(PyObject *self) {
@@ -466,10 +482,11 @@ static PyObject *policy_repr(PyObject *self) {
     return NULL;
   PyObject *r = PyUnicode_FromFormat(
       "cpuexec.Policy(num_threads=%d, spin_policy='%s', spin_budget=%llu, affinity_policy='%s', cpu_set=%R, "
-      "allow_nested_parallelism=%s, inherit_fp_environment=%s, participation='%s')",
+      "allow_nested_parallelism=%s, inherit_fp_environment=%s, participation='%s', node_budget='%s')",
       (int)p->num_threads, cpuexec_spin_policy_name(p->spin_policy), (unsigned long long)p->spin_budget,
       cpuexec_affinity_policy_name(p->affinity_policy), cpu_set, p->allow_nested_parallelism ? "True" : "False",
-      p->inherit_fp_environment ? "True" : "False", cpuexec_participation_name(p->participation));
+      p->inherit_fp_environment ? "True" : "False", cpuexec_participation_name(p->participation),
+      cpuexec_node_budget_name(p->node_budget));
   Py_DECREF(cpu_set);
   return r;
 }
@@ -530,6 +547,10 @@ static PyObject *get_participation(PyObject *self, void *c) {
   return PyUnicode_FromString(cpuexec_participation_name(((PolicyObject *)self)->policy.participation));
 }
 
+static PyObject *get_node_budget(PyObject *self, void *c) {
+  return PyUnicode_FromString(cpuexec_node_budget_name(((PolicyObject *)self)->policy.node_budget));
+}
+
 static PyGetSetDef policy_getset[] = {
     {"num_threads", get_num_threads, NULL, "0: the topology default; 1: serial; N: participants with the caller"},
     {"spin_policy", get_spin_policy, NULL, "how waiting threads spin before they park (cpuexec.SpinPolicy)"},
@@ -540,6 +561,9 @@ static PyGetSetDef policy_getset[] = {
     {"inherit_fp_environment", get_fpenv, NULL, "workers take the caller's floating-point control state per region"},
     {"participation", get_participation, NULL,
      "'take_over' (late workers' shares are taken over) or 'every_participant' (every admitted participant runs)"},
+    {"node_budget", get_node_budget, NULL,
+     "with whom the executor's threads share the node's CPUs: 'default' (CPUEXEC_NODE_BUDGET, else the cgroup), "
+     "'cgroup', 'host' or 'off'"},
     {NULL},
 };
 
@@ -558,7 +582,7 @@ static PyMethodDef policy_methods[] = {
 
 static PyType_Slot policy_slots[] = {
     {Py_tp_doc, "Policy(*, num_threads=0, spin_policy='adaptive', spin_budget=0, affinity_policy='none', "
-                "cpu_set=(), allow_nested_parallelism=False, inherit_fp_environment=False, participation='take_over')\n\nA CPU execution request: immutable, hashable, "
+                "cpu_set=(), allow_nested_parallelism=False, inherit_fp_environment=False, participation='take_over', node_budget='default')\n\nA CPU execution request: immutable, hashable, "
                 "validated when built. str() is the text grammar."},
     {Py_tp_new, policy_new},
     {Py_tp_dealloc, policy_dealloc},

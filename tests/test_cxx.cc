@@ -559,6 +559,12 @@ void errors_and_values() {
     CHECK(strict != cpuexec::policy());
     CHECK(strict.to_string().find(",participation=every_participant,") != std::string::npos);
     CHECK(cpuexec::policy::parse(strict.to_string()) == strict);
+    cpuexec::policy alone = cpuexec::policy().node_budget_scope(cpuexec::node_budget::off);
+    CHECK(alone.node_budget_scope() == cpuexec::node_budget::off);
+    CHECK(alone != cpuexec::policy());
+    CHECK(alone.to_string().find(",node_budget=off,cpu_set=") != std::string::npos);
+    CHECK(cpuexec::policy::parse(alone.to_string()) == alone);
+    CHECK(cpuexec::policy().node_budget_scope() == cpuexec::node_budget::environment);
     CHECK(cpuexec::policy::parse(text) == p);
     CHECK(cpuexec::policy::parse("") == cpuexec::policy());
     CHECK(cpuexec::policy().spin_iterations(10) != cpuexec::policy());

@@ -346,6 +346,7 @@ static cpuexec_policy random_valid_policy(uint64_t *s) {
   p.allow_nested_parallelism = next(s) % 2;
   p.inherit_fp_environment = next(s) % 3 == 0;
   p.participation = (cpuexec_participation)(next(s) % 2);
+  p.node_budget = (cpuexec_node_budget)(next(s) % 4);
   if (p.affinity_policy == CPUEXEC_AFFINITY_EXPLICIT) {
     /* Distinct ids in runs and jumps, in no particular order. */
     uint32_t want = 1 + (uint32_t)(next(s) % (next(s) % 8 == 0 ? CPUEXEC_CPU_SET_MAX : 12));
@@ -432,7 +433,7 @@ static void equal_compares_every_field_and_only_the_listed_ids(void **state) {
   assert_true(cpuexec_policy_equal(&a, &a));
   assert_false(cpuexec_policy_equal(&a, NULL));
   assert_true(cpuexec_policy_equal(NULL, NULL));
-  for (int field = 0; field < 9; field++) {
+  for (int field = 0; field < 10; field++) {
     b = a;
     switch (field) {
     case 0: b.num_threads = 4; break;
@@ -443,7 +444,8 @@ static void equal_compares_every_field_and_only_the_listed_ids(void **state) {
     case 5: b.cpu_set[2] = 4; break;
     case 6: b.allow_nested_parallelism = true; break;
     case 7: b.inherit_fp_environment = true; break;
-    default: b.participation = CPUEXEC_PARTICIPATION_EVERY_PARTICIPANT; break;
+    case 8: b.participation = CPUEXEC_PARTICIPATION_EVERY_PARTICIPANT; break;
+    default: b.node_budget = CPUEXEC_NODE_BUDGET_HOST; break;
     }
     if (cpuexec_policy_equal(&a, &b))
       fail_msg("a change of field %d went unnoticed", field);
@@ -474,6 +476,42 @@ static void participation_is_a_key_of_the_text_form(void **state) {
   p.participation = (cpuexec_participation)7;
   assert_int_equal(cpuexec_policy_validate(&p), CPUEXEC_EINVAL);
   assert_non_null(strstr(cpuexec_error_message(), "participation: 7 is not a participation rule"));
+}
+
+/* The node_budget key (cpuexec/policy.h): every choice parses, formats and
+ * compares; the default is not written (texts from before the key read
+ * the same); anything else is refused naming the key and the choices. */
+static void node_budget_is_a_key_of_the_text_form(void **state) {
+  (void)state;
+  static const char *const names[] = {"default", "cgroup", "host", "off"};
+  for (int b = CPUEXEC_NODE_BUDGET_DEFAULT; b <= CPUEXEC_NODE_BUDGET_OFF; b++) {
+    char in[64], text[256];
+    snprintf(in, sizeof in, "num_threads=2,node_budget=%s", names[b]);
+    cpuexec_policy p, back;
+    assert_int_equal(cpuexec_policy_parse(in, &p), 0);
+    assert_int_equal(p.node_budget, b);
+    assert_string_equal(cpuexec_node_budget_name(p.node_budget), names[b]);
+    assert_true(cpuexec_policy_format(&p, text, sizeof text) > 0);
+    snprintf(in, sizeof in, ",node_budget=%s,cpu_set=", names[b]);
+    if (b == CPUEXEC_NODE_BUDGET_DEFAULT)
+      assert_null(strstr(text, "node_budget"));
+    else
+      assert_non_null(strstr(text, in));
+    assert_int_equal(cpuexec_policy_parse(text, &back), 0);
+    assert_true(cpuexec_policy_equal(&p, &back));
+  }
+  cpuexec_policy p;
+  assert_int_equal(cpuexec_policy_parse("node_budget=none", &p), CPUEXEC_EINVAL);
+  assert_non_null(strstr(cpuexec_error_message(), "node_budget: 'none' is not a node budget choice"));
+  assert_non_null(strstr(cpuexec_error_message(), "default, cgroup, host or off"));
+  assert_int_equal(cpuexec_policy_parse("node_budget=off,node_budget=host", &p), CPUEXEC_EINVAL);
+  assert_null(cpuexec_node_budget_name((cpuexec_node_budget)9));
+  cpuexec_policy_init(&p);
+  assert_int_equal(p.node_budget, CPUEXEC_NODE_BUDGET_DEFAULT);
+  p.node_budget = (cpuexec_node_budget)9;
+  assert_int_equal(cpuexec_policy_validate(&p), CPUEXEC_EINVAL);
+  assert_non_null(strstr(cpuexec_error_message(), "node_budget: 9 is not a node budget choice"));
+  assert_true(cpuexec_policy_format(&p, NULL, 0) < 0);
 }
 
 static void init_sets_the_documented_defaults(void **state) {
@@ -610,6 +648,7 @@ int main(void) {
       cmocka_unit_test(validate_applies_the_request_rules_to_built_policies),
       cmocka_unit_test(equal_compares_every_field_and_only_the_listed_ids),
       cmocka_unit_test(participation_is_a_key_of_the_text_form),
+      cmocka_unit_test(node_budget_is_a_key_of_the_text_form),
       cmocka_unit_test(environment_variable_uses_the_same_grammar),
       cmocka_unit_test(enum_names_match_the_text_form),
   };

@@ -6,7 +6,8 @@
  * A worker thread holds one of the budget's CPUs while it runs a region or
  * spins, and gives it back before it sleeps; a process's calling threads
  * hold one for the process while they run regions, and never wait for it. CPUEXEC_NODE_BUDGET=off turns it off, =host
- * shares one budget across every cgroup of the user; CPUEXEC_NODE_DIR names
+ * shares one budget across every cgroup of the user; a policy's node_budget
+ * key chooses the same for its pool, before the variable (cpuexec/policy.h); CPUEXEC_NODE_DIR names
  * the directory of its tables (default /dev/shm). Thread safety: any thread,
  * any time. */
 #ifndef CPUEXEC_NODE_H

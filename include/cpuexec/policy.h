@@ -47,6 +47,22 @@ typedef enum cpuexec_participation {
   CPUEXEC_PARTICIPATION_EVERY_PARTICIPANT
 } cpuexec_participation;
 
+/** Whether, and with whom, an executor's threads share the node's CPU
+ * budget (cpuexec/node.h, doc/node-budget.md). */
+typedef enum cpuexec_node_budget {
+  /** Default: as CPUEXEC_NODE_BUDGET says, else CGROUP. */
+  CPUEXEC_NODE_BUDGET_DEFAULT = 0,
+  /** Every libcpuexec process of the user in the cgroup shares one budget
+   * of its quota or cpuset. */
+  CPUEXEC_NODE_BUDGET_CGROUP,
+  /** Every libcpuexec process of the user shares one budget of the visible
+   * processors, whatever its cgroup. */
+  CPUEXEC_NODE_BUDGET_HOST,
+  /** The executor counts alone: its workers take no slot and its callers
+   * hold none, as with CPUEXEC_NODE_BUDGET=off. */
+  CPUEXEC_NODE_BUDGET_OFF
+} cpuexec_node_budget;
+
 /** The most processors an explicit cpu_set can name. */
 #define CPUEXEC_CPU_SET_MAX 1024
 
@@ -82,7 +98,12 @@ typedef struct cpuexec_policy {
    * the sharing key when not TAKE_OVER (executors carry it, and kernels see
    * only their executor). */
   cpuexec_participation participation;
-  uint32_t reserved_pad_; /**< zero */
+  /** The node budget the executor's threads share: part of the sharing key
+   * when not DEFAULT. A process shares one scope: the first executor that
+   * asks for CGROUP or HOST (or, before any does, CPUEXEC_NODE_BUDGET)
+   * decides it; an executor that asks for the other one shares the
+   * process's, and cpuexec_node_budget_describe() says so. */
+  cpuexec_node_budget node_budget;
   uint64_t reserved_[7];  /**< zero: room for fields of later versions */
   /** Logical processor ids (OS indices), only with CPUEXEC_AFFINITY_EXPLICIT. */
   int32_t cpu_set_count;
@@ -110,7 +131,7 @@ CPUEXEC_EXPORT void cpuexec_policy_init(cpuexec_policy *policy);
  * physical_then_smt|explicit), cpu_set (a Linux cpulist "0,2,4-7"; an item
  * without '=' continues the list before it), allow_nested_parallelism
  * (true|false), inherit_fp_environment (true|false), participation
- * (take_over|every_participant). Strict: decimal only, no repeated or unknown keys, no
+ * (take_over|every_participant), node_budget (default|cgroup|host|off). Strict: decimal only, no repeated or unknown keys, no
  * trailing garbage, no overflow. An empty text gives the defaults.
  * The details, chosen so a typo never becomes a different policy:
  * - keys in any order; no whitespace anywhere; names are lower case;
@@ -172,6 +193,10 @@ CPUEXEC_EXPORT const char *cpuexec_affinity_policy_name(cpuexec_affinity_policy 
  * ("take_over", "every_participant"), or NULL for values outside the enum.
  * Static storage; thread-safe. */
 CPUEXEC_EXPORT const char *cpuexec_participation_name(cpuexec_participation participation);
+/** The name of a node budget choice as it appears in the text form
+ * ("default", "cgroup", "host", "off"), or NULL for values outside the
+ * enum. Static storage; thread-safe. */
+CPUEXEC_EXPORT const char *cpuexec_node_budget_name(cpuexec_node_budget budget);
 
 CPUEXEC_END_DECLS
 

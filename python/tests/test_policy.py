@@ -34,9 +34,10 @@ def test_defaults_and_field_types():
     assert p.to_dict() == {"num_threads": 0, "spin_policy": "adaptive", "spin_budget": 0,
                            "affinity_policy": "none", "cpu_set": (),
                            "allow_nested_parallelism": False, "inherit_fp_environment": False,
-                           "participation": "take_over"}
+                           "participation": "take_over", "node_budget": "default"}
     assert p.inherit_fp_environment is False
     assert p.participation == "take_over"
+    assert p.node_budget == "default"
 
 
 def test_inherit_fp_environment_is_a_field_in_every_form():
@@ -230,7 +231,7 @@ def test_library_rules_give_the_same_message_as_text():
 
 def test_unknown_keys_name_the_key_and_the_allowed_ones():
     allowed = ("num_threads, spin_policy, spin_budget, affinity_policy, cpu_set, allow_nested_parallelism, "
-               "inherit_fp_environment, participation")
+               "inherit_fp_environment, participation, node_budget")
     with pytest.raises(KeyError) as info:
         cpuexec.Policy.from_mapping({"num_threads": 2, "threads": 2})
     assert info.value.args[0] == f"policy: unknown key 'threads'; keys are {allowed}"
@@ -289,3 +290,20 @@ def test_participation_is_a_field_in_every_form():
         cpuexec.Policy(participation="every")
     with pytest.raises(TypeError, match="participation: got int"):
         cpuexec.Policy(participation=1)
+
+
+def test_node_budget_is_a_field_in_every_form():
+    p = cpuexec.Policy(num_threads=2, node_budget="off")
+    assert p.node_budget == "off"
+    assert "node_budget=off" in str(p)
+    assert "node_budget='off'" in repr(p)
+    assert p == cpuexec.Policy.parse(str(p)) == cpuexec.Policy.from_mapping(p.to_dict())
+    assert eval(repr(p), {"cpuexec": cpuexec}) == p
+    assert p != p.replace(node_budget="default")
+    # The default is not written: texts from before the key read the same.
+    assert "node_budget" not in str(p.replace(node_budget="default"))
+    assert cpuexec.Policy.from_mapping({"node_budget": "host"}).node_budget == "host"
+    with pytest.raises(cpuexec.InvalidArgument, match="node_budget: 'none' is not a node budget choice"):
+        cpuexec.Policy(node_budget="none")
+    with pytest.raises(TypeError, match="node_budget: got bool"):
+        cpuexec.Policy(node_budget=False)

@@ -107,8 +107,9 @@ def test_every_field_agrees_with_the_json(topologies):
                 continue
             d = r.to_dict()
             assert r.request == cpuexec.Policy.parse(policy)
-            # The JSON names inherit_fp_environment and participation only when not the default.
+            # The JSON names inherit_fp_environment, participation and node_budget only when not the default.
             assert r.request.to_dict() == {"inherit_fp_environment": False, "participation": "take_over",
+                                           "node_budget": "default",
                                            **d["request"],
                                            "cpu_set": tuple(d["request"]["cpu_set"])}
             assert r.effective_threads == d["effective_threads"]

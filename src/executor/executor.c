@@ -157,6 +157,8 @@ CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpu
   exec->permit.adaptive = exec->spin.adaptive;
   exec->permit.strict_policy = resolved->every_participant;
   exec->permit.placed_caller = exec->pin_caller;
+  exec->permit.node_off = resolved->node_budget == CPUEXEC_NODE_BUDGET_OFF;
+  if (resolved->node_budget_asked) cpuexec__node_ask_scope(resolved->node_budget);
   exec->permit.first_worker_cpu = atomic_load_explicit(&exec->first_worker_cpu, memory_order_relaxed);
   for (uint32_t k = 1; k < threads; k++) {
     int32_t cpu = pinned ? resolved->worker_processors[k - 1] : -1;
@@ -181,7 +183,8 @@ CPUEXEC_EXPORT int cpuexec_executor_create(const cpuexec_resolved *resolved, cpu
       return rc;
     }
   }
-  if (threads > 1) cpuexec__node_pool_made(); /* several pools: node_budget.h counts their callers */
+  /* Several pools: node_budget.h counts their callers (not those of a pool outside the budget). */
+  if (threads > 1 && !exec->permit.node_off) cpuexec__node_pool_made();
   *out = exec;
   return 0;
 }
@@ -200,9 +203,9 @@ void cpuexec__executor_free(cpuexec_executor *exec) {
   pthread_mutex_unlock(&exec->dispatch_lock);
   pthread_mutex_destroy(&exec->dispatch_lock);
   pthread_mutex_destroy(&exec->strict_lock);
-  bool had_workers = exec->worker_count > 0;
+  bool counted_pool = exec->worker_count > 0 && !exec->permit.node_off;
   free_executor(exec);
-  if (had_workers) cpuexec__node_pool_gone();
+  if (counted_pool) cpuexec__node_pool_gone();
   /* A pool gone: the process's callers may have stopped for good, so their
    * implicit slot goes back now, not a linger later (another executor's
    * next region claims it again). */

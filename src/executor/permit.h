@@ -98,6 +98,7 @@ typedef struct cpuexec__permit {
   bool adaptive;            /* the adaptive policy, spinning (not parked at once): the model may lengthen or cut spins */
   bool strict_policy;       /* every region is strict: nobody stands aside */
   bool placed_caller;       /* the policy pins the caller */
+  bool node_off;            /* the policy keeps the executor out of the node's budget (node_budget=off) */
   int32_t first_worker_cpu; /* worker 1's pinned processor, -1 when workers float */
   alignas(CPUEXEC__LINE) _Atomic uint32_t side;
   _Atomic uint64_t last_arrival_ns; /* the clock at the latest arrival beside another (the settle) */
@@ -233,19 +234,27 @@ static inline bool cpuexec__permit_worker_spins(const cpuexec__permit *p, cpuexe
 }
 
 /* The node level (node/node_budget.h, doc/node-budget.md): whether a
- * worker may join a region now (a task group's queued tasks it runs
- * regardless: region_lanes.h). It needs a permit of the node's budget,
- * which it keeps while it runs or spins and gives back before it parks;
- * without one it leaves its share to the caller, as a worker standing
- * aside does. A strict region waits for its whole team, so its workers
- * join regardless (over the budget, as callers run). `counts`: where the
- * worker's permits are counted (NULL: nowhere). */
+ * worker holds a permit of the node's budget to run or spin with, taking
+ * one if it holds none; an executor whose policy keeps it out of the
+ * budget (node_off) needs none. `counts`: where the worker's permits are
+ * counted (NULL: nowhere). */
+static inline bool cpuexec__permit_node_runs(const cpuexec__permit *p, const cpuexec__node_counts *counts) {
+  return p->node_off || cpuexec__node_permit_run(counts);
+}
+
+/* Whether a worker may join a region now (a task group's queued tasks it
+ * runs regardless: region_lanes.h): with a permit (node_runs), which it
+ * keeps while it runs or spins and gives back before it parks; without
+ * one it leaves its share to the caller, as a worker standing aside does.
+ * A strict region waits for its whole team, so its workers join
+ * regardless (over the budget, as callers run). */
 static inline bool cpuexec__permit_node_lets_join(const cpuexec__permit *p, const cpuexec__node_counts *counts) {
-  return cpuexec__node_permit_run(counts) || p->strict_policy ||
+  return cpuexec__permit_node_runs(p, counts) || p->strict_policy ||
          atomic_load_explicit(&((cpuexec__permit *)p)->strict_running, memory_order_relaxed) != 0;
 }
 
-/* The node level's occupancy cap (node/node_budget.h): the caller of a
+/* The node level's occupancy cap (node/node_budget.h; none where the
+ * policy keeps the executor out of the budget): the caller of a
  * region of `participants` tells the node its process runs (its callers'
  * implicit slot) and learns how many participants the node's budget lets
  * it admit now: 1 when no worker of any process could take a slot, so
@@ -256,6 +265,10 @@ static inline bool cpuexec__permit_node_lets_join(const cpuexec__permit *p, cons
  * A strict region waits for its whole team, so it admits them regardless. */
 static inline uint32_t cpuexec__permit_node_admits(const cpuexec__permit *p, bool strict, uint32_t participants,
                                                    cpuexec__node_region *region) {
+  if (p->node_off) {
+    *region = (cpuexec__node_region){0};
+    return participants;
+  }
   uint32_t room = cpuexec__node_region_admits(participants, cpuexec__permit_now_ns, region);
   return strict || p->strict_policy ? participants : room;
 }

@@ -150,7 +150,8 @@ static const cpuexec__node_counts *node_counts_of(struct cpuexec_executor *exec,
 static cpuexec__wait_plan worker_wait_plan(struct cpuexec_executor *exec, cpuexec__worker *w, bool aside,
                                            const cpuexec__cadence_hint *hint, const cpuexec__node_counts *counts) {
   cpuexec__wait_plan plan = {.spin = &park_at_once, .share_cpu = &exec->caller_cpu};
-  if (!cpuexec__permit_worker_spins(&exec->permit, &w->permit, aside) || !cpuexec__node_permit_run(counts)) return plan;
+  if (!cpuexec__permit_worker_spins(&exec->permit, &w->permit, aside) || !cpuexec__permit_node_runs(&exec->permit, counts))
+    return plan;
   plan.spin = &exec->spin;
   plan.busy = w->missed ? &exec->lane0_running : NULL;
   plan.gap_spin_ns = cpuexec__permit_gap_spin_ns(&w->permit);

@@ -19,6 +19,7 @@
 #include "os/fork.h"
 #include "os/os.h"
 #include "topology/cgroup_limits.h"
+#include "policy/node_budget_choice.h"
 
 #if CPUEXEC_TEST_HOOKS
 _Atomic(const char *) cpuexec__test_node_cgroup_root;
@@ -49,6 +50,13 @@ static struct {
 } node;
 static _Atomic uint64_t phase;
 static _Atomic bool exit_registered;
+/* The scope the first executor that named one asked for (DEFAULT: none
+ * yet); read once, as the state is made. A pool that asked for another
+ * scope than the process shares is told in the description (scope_note,
+ * once written: state 2). */
+static _Atomic int asked_scope;
+static char scope_note[256];
+static _Atomic int scope_note_state;
 
 /* The callers' side (cpuexec__node_region_admits): the process's entry in
  * the table, for the fork generation that registered it (NULL: no table),
@@ -188,18 +196,22 @@ static void make_state(bool inherited) {
   }
   node.visible = visible_processors();
   bool rc_refused = false;
-  size_t len;
-  const char *mode = cpuexec__env_value("CPUEXEC_NODE_BUDGET", &len);
-  if (mode != NULL && cpuexec__text_is(mode, len, "off")) {
+  /* A policy's scope comes before the variable (cpuexec/policy.h). */
+  cpuexec_node_budget choice = (cpuexec_node_budget)atomic_load(&asked_scope);
+  const char *from;
+  bool understood = true;
+  if (choice == CPUEXEC_NODE_BUDGET_DEFAULT) choice = cpuexec__node_budget_from_environment(&from, &understood);
+  if (choice == CPUEXEC_NODE_BUDGET_OFF) {
     node.mode = MODE_OFF;
   } else {
-    if (mode != NULL && !cpuexec__text_is(mode, len, "cgroup") && !cpuexec__text_is(mode, len, "host") &&
-        !cpuexec__text_is(mode, len, "on")) {
+    if (!understood) {
+      size_t len;
+      const char *mode = cpuexec__env_value("CPUEXEC_NODE_BUDGET", &len);
       snprintf(node.problem, sizeof node.problem,
                "CPUEXEC_NODE_BUDGET: \"%.*s\" is not off, on, cgroup or host; using cgroup", (int)len, mode);
       rc_refused = true;
     }
-    node.host_scope = mode != NULL && cpuexec__text_is(mode, len, "host");
+    node.host_scope = choice == CPUEXEC_NODE_BUDGET_HOST;
     uint32_t n = budget_now(true);
     if (node.host_scope) snprintf(node.identity, sizeof node.identity, "host");
     char *dir = cpuexec__env_copy("CPUEXEC_NODE_DIR", NULL);
@@ -456,22 +468,49 @@ size_t cpuexec__node_budget_describe(char *buf, size_t size) {
   if (node.jobserver_on)
     snprintf(js, sizeof js, "; make's jobserver (%s) bounds the workers too, %lld tokens held now",
              node.jobserver.auth, (long long)atomic_load(&node.jobserver.held));
+  const char *note = atomic_load_explicit(&scope_note_state, memory_order_acquire) == 2 ? scope_note : "";
   int n;
   if (node.mode == MODE_OFF)
-    n = snprintf(buf, size, "off (%s)%s", node.problem[0] ? node.problem : "CPUEXEC_NODE_BUDGET=off", js);
+    n = snprintf(buf, size, "off (%s)%s%s", node.problem[0] ? node.problem : "CPUEXEC_NODE_BUDGET=off", js, note);
   else if (node.mode == MODE_OWN)
-    n = snprintf(buf, size, "the process's own count (%s)%s", node.problem, js);
+    n = snprintf(buf, size, "the process's own count (%s)%s%s", node.problem, js, note);
   else {
     char holders[1024], throttling[CPUEXEC__CGROUP_PATH_MAX + 200];
     cpuexec__node_table_holders(node.table, holders, sizeof holders);
     describe_throttling(throttling, sizeof throttling);
     n = snprintf(buf, size, "%u CPUs shared by this user's processes in %s, from %s; table %s, %u slots held "
-                 "(this process %u)%s%s; held by: %s",
+                 "(this process %u)%s%s%s; held by: %s",
                  atomic_load(&node.table->capacity), node.host_scope ? "the whole host" : node.identity,
                  node.source, node.path, cpuexec__node_table_held(node.table, 0),
-                 cpuexec__node_table_held(node.table, node.tag), js, throttling, holders);
+                 cpuexec__node_table_held(node.table, node.tag), js, throttling, note, holders);
   }
   return n < 0 ? 0 : (size_t)n;
+}
+
+cpuexec_node_budget cpuexec__node_scope(void) {
+  if ((atomic_load_explicit(&phase, memory_order_acquire) & 3) != 2)
+    return (cpuexec_node_budget)atomic_load(&asked_scope);
+  if (node.mode != MODE_TABLE) return CPUEXEC_NODE_BUDGET_OFF;
+  return node.host_scope ? CPUEXEC_NODE_BUDGET_HOST : CPUEXEC_NODE_BUDGET_CGROUP;
+}
+
+void cpuexec__node_ask_scope(cpuexec_node_budget scope) {
+  if (scope != CPUEXEC_NODE_BUDGET_CGROUP && scope != CPUEXEC_NODE_BUDGET_HOST) return;
+  int none = CPUEXEC_NODE_BUDGET_DEFAULT;
+  atomic_compare_exchange_strong(&asked_scope, &none, (int)scope);
+  cpuexec_node_budget shared = cpuexec__node_scope();
+  if (shared == scope || shared == CPUEXEC_NODE_BUDGET_DEFAULT) return;
+  /* The first pool that asked for another scope is told; written once. */
+  int idle = 0;
+  if (!atomic_compare_exchange_strong(&scope_note_state, &idle, 1)) return;
+  snprintf(scope_note, sizeof scope_note,
+           "; a pool asked for node_budget=%s, and this process shares %s (a process shares one scope: its first "
+           "pool's, else CPUEXEC_NODE_BUDGET's)",
+           cpuexec_node_budget_name(scope),
+           shared == CPUEXEC_NODE_BUDGET_HOST     ? "the whole host's budget"
+           : shared == CPUEXEC_NODE_BUDGET_CGROUP ? "its cgroup's budget"
+                                                  : "none (the node budget is off, or its table was refused)");
+  atomic_store_explicit(&scope_note_state, 2, memory_order_release);
 }
 
 const char *cpuexec__node_budget_table_path(void) { return node.mode == MODE_TABLE ? node.path : ""; }

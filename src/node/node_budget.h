@@ -27,7 +27,11 @@
  *
  * CPUEXEC_NODE_BUDGET=off turns it off, =host shares one budget of the
  * visible processors across every cgroup of the user, =cgroup (default)
- * keys it by the cgroup; CPUEXEC_NODE_DIR names the tables' directory
+ * keys it by the cgroup; a policy's node_budget key does the same for its
+ * executor (cpuexec/policy.h): off keeps that executor out of the node
+ * level (the executor asks nothing here), cgroup or host sets the process's
+ * scope when the first executor that names one is made, before the
+ * variable; CPUEXEC_NODE_DIR names the tables' directory
  * (default /dev/shm). A table that cannot be used is reported in the
  * description and the process keeps its own count: no crash, no hang. */
 #ifndef CPUEXEC_SRC_NODE_BUDGET_H
@@ -38,8 +42,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cpuexec/policy.h>
+
 #include "core/test_hooks.h"
 #include "core/tunables.h"
+
+/* The process's scope: CGROUP or HOST while the node level shares a table,
+ * OFF while it keeps its own count or is off, DEFAULT while no executor
+ * has asked yet (the first one decides it). */
+cpuexec_node_budget cpuexec__node_scope(void);
+
+/* An executor whose policy names a scope (CGROUP or HOST) is made: the
+ * first such executor sets the process's scope, if the node level has not
+ * started yet; later ones share what the process has (cpuexec__node_scope
+ * says what that is), and the description says that one asked for
+ * another. */
+void cpuexec__node_ask_scope(cpuexec_node_budget scope);
 
 
 /* Where a worker's permits are counted (its executor's counters), each

@@ -24,6 +24,21 @@ CPUEXEC_EXPORT void cpuexec_policy_init(cpuexec_policy *policy) {
   policy->allow_nested_parallelism = false;
   policy->inherit_fp_environment = false;
   policy->participation = CPUEXEC_PARTICIPATION_TAKE_OVER;
+  policy->node_budget = CPUEXEC_NODE_BUDGET_DEFAULT;
+}
+
+CPUEXEC_EXPORT const char *cpuexec_node_budget_name(cpuexec_node_budget budget) {
+  switch (budget) {
+  case CPUEXEC_NODE_BUDGET_DEFAULT:
+    return "default";
+  case CPUEXEC_NODE_BUDGET_CGROUP:
+    return "cgroup";
+  case CPUEXEC_NODE_BUDGET_HOST:
+    return "host";
+  case CPUEXEC_NODE_BUDGET_OFF:
+    return "off";
+  }
+  return NULL;
 }
 
 CPUEXEC_EXPORT const char *cpuexec_participation_name(cpuexec_participation participation) {
@@ -74,7 +89,8 @@ CPUEXEC_EXPORT bool cpuexec_policy_equal(const cpuexec_policy *a, const cpuexec_
   if (a->num_threads != b->num_threads || a->spin_policy != b->spin_policy || a->spin_budget != b->spin_budget ||
       a->affinity_policy != b->affinity_policy || a->cpu_set_count != b->cpu_set_count ||
       a->allow_nested_parallelism != b->allow_nested_parallelism ||
-      a->inherit_fp_environment != b->inherit_fp_environment || a->participation != b->participation)
+      a->inherit_fp_environment != b->inherit_fp_environment || a->participation != b->participation ||
+      a->node_budget != b->node_budget)
     return false;
   /* A count past the array (a policy filled by hand) compares only what exists. */
   int32_t n = a->cpu_set_count < 0 ? 0 : a->cpu_set_count < CPUEXEC_CPU_SET_MAX ? a->cpu_set_count : CPUEXEC_CPU_SET_MAX;
@@ -103,6 +119,9 @@ int cpuexec__policy_check(const cpuexec_policy *p) {
     return cpuexec__fail(CPUEXEC_EINVAL,
                          "participation: %d is not a participation rule; use take_over or every_participant",
                          (int)p->participation);
+  if (!cpuexec_node_budget_name(p->node_budget))
+    return cpuexec__fail(CPUEXEC_EINVAL, "node_budget: %d is not a node budget choice; use default, cgroup, host or off",
+                         (int)p->node_budget);
   if (p->num_threads < 0)
     return cpuexec__fail(CPUEXEC_EINVAL,
                          "num_threads: %d is negative; use 0 for the topology default, 1 for serial or a "

@@ -37,6 +37,7 @@ enum policy_key {
   KEY_ALLOW_NESTED,
   KEY_INHERIT_FP,
   KEY_PARTICIPATION,
+  KEY_NODE_BUDGET,
   KEY_COUNT
 };
 
@@ -45,14 +46,16 @@ static const char *const key_names[KEY_COUNT] = {
     [KEY_SPIN_BUDGET] = "spin_budget",     [KEY_AFFINITY_POLICY] = "affinity_policy",
     [KEY_CPU_SET] = "cpu_set",             [KEY_ALLOW_NESTED] = "allow_nested_parallelism",
     [KEY_INHERIT_FP] = "inherit_fp_environment", [KEY_PARTICIPATION] = "participation",
+    [KEY_NODE_BUDGET] = "node_budget",
 };
 
 #define KEY_LIST                                                                                              \
   "num_threads, spin_policy, spin_budget, affinity_policy, cpu_set, allow_nested_parallelism, "                \
-  "inherit_fp_environment, participation"
+  "inherit_fp_environment, participation, node_budget"
 #define SPIN_LIST "adaptive, fixed_iterations, fixed_duration or park_immediately"
 #define AFFINITY_LIST "none, physical_cores, performance_cores, physical_then_smt or explicit"
 #define PARTICIPATION_LIST "take_over or every_participant"
+#define NODE_BUDGET_LIST "default, cgroup, host or off"
 
 static int parse_num_threads(const char *v, size_t n, cpuexec_policy *p) {
   uint64_t value;
@@ -102,6 +105,16 @@ static int parse_participation(const char *v, size_t n, cpuexec_policy *p) {
       return 0;
     }
   return cpuexec__fail(CPUEXEC_EINVAL, "participation: '%.*s' is not a participation rule; use " PARTICIPATION_LIST,
+                       CPUEXEC__QUOTE_LEN(n), v);
+}
+
+static int parse_node_budget(const char *v, size_t n, cpuexec_policy *p) {
+  for (int b = CPUEXEC_NODE_BUDGET_DEFAULT; b <= CPUEXEC_NODE_BUDGET_OFF; b++)
+    if (cpuexec__text_is(v, n, cpuexec_node_budget_name((cpuexec_node_budget)b))) {
+      p->node_budget = (cpuexec_node_budget)b;
+      return 0;
+    }
+  return cpuexec__fail(CPUEXEC_EINVAL, "node_budget: '%.*s' is not a node budget choice; use " NODE_BUDGET_LIST,
                        CPUEXEC__QUOTE_LEN(n), v);
 }
 
@@ -234,6 +247,9 @@ CPUEXEC_EXPORT int cpuexec_policy_parse(const char *text, cpuexec_policy *policy
       case KEY_PARTICIPATION:
         rc = parse_participation(v, n, &p);
         break;
+      case KEY_NODE_BUDGET:
+        rc = parse_node_budget(v, n, &p);
+        break;
       default:
         rc = parse_bool(key_names[key], v, n, &p.inherit_fp_environment);
         break;
@@ -266,6 +282,10 @@ CPUEXEC_EXPORT int cpuexec_policy_format(const cpuexec_policy *policy, char *buf
   if (!participation)
     return cpuexec__fail(CPUEXEC_EINVAL, "participation: %d is not a participation rule; use " PARTICIPATION_LIST,
                          (int)policy->participation);
+  const char *node_budget = cpuexec_node_budget_name(policy->node_budget);
+  if (!node_budget)
+    return cpuexec__fail(CPUEXEC_EINVAL, "node_budget: %d is not a node budget choice; use " NODE_BUDGET_LIST,
+                         (int)policy->node_budget);
   if (policy->cpu_set_count < 0 || policy->cpu_set_count > CPUEXEC_CPU_SET_MAX)
     return cpuexec__fail(CPUEXEC_EINVAL, "cpu_set_count: %d; use 0 to %d entries", (int)policy->cpu_set_count,
                          CPUEXEC_CPU_SET_MAX);
@@ -278,13 +298,18 @@ CPUEXEC_EXPORT int cpuexec_policy_format(const cpuexec_policy *policy, char *buf
     snprintf(budget, sizeof budget, "%llu", (unsigned long long)policy->spin_budget);
   }
 
-  /* cpu_set last: its value holds commas, and last it reads unambiguously. */
-  char head[320];
+  /* cpu_set last: its value holds commas, and last it reads unambiguously.
+   * node_budget only when not the default, so that every text written
+   * before the key existed reads the same. */
+  char head[360];
   snprintf(head, sizeof head,
            "num_threads=%d,spin_policy=%s,spin_budget=%s,affinity_policy=%s,allow_nested_parallelism=%s,"
-           "inherit_fp_environment=%s,participation=%s,cpu_set=",
+           "inherit_fp_environment=%s,participation=%s,%s%s%scpu_set=",
            (int)policy->num_threads, spin, budget, affinity, policy->allow_nested_parallelism ? "true" : "false",
-           policy->inherit_fp_environment ? "true" : "false", participation);
+           policy->inherit_fp_environment ? "true" : "false", participation,
+           policy->node_budget != CPUEXEC_NODE_BUDGET_DEFAULT ? "node_budget=" : "",
+           policy->node_budget != CPUEXEC_NODE_BUDGET_DEFAULT ? node_budget : "",
+           policy->node_budget != CPUEXEC_NODE_BUDGET_DEFAULT ? "," : "");
   cpuexec__bounded out = cpuexec__bounded_on(buf, size);
   cpuexec__bounded_put(&out, head, strlen(head));
   size_t len = out.len;

@@ -55,6 +55,7 @@
 #include "policy/policy_check.h"
 #include "core/strbuf.h"
 #include "topology/topology_internal.h"
+#include "policy/node_budget_choice.h"
 
 /* Collects diagnostics; an allocation failure is sticky. */
 typedef struct diag_list {
@@ -448,6 +449,19 @@ static cpuexec_resolved_spin resolve_spin(const cpuexec_policy *req) {
   return s;
 }
 
+/* The node budget of the request: its own choice, else the environment's
+ * (cpuexec/policy.h). Which scope the process shares is the node level's
+ * (a process shares one: src/node/node_budget.h), said by its description. */
+static void resolve_node_budget(const cpuexec_policy *req, cpuexec_resolved *r) {
+  r->node_budget_asked = req->node_budget != CPUEXEC_NODE_BUDGET_DEFAULT;
+  if (r->node_budget_asked) {
+    r->node_budget = req->node_budget;
+    r->node_budget_from = "the policy's node_budget";
+  } else {
+    r->node_budget = cpuexec__node_budget_from_environment(&r->node_budget_from, NULL);
+  }
+}
+
 /* Behaviour only: threads, the pinned caller, the workers' processors, what
  * waiting does, nesting, the FP state and the participation rule. No request spelling, no diagnostics. */
 static char *sharing_key(const cpuexec_resolved *r) {
@@ -484,6 +498,12 @@ static char *sharing_key(const cpuexec_resolved *r) {
    * changes how the pool runs: strict regions run one at a time. */
   if (r->every_participant)
     cpuexec__strbuf_printf(&sb, ";participation=every");
+#ifndef _WIN32 /* no node level there: nothing to tell pools apart by */
+  /* A pool out of the budget, or of the host's, runs differently from one
+   * of the cgroup's (the default: keys written before the key existed stay). */
+  if (r->node_budget != CPUEXEC_NODE_BUDGET_CGROUP)
+    cpuexec__strbuf_printf(&sb, ";node=%s", cpuexec_node_budget_name(r->node_budget));
+#endif
   return cpuexec__strbuf_take(&sb);
 }
 
@@ -578,6 +598,7 @@ CPUEXEC_EXPORT int cpuexec_policy_resolve(const cpuexec_policy *request, const c
   r->allow_nested = req->allow_nested_parallelism;
   r->inherit_fpenv = req->inherit_fp_environment;
   r->every_participant = req->participation == CPUEXEC_PARTICIPATION_EVERY_PARTICIPANT;
+  resolve_node_budget(req, r);
   r->spin = resolve_spin(req);
   r->visible_processors = topology->processor_count;
   r->kinds_ranked = topology->kinds_ranked;

@@ -154,6 +154,8 @@ static void describe_request_json(cpuexec__strbuf *sb, const cpuexec_policy *p) 
     cpuexec__strbuf_printf(sb, ",\"inherit_fp_environment\":true");
   if (p->participation != CPUEXEC_PARTICIPATION_TAKE_OVER)
     cpuexec__strbuf_printf(sb, ",\"participation\":\"%s\"", name_or(cpuexec_participation_name(p->participation), "invalid"));
+  if (p->node_budget != CPUEXEC_NODE_BUDGET_DEFAULT)
+    cpuexec__strbuf_printf(sb, ",\"node_budget\":\"%s\"", name_or(cpuexec_node_budget_name(p->node_budget), "invalid"));
   cpuexec__strbuf_printf(sb, "}");
 }
 
@@ -171,6 +173,20 @@ static void describe_request_text(cpuexec__strbuf *sb, const cpuexec_policy *p) 
     cpuexec__strbuf_printf(sb, ",inherit_fp_environment=true");
   if (p->participation != CPUEXEC_PARTICIPATION_TAKE_OVER)
     cpuexec__strbuf_printf(sb, ",participation=%s", name_or(cpuexec_participation_name(p->participation), "invalid"));
+  if (p->node_budget != CPUEXEC_NODE_BUDGET_DEFAULT)
+    cpuexec__strbuf_printf(sb, ",node_budget=%s", name_or(cpuexec_node_budget_name(p->node_budget), "invalid"));
+}
+
+/* Who the executor's threads share the node's CPUs with (cpuexec/node.h). */
+static const char *node_budget_meaning(cpuexec_node_budget b) {
+  switch (b) {
+  case CPUEXEC_NODE_BUDGET_HOST:
+    return "one budget of the visible processors for all of this user's libcpuexec processes";
+  case CPUEXEC_NODE_BUDGET_OFF:
+    return "none: the pool counts alone";
+  default:
+    return "one budget of the cgroup's quota or cpuset for this user's libcpuexec processes in it";
+  }
 }
 
 static void describe_resolved(cpuexec__strbuf *sb, const cpuexec_resolved *r, cpuexec_format format) {
@@ -189,6 +205,10 @@ static void describe_resolved(cpuexec__strbuf *sb, const cpuexec_resolved *r, cp
                            r->allow_nested ? "true" : "false");
     cpuexec__strbuf_printf(sb, ",\"participation\":\"%s\"",
                            r->every_participant ? "every_participant" : "take_over");
+    cpuexec__strbuf_printf(sb, ",\"node_budget\":");
+    cpuexec__strbuf_json_string(sb, name_or(cpuexec_node_budget_name(r->node_budget), "invalid"));
+    cpuexec__strbuf_printf(sb, ",\"node_budget_from\":");
+    cpuexec__strbuf_json_string(sb, r->node_budget_from);
     cpuexec__strbuf_printf(sb, ",\"spin\":{\"policy\":");
     cpuexec__strbuf_json_string(sb, name_or(cpuexec_spin_policy_name(r->spin.policy), "invalid"));
     cpuexec__strbuf_printf(sb,
@@ -231,12 +251,13 @@ static void describe_resolved(cpuexec__strbuf *sb, const cpuexec_resolved *r, cp
   cpuexec__strbuf_printf(sb, "\nuses SMT siblings:     %s\nuses efficiency cores: %s\nspin:                  ",
                          r->uses_smt ? "yes" : "no", r->uses_efficiency_cores ? "yes" : "no");
   describe_spin_text(sb, r);
-  cpuexec__strbuf_printf(sb, "\nnesting:               %s\nparticipation:         %s\nsharing key:           %s\n"
-                         "diagnostics:\n",
+  cpuexec__strbuf_printf(sb, "\nnesting:               %s\nparticipation:         %s\nnode budget:           %s (%s; from %s)\n"
+                         "sharing key:           %s\ndiagnostics:\n",
                          r->allow_nested ? "allowed (nested calls still run inline)" : "nested calls run inline",
                          r->every_participant ? "every_participant (every admitted participant runs a range)"
                                               : "take_over (late workers' shares are taken over)",
-                         r->sharing_key);
+                         name_or(cpuexec_node_budget_name(r->node_budget), "invalid"),
+                         node_budget_meaning(r->node_budget), r->node_budget_from, r->sharing_key);
   for (size_t i = 0; i < r->diagnostic_count; i++)
     cpuexec__strbuf_printf(sb, "  - %s\n", r->diagnostics[i]);
 }

@@ -34,6 +34,12 @@ struct cpuexec_resolved {
   /* Every region waits for every admitted participant (the policy's
    * participation=every_participant; region.c). */
   bool every_participant;
+  /* The node budget the executor's threads share (never DEFAULT: the
+   * environment's choice filled in), whether the policy named it
+   * (node_budget_asked), and where the choice came from. */
+  cpuexec_node_budget node_budget;
+  bool node_budget_asked;
+  const char *node_budget_from;
   cpuexec_resolved_spin spin;
   /* Number of processors visible to the process at resolution time (the
    * adaptive spin parks at once when more threads are runnable). */

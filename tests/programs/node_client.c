@@ -6,6 +6,8 @@
  *   describe               the budget that applies, then "path=TABLE"
  *   describe-lines         the budget that applies, then again for each
  *                          line on stdin (one line each)
+ *   pool TEXT [TEXT2]      makes a pool of the policy TEXT, then one of
+ *                          TEXT2, and prints the budget that applies
  *   hold K                 K threads each take a permit; prints "held N",
  *                          then holds them until stdin closes
  *   take                   one permit: "took" or "refused"
@@ -52,8 +54,35 @@ int main(void) {
 #include <time.h>
 #include <unistd.h>
 
+#include <cpuexec.h>
+
 #include "node/node_budget.h"
 #include "os/os.h"
+
+/* A pool of the policy text, NULL on a failure (printed). */
+static cpuexec_executor *pool_of(const char *text) {
+  cpuexec_policy p;
+  cpuexec_resolved *r = NULL;
+  cpuexec_executor *e = NULL;
+  int rc = cpuexec_policy_parse(text, &p);
+  if (rc == 0) rc = cpuexec_policy_resolve(&p, NULL, &r);
+  if (rc == 0) rc = cpuexec_executor_create(r, &e);
+  cpuexec_resolved_destroy(r);
+  if (rc != 0) printf("failed: %s\n", cpuexec_error_message());
+  return e;
+}
+
+/* The "pool" mode; 1 on a failure. */
+static int pools(const char *first, const char *second) {
+  cpuexec_executor *a = pool_of(first), *b = second != NULL ? pool_of(second) : NULL;
+  char described[2048];
+  cpuexec__node_budget_describe(described, sizeof described);
+  puts(described);
+  int rc = a == NULL || (second != NULL && b == NULL);
+  if (a != NULL) rc |= cpuexec_executor_release(a) != 0;
+  if (b != NULL) rc |= cpuexec_executor_release(b) != 0;
+  return rc;
+}
 
 static pthread_barrier_t all_took;
 static _Atomic int took;
@@ -150,6 +179,7 @@ int main(int argc, char **argv) {
     } while (fgets(line, sizeof line, stdin) != NULL);
     return 0;
   }
+  if (strcmp(mode, "pool") == 0 && argc >= 3) return pools(argv[2], argc > 3 ? argv[3] : NULL);
   if (strcmp(mode, "take") == 0) {
     puts(cpuexec__node_permit_run(NULL) ? "took" : "refused");
     cpuexec__node_permit_park();

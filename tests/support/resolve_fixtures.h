@@ -91,6 +91,7 @@ static inline void clear_environment(void) {
   unsetenv("CPUEXEC_NUM_THREADS");
   unsetenv("OMP_NUM_THREADS");
   unsetenv("CPUEXEC_POLICY");
+  unsetenv("CPUEXEC_NODE_BUDGET");
 }
 
 static inline int setup_environment(void **state) {

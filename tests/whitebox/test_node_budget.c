@@ -401,10 +401,6 @@ static void write_tree_file(const char *root, const char *rel, const char *text)
 
 static void throttling_since_joining_is_counted(void **state) {
   (void)state;
-#if CPUEXEC_OS_BACKEND_POSIX
-  print_message("skipped: the portable POSIX OS backend reads no cgroup\n");
-  skip();
-#endif
   /* A copy of the half-CPU tree, its cpu.stat at 7 of 40 periods. */
   char cmd[1200], root[400], env_root[440];
   snprintf(root, sizeof root, "%s/throttled", dir);
@@ -434,6 +430,30 @@ static void throttling_since_joining_is_counted(void **state) {
   run((const char *[]){"describe", NULL}, (const char *const[]){env_root, "CPUEXEC_NODE_BUDGET=host", NULL}, out,
       sizeof out);
   assert_null(strstr(out, "throttled"));
+}
+
+/* The policy's node_budget key (cpuexec/policy.h): the first pool that
+ * names a scope sets the process's, before CPUEXEC_NODE_BUDGET; a later
+ * pool that names the other one shares it, and the description says so. */
+static void policy_key_sets_the_scope(void **state) {
+  (void)state;
+  char out[4096];
+  run((const char *[]){"pool", "node_budget=host", NULL}, HALF, out, sizeof out);
+  assert_non_null(strstr(out, "CPUs shared by this user's processes in the whole host"));
+  const char *const half_off[] = {"NODE_CLIENT_CGROUP_ROOT=" TREES "v1-half", "CPUEXEC_NODE_BUDGET=off", NULL};
+  run((const char *[]){"pool", "node_budget=cgroup", NULL}, half_off, out, sizeof out);
+  assert_non_null(strstr(out, "1 CPUs shared by this user's processes in v1:"));
+  run((const char *[]){"pool", "node_budget=host", "node_budget=cgroup", NULL}, HALF, out, sizeof out);
+  assert_non_null(strstr(out, "CPUs shared by this user's processes in the whole host"));
+  assert_non_null(strstr(out, "; a pool asked for node_budget=cgroup, and this process shares the whole host's budget"));
+  /* The variable's choice, then a pool that names the same: nothing to say. */
+  const char *const half_host[] = {"NODE_CLIENT_CGROUP_ROOT=" TREES "v1-half", "CPUEXEC_NODE_BUDGET=host", NULL};
+  run((const char *[]){"pool", "num_threads=2", "node_budget=host", NULL}, half_host, out, sizeof out);
+  assert_non_null(strstr(out, "the whole host"));
+  assert_null(strstr(out, "a pool asked"));
+  /* A pool out of the budget asks for no scope. */
+  run((const char *[]){"pool", "node_budget=off", "node_budget=host", NULL}, HALF, out, sizeof out);
+  assert_non_null(strstr(out, "the whole host"));
 }
 
 static void off_and_host_scope(void **state) {
@@ -484,6 +504,7 @@ int main(void) {
       NODE_CASE(fork_child_holds_nothing),
       NODE_CASE(resized_quota_is_seen_without_a_restart),
       NODE_CASE(throttling_since_joining_is_counted),
+      NODE_CASE(policy_key_sets_the_scope),
       NODE_CASE(off_and_host_scope),
       NODE_CASE(broken_jobservers_fall_back),
   };

@@ -145,6 +145,35 @@ static void a_full_budget_leaves_regions_to_their_caller(void **state) {
   assert_int_equal(cpuexec_executor_release(e), 0);
 }
 
+/* A pool whose policy keeps it out of the budget (node_budget=off) runs
+ * beside a full budget as if there were none: every region is opened to
+ * its workers, its caller claims no slot and its workers take none. */
+static void a_pool_out_of_the_budget_opens_its_regions(void **state) {
+  (void)state;
+  holder h = hold_the_slot();
+  cpuexec_policy p;
+  assert_int_equal(cpuexec_policy_parse("num_threads=3,node_budget=off", &p), 0);
+  cpuexec_resolved *r = NULL;
+  cpuexec_executor *e = NULL;
+  assert_int_equal(cpuexec_policy_resolve(&p, NULL, &r), 0);
+  assert_int_equal(cpuexec_executor_create(r, &e), 0);
+  cpuexec_resolved_destroy(r);
+  assert_int_equal(cpuexec_executor_counters_enable(e), 0);
+  region_seen s = {0};
+  for (int i = 0; i < 20; i++) assert_int_equal(cpuexec_parallel_for(e, 64, 1, &s, record, 0), 0);
+  cpuexec_counters c = counters_of(e);
+  assert_int_equal(c.dispatches, 20);
+  assert_int_equal(c.occupied_inline, 0);
+  assert_int_equal(callers_slot_waits(e), 0);
+  assert_int_equal(c.node_slot_waits, 0);
+  assert_int_equal(c.node_slots_taken, 0);
+  char text[2048];
+  assert_true(cpuexec_node_budget_describe(text, sizeof text) > 0);
+  assert_non_null(strstr(text, "1 slots held (this process 0)")); /* the other process's alone */
+  assert_int_equal(cpuexec_executor_release(e), 0);
+  let_go(&h);
+}
+
 static int set_flag(void *ctx) {
   atomic_store((_Atomic int *)ctx, 1);
   return 0;
@@ -409,6 +438,7 @@ int main(int argc, char **argv) {
   atomic_store(&cpuexec__test_node_cgroup_root, HALF);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(a_full_budget_leaves_regions_to_their_caller),
+      cmocka_unit_test(a_pool_out_of_the_budget_opens_its_regions),
       cmocka_unit_test(strict_region_runs_on_every_participant_over_the_budget),
       cmocka_unit_test(queued_tasks_run_with_the_budget_full),
       cmocka_unit_test(a_worker_counts_the_slots_it_takes),

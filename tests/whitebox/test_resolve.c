@@ -747,6 +747,59 @@ static void describe_names_everything_and_truncates_like_snprintf(void **state) 
   cpuexec_topology_destroy(t);
 }
 
+/* The node budget of a resolution (cpuexec/policy.h's node_budget): the
+ * policy's choice, else CPUEXEC_NODE_BUDGET's, else the cgroup's; the
+ * text and the JSON say which and where it came from, and a pool out of
+ * the budget or of the host's does not share a key with the others. */
+static void node_budget_is_resolved_and_described(void **state) {
+  (void)state;
+  static const struct {
+    const char *env, *policy, *line, *key; /* key: the sharing key's suffix, "" none */
+  } cases[] = {
+#ifdef _WIN32
+      {NULL, "num_threads=2", "node budget:           off (none: the pool counts alone; from the node budget is not built for Windows)\n", ""},
+#else
+      {NULL, "num_threads=2", "node budget:           cgroup (one budget of the cgroup's quota or cpuset for this user's libcpuexec processes in it; from the default)\n", ""},
+      {"host", "num_threads=2", "node budget:           host (one budget of the visible processors for all of this user's libcpuexec processes; from CPUEXEC_NODE_BUDGET)\n", ";node=host"},
+      {"off", "num_threads=2", "node budget:           off (none: the pool counts alone; from CPUEXEC_NODE_BUDGET)\n", ";node=off"},
+      {"sometimes", "num_threads=2", "; from the default (CPUEXEC_NODE_BUDGET is not off, on, cgroup or host))\n", ""},
+      {"off", "num_threads=2,node_budget=cgroup", "node budget:           cgroup (one budget of the cgroup's quota or cpuset for this user's libcpuexec processes in it; from the policy's node_budget)\n", ""},
+#endif
+      {"host", "num_threads=2,node_budget=off", "node budget:           off (none: the pool counts alone; from the policy's node_budget)\n", ";node=off"},
+  };
+  cpuexec_topology *t = load_machine(machine_named("2cores.xml"), NULL);
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    clear_environment();
+    if (cases[i].env) setenv("CPUEXEC_NODE_BUDGET", cases[i].env, 1);
+    cpuexec_policy p;
+    assert_int_equal(cpuexec_policy_parse(cases[i].policy, &p), 0);
+    cpuexec_resolved *r;
+    assert_int_equal(cpuexec_policy_resolve(&p, t, &r), 0);
+    char text[4096];
+    assert_in_range(cpuexec_resolved_describe(r, CPUEXEC_FORMAT_TEXT, text, sizeof text), 1, sizeof text - 1);
+    if (!strstr(text, cases[i].line)) fail_msg("case %zu: no \"%s\" in\n%s", i, cases[i].line, text);
+    const char *key = cpuexec_resolved_sharing_key(r), *node = strstr(key, ";node=");
+    if (cases[i].key[0] ? node == NULL || strcmp(node, cases[i].key) != 0 : node != NULL)
+      fail_msg("case %zu: sharing key %s, want the suffix \"%s\"", i, key, cases[i].key);
+    /* This process shares no scope yet: nothing to tell. */
+    for (size_t d = 0; d < cpuexec_resolved_diagnostic_count(r); d++)
+      assert_null(strstr(cpuexec_resolved_diagnostic(r, d), "node_budget"));
+    cpuexec_resolved_destroy(r);
+  }
+  clear_environment();
+  /* The JSON: the request names the key only when not the default. */
+  cpuexec_policy p;
+  assert_int_equal(cpuexec_policy_parse("num_threads=2,node_budget=off", &p), 0);
+  cpuexec_resolved *r;
+  assert_int_equal(cpuexec_policy_resolve(&p, t, &r), 0);
+  char *json = json_of(r);
+  assert_non_null(strstr(json, "\"allow_nested_parallelism\":false,\"node_budget\":\"off\"}"));
+  assert_non_null(strstr(json, "\"node_budget\":\"off\",\"node_budget_from\":\"the policy's node_budget\""));
+  free(json);
+  cpuexec_resolved_destroy(r);
+  cpuexec_topology_destroy(t);
+}
+
 static void references_keep_a_resolution_alive(void **state) {
   (void)state;
   cpuexec_policy p = request(2, NONE);
@@ -773,6 +826,7 @@ int main(void) {
       cmocka_unit_test(spin_resolves_to_concrete_behaviour),
       cmocka_unit_test(the_text_tells_each_stage_of_a_wait),
       cmocka_unit_test(describe_names_everything_and_truncates_like_snprintf),
+      cmocka_unit_test(node_budget_is_resolved_and_described),
       cmocka_unit_test(references_keep_a_resolution_alive),
   };
   return cmocka_run_group_tests_name("resolve", tests, setup_environment, NULL);

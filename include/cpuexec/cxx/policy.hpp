@@ -39,6 +39,14 @@ enum class participation : int {
   every_participant = CPUEXEC_PARTICIPATION_EVERY_PARTICIPANT /**< every admitted participant runs a range */
 };
 
+/** With whom the executor's threads share the node's CPUs (cpuexec_node_budget). */
+enum class node_budget : int {
+  environment = CPUEXEC_NODE_BUDGET_DEFAULT, /**< as CPUEXEC_NODE_BUDGET says, else cgroup */
+  cgroup = CPUEXEC_NODE_BUDGET_CGROUP,       /**< this user's processes in the cgroup */
+  host = CPUEXEC_NODE_BUDGET_HOST,           /**< all of this user's processes */
+  off = CPUEXEC_NODE_BUDGET_OFF              /**< nobody: the executor counts alone */
+};
+
 /** A requested policy (cpuexec_policy) as a value with builder-style
  * setters: `cpuexec::policy().num_threads(4).spin_duration(50us)`.
  * Setters store what they are given; the rules are checked where the C API
@@ -136,6 +144,13 @@ public:
   }
   /** The participation rule requested. */
   participation participation_rule() const noexcept { return static_cast<participation>(p_.participation); }
+  /** With whom this policy's executors share the node's CPUs. */
+  policy &node_budget_scope(node_budget scope) noexcept {
+    p_.node_budget = static_cast<cpuexec_node_budget>(scope);
+    return *this;
+  }
+  /** The node budget requested. */
+  node_budget node_budget_scope() const noexcept { return static_cast<node_budget>(p_.node_budget); }
 
   /** The C struct, for C calls. */
   const cpuexec_policy &c_policy() const noexcept { return p_; }
