@@ -152,8 +152,9 @@ CPUEXEC_EXPORT int cpuexec_policy_parse(const char *text, cpuexec_policy *policy
 
 /** Writes the policy in the grammar above, every key present in a fixed
  * order (num_threads, spin_policy, spin_budget, affinity_policy,
- * allow_nested_parallelism, inherit_fp_environment, participation, cpu_set last since its
- * value holds commas);
+ * allow_nested_parallelism, inherit_fp_environment, participation, then
+ * node_budget only when not the default, so that texts written before it
+ * existed read the same; cpu_set last since its value holds commas);
  * durations in the largest exact unit (50000 ns is "50us"), cpu_set with
  * ascending runs as ranges. parse(format(p)) == p for every p that meets
  * the rules above; other policies are still written, for messages. Returns the length of the full text (like
