@@ -99,10 +99,10 @@ static uint64_t callers_slot_waits(cpuexec_executor *e) {
   return atomic_load(&cpuexec__counters_of(e)->callers.node_slot_waits);
 }
 
-static cpuexec_executor *pool_of_three(void) {
+/* A pool of the policy text, its counters on. */
+static cpuexec_executor *pool_of(const char *text) {
   cpuexec_policy p;
-  cpuexec_policy_init(&p);
-  p.num_threads = 3;
+  assert_int_equal(cpuexec_policy_parse(text, &p), 0);
   cpuexec_resolved *r = NULL;
   cpuexec_executor *e = NULL;
   assert_int_equal(cpuexec_policy_resolve(&p, NULL, &r), 0);
@@ -115,7 +115,7 @@ static cpuexec_executor *pool_of_three(void) {
 static void a_full_budget_leaves_regions_to_their_caller(void **state) {
   (void)state;
   holder h = hold_the_slot();
-  cpuexec_executor *e = pool_of_three();
+  cpuexec_executor *e = pool_of("num_threads=3");
   region_seen s = {0};
   for (int i = 0; i < 20; i++) assert_int_equal(cpuexec_parallel_for(e, 64, 1, &s, record, 0), 0);
   cpuexec_counters c = counters_of(e);
@@ -151,14 +151,7 @@ static void a_full_budget_leaves_regions_to_their_caller(void **state) {
 static void a_pool_out_of_the_budget_opens_its_regions(void **state) {
   (void)state;
   holder h = hold_the_slot();
-  cpuexec_policy p;
-  assert_int_equal(cpuexec_policy_parse("num_threads=3,node_budget=off", &p), 0);
-  cpuexec_resolved *r = NULL;
-  cpuexec_executor *e = NULL;
-  assert_int_equal(cpuexec_policy_resolve(&p, NULL, &r), 0);
-  assert_int_equal(cpuexec_executor_create(r, &e), 0);
-  cpuexec_resolved_destroy(r);
-  assert_int_equal(cpuexec_executor_counters_enable(e), 0);
+  cpuexec_executor *e = pool_of("num_threads=3,node_budget=off");
   region_seen s = {0};
   for (int i = 0; i < 20; i++) assert_int_equal(cpuexec_parallel_for(e, 64, 1, &s, record, 0), 0);
   cpuexec_counters c = counters_of(e);
@@ -186,7 +179,7 @@ static int set_flag(void *ctx) {
 static void queued_tasks_run_with_the_budget_full(void **state) {
   (void)state;
   holder h = hold_the_slot();
-  cpuexec_executor *e = pool_of_three();
+  cpuexec_executor *e = pool_of("num_threads=3");
   cpuexec_task_group *g = NULL;
   assert_int_equal(cpuexec_task_group_create(e, NULL, &g), 0);
   for (int round = 0; round < 50; round++) {
@@ -203,7 +196,7 @@ static void queued_tasks_run_with_the_budget_full(void **state) {
 static void strict_region_runs_on_every_participant_over_the_budget(void **state) {
   (void)state;
   holder h = hold_the_slot();
-  cpuexec_executor *e = pool_of_three();
+  cpuexec_executor *e = pool_of("num_threads=3");
   region_seen s = {0};
   assert_int_equal(cpuexec_parallel_for_flags(e, 3, 1, &s, record, 0, CPUEXEC_FOR_EVERY_PARTICIPANT), 0);
   assert_int_equal(atomic_load(&s.participants_ran), 7);
