@@ -66,6 +66,7 @@ DIRECTIONS = [
     (r"^(session_per_request_|region_)", False, "time per request or region (ns)"),
     (r"^counters_", False, "time per region (ns)"),
     (r"^guard_", False, "time per call (ns)"),
+    (r"^node_slot$", False, "time per slot taken and given back (ns)"),
 ]
 
 

@@ -26,8 +26,6 @@
  *   jobs T                 under make: T threads take a permit each and the
  *                          process exits holding them ("held N")
  *   count-tokens           under make: the tokens free in the jobserver
- *   cost N                 N uncontended takes and gives: ns per pair (not
- *                          a test: a figure for doc/node-budget.md)
  *
  * NODE_CLIENT_UID=U: run as user U (root only), for an unwritable
  * directory. NODE_CLIENT_RECLAIM_NOW=1: reclaim on every failed take;
@@ -51,7 +49,6 @@ int main(void) {
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cpuexec.h>
@@ -260,21 +257,6 @@ int main(int argc, char **argv) {
     const char *mine = strstr(text, "(this process ");
     printf("parent held=%d\n", mine ? atoi(mine + strlen("(this process ")) : -1);
     cpuexec__node_permit_park();
-    return 0;
-  }
-  if (strcmp(mode, "cost") == 0 && argc == 3) {
-    /* Not a test: the uncontended take and give, timed for the report. */
-    long n = atol(argv[2]);
-    struct timespec a, b;
-    if (!cpuexec__node_permit_run(NULL)) return puts("refused"), 0;
-    cpuexec__node_permit_park();
-    clock_gettime(CLOCK_MONOTONIC, &a);
-    for (long i = 0; i < n; i++) {
-      if (!cpuexec__node_permit_run(NULL)) return puts("refused"), 0;
-      cpuexec__node_permit_park();
-    }
-    clock_gettime(CLOCK_MONOTONIC, &b);
-    printf("take+give: %.1f ns\n", ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / (double)n);
     return 0;
   }
   if (strcmp(mode, "count-tokens") == 0) return count_tokens();
