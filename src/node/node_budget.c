@@ -331,16 +331,28 @@ static bool a_worker_of_ours_holds_a_slot(cpuexec__node_entry *e) {
 }
 
 /* Callers of the process's other pools running as one of its callers
- * opens a region (counted among those inside until its region ends). */
+ * opens a region (counted among those inside until its region ends). The
+ * clock is read only where the answer depends on it: a caller alone, with
+ * no meeting remembered (met_ns 0), has nobody else running whatever the
+ * time (one thread calling several pools, as a process that keeps a pool
+ * per policy does, pays no clock a region). A meeting older than the
+ * settle window is forgotten, unless another caller met meanwhile (its
+ * met_ns then differs). */
 static uint32_t others_running(uint64_t (*now_ns)(void)) {
   uint32_t inside = atomic_fetch_add_explicit(&in_process.callers_inside, 1, memory_order_relaxed);
+  uint64_t met_ns = atomic_load_explicit(&in_process.met_ns, memory_order_relaxed);
+  if (inside == 0 && met_ns == 0) return 0;
   uint64_t now = now_ns();
   if (inside > 0) {
     atomic_store_explicit(&in_process.met, inside, memory_order_relaxed);
     atomic_store_explicit(&in_process.met_ns, now, memory_order_relaxed);
+    met_ns = now;
   }
-  return cpuexec__node_others_running(inside, atomic_load_explicit(&in_process.met, memory_order_relaxed),
-                                      atomic_load_explicit(&in_process.met_ns, memory_order_relaxed), now);
+  uint32_t others =
+      cpuexec__node_others_running(inside, atomic_load_explicit(&in_process.met, memory_order_relaxed), met_ns, now);
+  if (others == 0) atomic_compare_exchange_strong_explicit(&in_process.met_ns, &met_ns, 0, memory_order_relaxed,
+                                                           memory_order_relaxed);
+  return others;
 }
 
 uint32_t cpuexec__node_region_admits(uint32_t participants, uint64_t (*now_ns)(void), cpuexec__node_region *region) {

@@ -331,7 +331,8 @@ static uint64_t read_fake_clock(void) { return atomic_load(&fake_clock); }
  * pool's region opened while the other caller is between its regions runs
  * alone too, its serial work taken as running (cpuexec__node_others_running),
  * until the callers have not met for CPUEXEC__UNSETTLED_NS on the model's
- * clock; then it admits its worker again. */
+ * clock; then it admits its worker again, and goes on admitting it once
+ * the meeting is forgotten. */
 static int two_pools_that_met(void) {
   atomic_store(&cpuexec__test_permit_clock, read_fake_clock);
   uint64_t t0 = 1000000000000u;
@@ -378,6 +379,15 @@ static int two_pools_that_met(void) {
   if (a.dispatches != 2 || a.occupied_inline != 1) {
     printf("the window passed: dispatches %llu, regions alone %llu (want 2, 1)\n", (unsigned long long)a.dispatches,
            (unsigned long long)a.occupied_inline);
+    failed = 1;
+  }
+  /* That region forgot the meeting: the next, alone, skips the clock and
+   * admits its worker too. */
+  if (cpuexec_parallel_for(callers[0].exec, 64, 1, &seen, record, 0) != 0) failed = 1;
+  a = counters_of(callers[0].exec);
+  if (a.dispatches != 3 || a.occupied_inline != 1) {
+    printf("the meeting forgotten: dispatches %llu, regions alone %llu (want 3, 1)\n",
+           (unsigned long long)a.dispatches, (unsigned long long)a.occupied_inline);
     failed = 1;
   }
   for (int i = 0; i < 2; i++) cpuexec_executor_release(callers[i].exec);
