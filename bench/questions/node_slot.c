@@ -12,7 +12,7 @@
  *   node_slot   ns per slot taken and given back; target <= 100
  *               (bench/targets.txt)
  * The program is linked against the white-box build of the library (the
- * node level's calls are internal), whose test hooks add one relaxed load
+ * node level's calls are internal), whose test hooks add a relaxed load
  * to a give: the release build costs at most what this prints. Every take
  * is checked (a refusal fails the run), and so is the table: a take must
  * show in it as this process's slot, so a run that fell back to the
@@ -22,6 +22,7 @@
 #ifdef _WIN32
 int main(void) { return 0; } /* no node table on Windows (doc/node-budget.md) */
 #else
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -70,7 +71,7 @@ int main(int argc, char **argv) {
   char dir[256];
   snprintf(dir, sizeof dir, "%s/cpuexec-bench-node.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
   if (mkdtemp(dir) == NULL) {
-    printf("FAIL node_slot: mkdtemp %s\n", dir);
+    printf("FAIL node_slot: mkdtemp %s: %s\n", dir, strerror(errno));
     return 1;
   }
   setenv("CPUEXEC_NODE_DIR", dir, 1);
@@ -94,7 +95,11 @@ int main(int argc, char **argv) {
     return 1;
   }
   double *v = calloc((size_t)blocks, sizeof *v);
-  if (v == NULL) return 1;
+  if (v == NULL) {
+    printf("FAIL node_slot: out of memory\n");
+    remove_table(dir);
+    return 1;
+  }
   for (int b = 0; b < blocks; b++) v[b] = block(pairs);
   for (int b = 0; b < blocks; b++) printf("M libcpuexec node_slot ns %.6g\n", v[b]);
   remove_table(dir);

@@ -381,8 +381,8 @@ static int two_pools_that_met(void) {
            (unsigned long long)a.occupied_inline);
     failed = 1;
   }
-  /* That region forgot the meeting: the next, alone, skips the clock and
-   * admits its worker too. */
+  /* That region forgot the meeting: the next, alone, takes the way that
+   * reads no clock, and admits its worker too. */
   if (cpuexec_parallel_for(callers[0].exec, 64, 1, &seen, record, 0) != 0) failed = 1;
   a = counters_of(callers[0].exec);
   if (a.dispatches != 3 || a.occupied_inline != 1) {
