@@ -321,9 +321,14 @@ static int four_pools_in_a_budget_of_two(void) {
   return failed;
 }
 
-/* The permit model's clock, as the "met" case sets it. */
+/* The permit model's clock, as the "met" case sets it, and how often the
+ * calling thread (`caller`) read it. */
 static _Atomic uint64_t fake_clock;
-static uint64_t read_fake_clock(void) { return atomic_load(&fake_clock); }
+static _Atomic unsigned caller_clock_reads;
+static uint64_t read_fake_clock(void) {
+  if (pthread_equal(pthread_self(), caller)) atomic_fetch_add(&caller_clock_reads, 1);
+  return atomic_load(&fake_clock);
+}
 
 /* Two pools in one process, a caller each, in a budget of 2 CPUs (this
  * program run again, as "met"): the callers meet inside their regions
@@ -374,20 +379,24 @@ static int two_pools_that_met(void) {
   }
   /* The callers have not met for the window: the first admits its worker. */
   atomic_store(&fake_clock, t0 + CPUEXEC__UNSETTLED_NS + 1000000u);
+  atomic_store(&caller_clock_reads, 0);
   if (cpuexec_parallel_for(callers[0].exec, 64, 1, &seen, record, 0) != 0) failed = 1;
+  unsigned reads_remembering = atomic_load(&caller_clock_reads);
   a = counters_of(callers[0].exec);
-  if (a.dispatches != 2 || a.occupied_inline != 1) {
-    printf("the window passed: dispatches %llu, regions alone %llu (want 2, 1)\n", (unsigned long long)a.dispatches,
-           (unsigned long long)a.occupied_inline);
+  if (a.dispatches != 2 || a.occupied_inline != 1 || reads_remembering == 0) {
+    printf("the window passed: dispatches %llu, regions alone %llu, clock reads %u (want 2, 1, some)\n",
+           (unsigned long long)a.dispatches, (unsigned long long)a.occupied_inline, reads_remembering);
     failed = 1;
   }
-  /* That region forgot the meeting: the next, alone, takes the way that
-   * reads no clock, and admits its worker too. */
+  /* That region forgot the meeting: the next, alone, reads no clock for
+   * it, and admits its worker too. */
+  atomic_store(&caller_clock_reads, 0);
   if (cpuexec_parallel_for(callers[0].exec, 64, 1, &seen, record, 0) != 0) failed = 1;
+  unsigned reads_forgotten = atomic_load(&caller_clock_reads);
   a = counters_of(callers[0].exec);
-  if (a.dispatches != 3 || a.occupied_inline != 1) {
-    printf("the meeting forgotten: dispatches %llu, regions alone %llu (want 3, 1)\n",
-           (unsigned long long)a.dispatches, (unsigned long long)a.occupied_inline);
+  if (a.dispatches != 3 || a.occupied_inline != 1 || reads_forgotten != 0) {
+    printf("the meeting forgotten: dispatches %llu, regions alone %llu, clock reads %u (want 3, 1, 0)\n",
+           (unsigned long long)a.dispatches, (unsigned long long)a.occupied_inline, reads_forgotten);
     failed = 1;
   }
   for (int i = 0; i < 2; i++) cpuexec_executor_release(callers[i].exec);
